@@ -1,0 +1,75 @@
+"""Errors of the runtime (the composition root) and the one shape every Canal error is rendered in.
+
+Agent-facing shape::
+
+    CONFIRMATION_REQUIRED
+    rm -rf build/ matches rule rm-recursive (recursive delete). Nothing was run.
+    Next: canal run --confirm c_7f3a9 -- rm -rf build/
+
+Process exit codes are public API (docs/errors.md); a test pins them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+
+class ExitCode:
+    """Exit codes of ``canal`` itself. A command's own exit status passes through unchanged."""
+
+    USAGE = 2  # bad arguments, invalid config or input
+    CONFIRMATION_REQUIRED = 120
+    POLICY_DENIED = 121
+    APPROVAL_INVALID = 122  # token expired, reused, forged or for another command
+    TIMEOUT = 124  # hard or idle timeout (GNU timeout's code)
+    CANAL_ERROR = 125  # Canal or the engine failed (docker run's code)
+    KILLED = 137  # OOM-killed or killed (128 + SIGKILL)
+
+
+@runtime_checkable
+class CanalErrorLike(Protocol):
+    """What every package's error root provides; the CLI and MCP boundaries render these."""
+
+    code: ClassVar[str]
+    exit_code: ClassVar[int]
+    message: str
+    hint: str
+    details: dict[str, Any]
+
+
+class RuntimeLayerError(Exception):
+    code: ClassVar[str] = "CANAL_ERROR"
+    exit_code: ClassVar[int] = ExitCode.CANAL_ERROR
+
+    def __init__(self, message: str, *, hint: str = "", details: Mapping[str, object] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.details = dict(details or {})
+
+
+class ConfigError(RuntimeLayerError):
+    code = "CONFIG_INVALID"
+    exit_code = ExitCode.USAGE
+
+
+class StateDirError(RuntimeLayerError):
+    code = "STATE_DIR_UNUSABLE"
+
+
+def is_canal_error(exc: BaseException) -> bool:
+    return isinstance(exc, CanalErrorLike) and isinstance(getattr(exc, "code", None), str)
+
+
+def render_error(exc: CanalErrorLike) -> str:
+    """The agent-facing text: CODE, what happened, then the next command."""
+    lines = [exc.code, exc.message]
+    if exc.hint:
+        lines.append(f"Next: {exc.hint}")
+    return "\n".join(lines)
+
+
+def error_json(exc: CanalErrorLike) -> dict[str, Any]:
+    return {"status": "error", "code": exc.code, "message": exc.message, "hint": exc.hint,
+            "details": exc.details}

@@ -1,0 +1,78 @@
+"""Lossless results of a command run in a sandbox (Layer 1).
+
+Nothing here truncates or decodes: stdout and stderr are bytes, kept apart, held in memory up to a cap
+and spooled to a file past it. Text for a model is derived later, by the presenter in ``runtime``.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import BinaryIO
+
+
+class EndReason(StrEnum):
+    """Why a command stopped running."""
+
+    EXITED = "exited"
+    HARD_TIMEOUT = "hard_timeout"
+    IDLE_TIMEOUT = "idle_timeout"
+    KILLED = "killed"
+    OOM_KILLED = "oom_killed"
+    SANDBOX_VANISHED = "sandbox_vanished"
+
+
+@dataclass(frozen=True)
+class CapturedOutput:
+    """One output stream: either ``data`` in memory or a spool file at ``path`` (never both)."""
+
+    size: int
+    data: bytes | None = None
+    path: Path | None = None
+
+    @classmethod
+    def of(cls, data: bytes) -> CapturedOutput:
+        return cls(size=len(data), data=data)
+
+    @property
+    def spooled(self) -> bool:
+        return self.path is not None
+
+    def open(self) -> BinaryIO:
+        """A binary reader over the whole stream; reads spooled output incrementally."""
+        if self.path is not None:
+            return self.path.open("rb")
+        return io.BytesIO(self.data or b"")
+
+    def head(self, limit: int) -> bytes:
+        with self.open() as fh:
+            return fh.read(limit)
+
+    def read_bytes(self) -> bytes:
+        """All bytes. Loads a spooled stream into memory: use ``open()`` for large outputs."""
+        with self.open() as fh:
+            return fh.read()
+
+
+EMPTY = CapturedOutput(size=0, data=b"")
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """What one command did. A non-zero exit is data, not an exception."""
+
+    stdout: CapturedOutput
+    stderr: CapturedOutput
+    exit_code: int | None
+    duration_s: float
+    reason: EndReason = EndReason.EXITED
+    timeout_s: float | None = None
+    idle_timeout_s: float | None = None
+    memory_limit_bytes: int | None = None
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.reason is EndReason.EXITED and self.exit_code == 0

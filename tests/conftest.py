@@ -1,0 +1,48 @@
+"""Shared fixtures. Integration tests (tests/integration/) are marked ``docker`` and need a real engine:
+without one they are skipped, unless CANAL_REQUIRE_DOCKER=1 (CI), where a missing engine fails the run.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REQUIRE_DOCKER = os.environ.get("CANAL_REQUIRE_DOCKER") == "1"
+
+
+def _engine_problem() -> str | None:
+    try:
+        from sandbox.engine import docker_client
+
+        docker_client(timeout=10).close()
+    except Exception as exc:
+        return str(exc)
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    integration = [i for i in items if "tests/integration" in i.nodeid.replace(os.sep, "/")]
+    for item in integration:
+        item.add_marker(pytest.mark.docker)
+    if not integration:
+        return
+    problem = _engine_problem()
+    if problem is None:
+        return
+    if REQUIRE_DOCKER:
+        raise pytest.UsageError(f"CANAL_REQUIRE_DOCKER=1 but no Docker engine answers: {problem}\n"
+                                "Fix: sudo scripts/ensure-docker")
+    skip = pytest.mark.skip(reason=f"no Docker engine ({problem}); set CANAL_REQUIRE_DOCKER=1 to fail")
+    for item in integration:
+        item.add_marker(skip)
+
+
+@pytest.fixture
+def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Canal's host-side state directory, isolated per test."""
+    d = tmp_path / "state"
+    d.mkdir(mode=0o700)
+    monkeypatch.setenv("CANAL_STATE_DIR", str(d))
+    return d
