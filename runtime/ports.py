@@ -1,0 +1,19 @@
+"""Small interfaces inside ``runtime`` so its parts can be built and tested apart, then wired together."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+# Replaces secrets in text by stable placeholders ``[REDACTED_SECRET:<rule>:<id>]``.
+Redactor = Callable[[str], str]
+
+
+def no_redaction(text: str) -> str:
+    return text
+
+
+class AuditSink(Protocol):
+    """Appends one event to the tamper-evident audit log and returns its record id (e.g. ``a-000042``)."""
+
+    def append(self, event: str, data: Mapping[str, Any], *, actor: str = "agent") -> str: ...
