@@ -17,3 +17,14 @@ class AuditSink(Protocol):
     """Appends one event to the tamper-evident audit log and returns its record id (e.g. ``a-000042``)."""
 
     def append(self, event: str, data: Mapping[str, Any], *, actor: str = "agent") -> str: ...
+
+
+class RevisionLedger(Protocol):
+    """Remembers the newest revision of each sealed document, so a rolled-back file is caught on load.
+
+    The audit log implements it: every write of a sealed document is an audit record.
+    """
+
+    def record_revision(self, doc_id: str, revision: int, digest: str) -> None: ...
+
+    def latest_revision(self, doc_id: str) -> tuple[int, str] | None: ...
