@@ -31,3 +31,53 @@ class ImageNotFound(SandboxError):
 
 class ImageBuildFailed(SandboxError):
     code = "IMAGE_BUILD_FAILED"
+
+
+class SpecInvalid(SandboxError):
+    """A sandbox spec asks for something that cannot be honoured safely or at all."""
+
+    code = "SANDBOX_SPEC_INVALID"
+    exit_code = 2
+
+
+class MountRefused(SpecInvalid):
+    """A mount would expose the host: the Docker socket, a system folder, or Canal's own state."""
+
+    code = "MOUNT_REFUSED"
+
+
+class RuntimeUnknown(SpecInvalid):
+    """The spec names a container runtime the engine does not have."""
+
+    code = "RUNTIME_UNKNOWN"
+
+
+class SandboxNotFound(SandboxError):
+    code = "SANDBOX_NOT_FOUND"
+
+
+class SandboxExists(SandboxError):
+    code = "SANDBOX_EXISTS"
+
+
+class SandboxNotRunning(SandboxError):
+    code = "SANDBOX_NOT_RUNNING"
+
+
+class FileTransferRefused(SandboxError):
+    """A put or get of files was too large or named a path outside what is allowed."""
+
+    code = "FILE_TRANSFER_REFUSED"
+    exit_code = 2
+
+
+class SessionFailed(SandboxError):
+    """The in-container session could not be started or answered with something unreadable."""
+
+    code = "SESSION_FAILED"
+
+
+class EngineError(SandboxError):
+    """The engine refused or failed a request (any docker API error without a more precise class)."""
+
+    code = "ENGINE_ERROR"
