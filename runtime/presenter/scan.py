@@ -1,0 +1,91 @@
+"""One pass over an output stream: count lines, note where the first and last lines are, copy it out.
+
+Memory stays bounded for any size: one reusable chunk buffer plus a fixed number of line offsets.
+Nothing is decoded here; the few lines that will be shown are read again later by offset.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import BinaryIO, Protocol, cast
+
+NL = b"\n"
+
+
+class _ReadInto(Protocol):
+    """Files and BytesIO have ``readinto``; ``typing.BinaryIO`` does not declare it."""
+
+    def readinto(self, buffer: memoryview, /) -> int | None: ...
+
+
+@dataclass(frozen=True)
+class StreamIndex:
+    """Offsets of the newlines that end the first ``head`` lines and the last ``tail + 1`` lines."""
+
+    total_bytes: int
+    newlines: int
+    head_newlines: tuple[int, ...]
+    tail_newlines: tuple[int, ...]
+
+    @property
+    def total_lines(self) -> int:
+        if self.total_bytes == 0:
+            return 0
+        ends_open = not self.tail_newlines or self.tail_newlines[-1] != self.total_bytes - 1
+        return self.newlines + (1 if ends_open else 0)
+
+    def _newline(self, k: int) -> int:
+        """Offset of the k-th newline (1-based); only the first and last few are known."""
+        if k <= len(self.head_newlines):
+            return self.head_newlines[k - 1]
+        back = self.newlines - k
+        if back < len(self.tail_newlines):
+            return self.tail_newlines[len(self.tail_newlines) - 1 - back]
+        msg = f"offset of newline {k} was not kept"
+        raise IndexError(msg)
+
+    def span(self, line: int) -> tuple[int, int]:
+        """``(start, end)`` byte offsets of a line (1-based), without its newline."""
+        start = 0 if line == 1 else self._newline(line - 1) + 1
+        end = self._newline(line) if line <= self.newlines else self.total_bytes
+        return start, end
+
+
+def scan(src: BinaryIO, *, head: int, tail: int, chunk_bytes: int,
+         sink: BinaryIO | None = None) -> StreamIndex:
+    """Read ``src`` to its end once, writing every chunk to ``sink`` when one is given."""
+    buf = bytearray(chunk_bytes)
+    view = memoryview(buf)
+    head_nl: list[int] = []
+    tail_nl: deque[int] = deque(maxlen=tail + 1)
+    base = newlines = 0
+    reader = cast(_ReadInto, src)
+    while n := reader.readinto(view):
+        if sink is not None:
+            sink.write(view[:n])
+        newlines += buf.count(NL, 0, n)
+        if len(head_nl) < head:
+            _find_first(buf, n, base, head - len(head_nl), head_nl)
+        tail_nl.extend(_find_last(buf, n, base, tail + 1))
+        base += n
+    view.release()
+    return StreamIndex(base, newlines, tuple(head_nl), tuple(tail_nl))
+
+
+def _find_first(buf: bytearray, n: int, base: int, want: int, out: list[int]) -> None:
+    pos = 0
+    while want > 0 and (i := buf.find(NL, pos, n)) >= 0:
+        out.append(base + i)
+        pos = i + 1
+        want -= 1
+
+
+def _find_last(buf: bytearray, n: int, base: int, want: int) -> list[int]:
+    found: list[int] = []
+    end = n
+    while len(found) < want and (i := buf.rfind(NL, 0, end)) >= 0:
+        found.append(base + i)
+        end = i
+    found.reverse()
+    return found

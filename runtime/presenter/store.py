@@ -1,0 +1,63 @@
+"""The output folder: full outputs the presenter cut short, readable from the same sandbox.
+
+On the host each file is 0600, created with O_EXCL under a fresh random name (never overwriting or
+following a link). When Canal runs as root it hands the file to the sandbox user (``file_owner``) so
+the agent can read it through the read-only mount at ``sandbox_output_dir``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import secrets
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import BinaryIO
+
+from runtime.fsutil import FILE_MODE, private_dir
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+_OPEN_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+@dataclass(frozen=True)
+class SavedFile:
+    host_path: Path
+    sandbox_path: str
+
+
+class OutputStore:
+    """Creates uniquely named 0600 files in ``host_dir``; names them as the sandbox sees them."""
+
+    def __init__(self, host_dir: Path, sandbox_dir: str, *, file_owner: tuple[int, int] | None = None,
+                 name_hint: str = "") -> None:
+        self._host_dir = host_dir
+        self._sandbox_dir = PurePosixPath(sandbox_dir)
+        self._owner = file_owner if file_owner is not None and os.geteuid() == 0 else None
+        hint = _UNSAFE.sub("-", name_hint).strip("-.")[:40]
+        self._stem = f"{hint or 'run'}-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(4)}"
+
+    @contextlib.contextmanager
+    def create(self, suffix: str) -> Iterator[tuple[BinaryIO, SavedFile]]:
+        """An open, empty file; removed again if the block fails, so no half file is ever named."""
+        folder = private_dir(self._host_dir)
+        if self._owner is not None:
+            os.chown(folder, *self._owner)
+        name = f"{self._stem}{suffix}"
+        path = folder / name
+        fd = os.open(path, _OPEN_FLAGS, FILE_MODE)
+        try:
+            if self._owner is not None:
+                os.fchown(fd, *self._owner)
+            with os.fdopen(fd, "wb", buffering=0) as fh:
+                fd = -1
+                yield fh, SavedFile(path, str(self._sandbox_dir / name))
+        except BaseException:
+            if fd >= 0:
+                os.close(fd)
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+            raise

@@ -1,0 +1,74 @@
+"""One output stream (stdout or stderr) as shown: whole, in overflow mode, or described as binary."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from runtime.ports import Redactor
+from runtime.presenter.config import PresenterConfig, StreamLimits
+from runtime.presenter.footer import format_size
+from runtime.presenter.overflow import render_overflow
+from runtime.presenter.scan import StreamIndex, scan
+from runtime.presenter.sniff import Kind, classify
+from runtime.presenter.store import OutputStore
+from runtime.presenter.text import clean_text, decode
+from sandbox.result import CapturedOutput
+
+
+@dataclass(frozen=True)
+class StreamView:
+    text: str
+    total_bytes: int
+    total_lines: int
+    truncated: bool = False
+    binary: Kind | None = None
+    saved: str | None = None  # the in-sandbox path of the full stream
+    save_error: str = ""
+
+
+def render_stream(captured: CapturedOutput, limits: StreamLimits, *, config: PresenterConfig,
+                  store: OutputStore, redact: Redactor, name: str) -> StreamView:
+    """``name`` is ``output`` or ``stderr``: it names the saved file and the binary notice."""
+    with captured.open() as src:
+        kind = classify(src.read(config.binary_sample_bytes), config.binary_threshold)
+        src.seek(0)
+        if kind is None:
+            small = src.read(limits.max_bytes + 1)
+            lines = small.count(b"\n") + (0 if small.endswith(b"\n") or not small else 1)
+            if len(small) <= limits.max_bytes and lines <= limits.max_lines:
+                return StreamView(redact(clean_text(decode(small))), len(small), lines)
+            src.seek(0)
+        suffix = ".bin" if kind is not None else ".txt"
+        head, tail = (0, 0) if kind is not None else (limits.head_lines, limits.tail_lines)
+        index, saved, error = _save(src, store, f".{name}{suffix}", head, tail, config.chunk_bytes)
+        if kind is not None:
+            return _binary_view(name, kind, index, saved, error)
+        overflow = render_overflow(src, index, limits, saved=saved, save_error=error, redact=redact)
+        return StreamView(overflow.text(), index.total_bytes, index.total_lines, True, None, saved, error)
+
+
+def _save(src: BinaryIO, store: OutputStore, suffix: str, head: int, tail: int,
+          chunk: int) -> tuple[StreamIndex, str | None, str]:
+    """Copy the stream to the output folder while indexing it; index it anyway if saving fails."""
+    try:
+        with store.create(suffix) as (sink, saved):
+            return scan(src, head=head, tail=tail, chunk_bytes=chunk, sink=sink), saved.sandbox_path, ""
+    except OSError as exc:
+        src.seek(0)
+        reason = f"{exc.strerror or exc.__class__.__name__}"
+        return scan(src, head=head, tail=tail, chunk_bytes=chunk), None, reason
+
+
+def _binary_view(name: str, kind: Kind, index: StreamIndex, saved: str | None, error: str) -> StreamView:
+    size = f"{index.total_bytes} bytes" + ("" if index.total_bytes < 1024 else
+                                          f" ({format_size(index.total_bytes)})")
+    if saved is None:
+        text = f"[binary {name} not shown: {kind.label}, {size}; it could not be saved: {error}]"
+    else:
+        path = shlex.quote(saved)
+        hints = [f"file {path}", f"xxd {path} | head -20", *(h.format(path=path) for h in kind.hints)]
+        text = (f"[binary {name} not shown: {kind.label}, {size}. Saved to {saved}]\n"
+                f"[Next: {', or '.join(hints)}]")
+    return StreamView(text, index.total_bytes, index.total_lines, False, kind, saved, error)
