@@ -47,18 +47,20 @@ class RevisionIndex:
 
     def _current(self) -> _State:
         size = _size(self._log)
-        state = self._state
-        fresh = state is None
+        state, from_index = self._state, False
         if state is None:
             loaded = self._load()
-            state, fresh = (loaded, False) if loaded is not None else (_State(), True)
+            state, from_index = (loaded, True) if loaded is not None else (_State(), False)
+        rebuilt = self._state is None and not from_index
         if size < state.offset:
             msg = (f"the audit log {self._log} is shorter ({size} bytes) than its revision index "
                    f"({state.offset} bytes): records were removed")
             raise AuditTamperedError(msg, hint="canal audit verify", details={"path": str(self._log)})
+        if from_index and state.offset > 0:
+            self._check_anchor(state)
         if size > state.offset:
             read = self._catch_up(state)
-            if read >= SAVE_AFTER or fresh:
+            if read >= SAVE_AFTER or rebuilt:
                 self._save(state)
         self._state = state
         return state
@@ -89,8 +91,6 @@ class RevisionIndex:
                            {d: (int(r), str(g)) for d, (r, g) in raw["docs"].items()}) if ok else None
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None  # unreadable or unsigned: rebuild from the log
-        if state is not None and state.offset > 0:
-            self._check_anchor(state)
         return state
 
     def _check_anchor(self, state: _State) -> None:
