@@ -72,6 +72,8 @@ class ExecResult:
     idle_timeout_s: float | None = None
     memory_limit_bytes: int | None = None
     detail: str = ""
+    limits_hit: tuple[str, ...] = ()  # "memory" (an OOM kill) and/or "pids" (the process limit)
+    survivors: tuple[int, ...] = ()  # processes still alive after a timeout kill (empty when it worked)
 
     @property
     def ok(self) -> bool:

@@ -15,8 +15,8 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 from sandbox.errors import MountRefused
+from sandbox.image import DEFAULT_IMAGE
 
-DEFAULT_IMAGE = "canal/sandbox:0.1.0"
 DEFAULT_WORKDIR = "/workspace"
 RESERVED_LABEL_PREFIX = "canal."
 
