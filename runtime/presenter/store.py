@@ -19,7 +19,7 @@ from typing import BinaryIO
 
 from runtime.fsutil import FILE_MODE, private_dir
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.]+")
 _OPEN_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -37,7 +37,7 @@ class OutputStore:
         self._host_dir = host_dir
         self._sandbox_dir = PurePosixPath(sandbox_dir)
         self._owner = file_owner if file_owner is not None and os.geteuid() == 0 else None
-        hint = _UNSAFE.sub("-", name_hint).strip("-.")[:40]
+        hint = _UNSAFE.sub("-", name_hint).strip("-.")[:40].rstrip("-.")
         self._stem = f"{hint or 'run'}-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(4)}"
 
     @contextlib.contextmanager
