@@ -88,15 +88,19 @@ def _read_at(dfd: int, loc: Located, max_bytes: int) -> Snapshot | None:
             raise SymlinkEscape(msg, hint="check the file, then run the command again",
                                 details={"path": loc.display}) from None
         raise
+    try:
+        st = os.fstat(fd)
+        check_regular(st, loc, max_bytes)
+    except BaseException:
+        os.close(fd)
+        raise
     with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fh.fileno())
-        _check_regular(st, loc, max_bytes)
         data = fh.read(max_bytes + 1)
     check_size(len(data), loc, max_bytes)
     return Snapshot(data, stat.S_IMODE(st.st_mode), sha256_hex(data))
 
 
-def _check_regular(st: os.stat_result, loc: Located, max_bytes: int) -> None:
+def check_regular(st: os.stat_result, loc: Located, max_bytes: int) -> None:
     if stat.S_ISDIR(st.st_mode):
         raise _is_dir(loc)
     if not stat.S_ISREG(st.st_mode):
@@ -148,9 +152,10 @@ def _digest_at(dfd: int, loc: Located) -> str | None:
         if exc.errno == errno.ELOOP:
             return "symlink"
         raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return "not-a-file"
     with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            return "not-a-file"
         return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
