@@ -1,0 +1,33 @@
+"""Error codes and exit codes are public API: this table pins them."""
+
+from __future__ import annotations
+
+from runtime import approvals, audit
+from runtime.errors import is_canal_error
+
+TABLE = {
+    audit.AuditError: ("AUDIT_ERROR", 125),
+    audit.AuditWriteError: ("AUDIT_WRITE_FAILED", 125),
+    audit.AuditLogCorruptError: ("AUDIT_LOG_CORRUPT", 125),
+    audit.AuditTamperedError: ("AUDIT_TAMPERED", 1),
+    audit.AuditRecordInvalidError: ("AUDIT_RECORD_INVALID", 2),
+    audit.CheckpointInvalidError: ("AUDIT_CHECKPOINT_INVALID", 2),
+    audit.AuditKeyError: ("AUDIT_KEY_UNAVAILABLE", 125),
+    approvals.ApprovalError: ("APPROVAL_INVALID", 122),
+    approvals.ApprovalExpiredError: ("APPROVAL_EXPIRED", 122),
+    approvals.ApprovalReusedError: ("APPROVAL_REUSED", 122),
+    approvals.ApprovalForgedError: ("APPROVAL_FORGED", 122),
+    approvals.ApprovalMismatchError: ("APPROVAL_MISMATCH", 122),
+    approvals.ApprovalPendingError: ("APPROVAL_PENDING", 120),
+    approvals.ApproverUnverifiedError: ("APPROVER_UNVERIFIED", 122),
+    approvals.ApprovalStoreError: ("APPROVAL_STORE_FAILED", 125),
+}
+
+
+def test_codes_are_pinned() -> None:
+    assert {cls: (cls.code, cls.exit_code) for cls in TABLE} == TABLE
+
+
+def test_every_error_renders_as_a_canal_error() -> None:
+    for cls in TABLE:
+        assert is_canal_error(cls("message", hint="next"))
