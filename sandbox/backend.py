@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -19,6 +20,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from sandbox.errors import SpecInvalid
 from sandbox.result import ExecResult
 from sandbox.spec import SandboxSpec
 
@@ -30,6 +32,17 @@ LABEL_OWNER = "canal.owner"
 LABEL_SANDBOX = "canal.sandbox"
 LABEL_EXPIRES = "canal.expires"
 LABEL_POOL = "canal.pool"
+
+
+_NAME = re.compile(r"^canal-[a-zA-Z0-9][a-zA-Z0-9_.-]{0,100}$")
+
+
+def check_name(name: str) -> str:
+    """``name`` if it is a valid sandbox name (``canal-`` prefix), else ``SpecInvalid``."""
+    if not _NAME.match(name):
+        msg = f"Sandbox names start with {NAME_PREFIX!r} and use letters, digits, '_', '.', '-': {name!r}"
+        raise SpecInvalid(msg, hint="pick a name such as canal-work-1", details={"name": name})
+    return name
 
 
 class SandboxStatus(StrEnum):

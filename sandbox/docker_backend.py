@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -18,9 +17,9 @@ from sandbox.backend import (
     LABEL_OWNER,
     LABEL_SANDBOX,
     MAX_TRANSFER_BYTES,
-    NAME_PREFIX,
     OUTPUT_MEMORY_CAP,
     SandboxInfo,
+    check_name,
 )
 from sandbox.docker_errors import translating
 from sandbox.docker_info import info_of
@@ -39,8 +38,6 @@ from sandbox.session import AGENT_SOURCE, Request, Session, SessionBroken, comma
 from sandbox.spec import SandboxSpec, check_mounts
 from sandbox.spool import Spool
 
-_NAME = re.compile(r"^canal-[a-zA-Z0-9][a-zA-Z0-9_.-]{0,100}$")
-
 
 @dataclass
 class _Handle:
@@ -53,13 +50,6 @@ class _Handle:
     memory: int | None
     lock: threading.Lock = field(default_factory=threading.Lock)
     session: Session | None = None
-
-
-def check_name(name: str) -> str:
-    if not _NAME.match(name):
-        msg = f"Sandbox names start with {NAME_PREFIX!r} and use letters, digits, '_', '.', '-': {name!r}"
-        raise SpecInvalid(msg, hint="pick a name such as canal-work-1", details={"name": name})
-    return name
 
 
 class DockerBackend:

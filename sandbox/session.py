@@ -100,6 +100,7 @@ class Session:
             exec_id = api.exec_create(container_id, argv, stdin=True, stdout=True, stderr=True,
                                       tty=False, user=user, workdir=workdir)["Id"]
             raw = api.exec_start(exec_id, socket=True)
+        self._raw = raw  # a SocketIO over the socket: both must be closed to release the fd
         self.sock: socket.socket = getattr(raw, "_sock", raw)
         self.sock.settimeout(SILENCE_GRACE_S)
         self.demux = _Demux(self.sock)
@@ -156,6 +157,8 @@ class Session:
         if not self.closed:
             self.closed = True
             self.sock.close()
+            if self._raw is not self.sock:
+                self._raw.close()
 
 
 def command_deadline(timeout_s: float | None) -> float | None:
