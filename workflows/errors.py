@@ -15,3 +15,71 @@ class WorkflowError(Exception):
         self.message = message
         self.hint = hint
         self.details = dict(details or {})
+
+
+class WorkflowNotFoundError(WorkflowError):
+    code = "WORKFLOW_NOT_FOUND"
+
+
+class WorkflowInvalidError(WorkflowError):
+    """The definition failed validation; ``details["problems"]`` lists each ``{file, line, message}``."""
+
+    code = "WORKFLOW_INVALID"
+
+
+class WorkflowExistsError(WorkflowError):
+    code = "WORKFLOW_EXISTS"
+
+
+class StepNotFoundError(WorkflowError):
+    code = "STEP_NOT_FOUND"
+
+
+class RunNotFoundError(WorkflowError):
+    """Raised by a ``RunStore`` when no run has that id."""
+
+    code = "RUN_NOT_FOUND"
+
+
+class RunConflictError(WorkflowError):
+    """Raised by a ``RunStore`` when the stored revision is not the expected one (another writer won)."""
+
+    code = "RUN_CONFLICT"
+    exit_code = 125
+
+
+class RunBusyError(WorkflowError):
+    code = "RUN_BUSY"
+    exit_code = 125
+
+
+class RunFinishedError(WorkflowError):
+    code = "RUN_FINISHED"
+
+
+class RunNeedsAttentionError(WorkflowError):
+    code = "RUN_NEEDS_ATTENTION"
+
+
+class GateRejectedError(WorkflowError):
+    """Gate data failed validation. ``details``: ``missing`` [{field, desc}], ``invalid``, ``dropped``."""
+
+    code = "GATE_REJECTED"
+
+
+class ConfirmationPendingError(WorkflowError):
+    """The run waits at a confirmation point and the advance carried no token."""
+
+    code = "CONFIRMATION_REQUIRED"
+    exit_code = 120
+
+
+class ConfirmTokenMismatchError(WorkflowError):
+    code = "APPROVAL_INVALID"
+    exit_code = 122
+
+
+class TemplateError(WorkflowError):
+    """A template could not be resolved (missing reference, wrong type for an argv element)."""
+
+    code = "TEMPLATE_UNRESOLVED"
