@@ -38,7 +38,8 @@ class WriteResult(_Model):
     sha256: str
 
     def to_text(self) -> str:
-        head = f"[{self.status} {self.path}: {self.lines} lines, {self.bytes} bytes"
+        noun = "line" if self.lines == 1 else "lines"
+        head = f"[{self.status} {self.path}: {self.lines} {noun}, {self.bytes} bytes"
         if self.backup_id:
             head += f" | previous version kept: canal restore {self.backup_id} --to PATH"
         body = self.diff or ""

@@ -52,6 +52,7 @@ class Trash:
         self.files_dir = root / "files"
 
     def _ensure(self) -> None:
+        private_dir(self.root)
         private_dir(self.info_dir)
         private_dir(self.files_dir)
 

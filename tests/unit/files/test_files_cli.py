@@ -1,0 +1,95 @@
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from runtime.cli.main import cli
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "canal.yaml").write_text("")
+    monkeypatch.setenv("CANAL_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("CANAL_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.delenv("CANAL_PROJECT_DIR", raising=False)
+    monkeypatch.delenv("CANAL_KEY", raising=False)
+    monkeypatch.chdir(proj)
+    return proj
+
+
+def _run(*args: str, stdin: bytes | None = None) -> tuple[int, str, str]:
+    # The error boundary looks for --json in sys.argv (the real process's arguments).
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sys, "argv", ["canal", *args])
+        result = CliRunner().invoke(cli, list(args), input=stdin, catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_rm_then_restore_round_trip(project: Path, tmp_path: Path) -> None:
+    (project / "data.bin").write_bytes(b"\x00\x01payload")
+    (project / "data.bin").chmod(0o640)
+    code, out, err = _run("rm", "data.bin", "--json")
+    assert (code, err) == (0, "")
+    [item] = json.loads(out)["results"]
+    assert item["status"] == "trashed"
+    entry_id = item["entry"]["id"]
+    assert item["entry"]["audit_id"].startswith("a-")
+    assert not (project / "data.bin").exists()
+    code, out, _ = _run("trash", "list")
+    assert code == 0
+    assert entry_id in out
+    code, out, _ = _run("restore", entry_id)
+    assert code == 0
+    assert out.startswith(f"restored {entry_id} to ")
+    assert (project / "data.bin").read_bytes() == b"\x00\x01payload"
+    assert (project / "data.bin").stat().st_mode & 0o777 == 0o640
+    audit_log = (tmp_path / "state" / "audit" / "audit.jsonl").read_text().splitlines()
+    assert [json.loads(line)["event"] for line in audit_log] == ["trash.put", "trash.restore"]
+
+
+def test_errors_render_code_message_and_next_command(project: Path) -> None:
+    code, out, err = _run("view", "../elsewhere")
+    assert code == 2
+    assert out == ""
+    assert err.splitlines()[0] == "PATH_OUTSIDE_WORKSPACE"
+    assert err.splitlines()[-1].startswith("Next: ")
+    code, out, _ = _run("restore", "t20250101T000000Z-abcdef", "--json")
+    assert code == 2
+    assert json.loads(out)["code"] == "TRASH_ENTRY_NOT_FOUND"
+
+
+def test_write_edit_view_from_the_cli(project: Path) -> None:
+    code, out, _ = _run("write", "notes.txt", stdin=b"one\ntwo\n")
+    assert code == 0
+    assert out.endswith("[created notes.txt: 2 lines, 8 bytes]\n")
+    code, out, _ = _run("edit", "notes.txt", "--old", "two", "--new", "2", "--json")
+    assert code == 0
+    assert json.loads(out)["diff"] == "--- a/notes.txt\n+++ b/notes.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+2\n"
+    code, out, _ = _run("view", "notes.txt", "--range", "2:2")
+    assert (code, out) == (0, "     2\t2\n[notes.txt: showing 2-2 of 2 lines]\n")
+    code, out, _ = _run("write", "notes.txt", "--json", stdin=b"replaced\n")
+    backup = json.loads(out)["backup_id"]
+    code, out, _ = _run("restore", backup, "--to", "old-notes.txt")
+    assert code == 0
+    assert (project / "old-notes.txt").read_text() == "one\n2\n"
+
+
+def test_purge_and_folder_removal(project: Path) -> None:
+    (project / "build" / "obj").mkdir(parents=True)
+    code, _, err = _run("rm", "build")
+    assert code == 2
+    assert "FOLDER_NEEDS_RECURSIVE" in err
+    code, _, _ = _run("rm", "-r", "build")
+    assert code == 0
+    code, out, _ = _run("trash", "purge", "--older-than", "30d")
+    assert (code, out) == (0, "purged 0 item(s) trashed more than 30d ago\n")
+    code, out, _ = _run("trash", "purge", "--older-than", "0s", "--json")
+    assert [e["rel_path"] for e in json.loads(out)["purged"]] == ["build"]
+    assert os.listdir(project) == ["canal.yaml"]
