@@ -72,6 +72,13 @@ class ApprovalService:
                           key_name=approver.key_name)
         return Pending.of(token, rec, self._clock())
 
+    def show(self, token: str) -> Pending:
+        """What a usable token confirms (for a person about to approve it)."""
+        token_id = tokens.parse(self._key, token)
+        with self.store.locked():
+            rec = self._usable(token, token_id)
+        return Pending.of(token, rec, self._clock())
+
     def redeem(self, token: str, command: str, sandbox: str, cwd: str, policy_hash: str) -> Approval:
         """Consume the token for exactly this command, or raise why it cannot be used."""
         token_id = tokens.parse(self._key, token)

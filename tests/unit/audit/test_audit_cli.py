@@ -1,0 +1,142 @@
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import click
+import click.testing
+import pytest
+from click.testing import CliRunner
+
+from runtime.cli import audit_cmd
+from runtime.cli.main import CanalGroup
+
+MASTER = base64.b64encode(b"m" * 32).decode()
+
+
+@pytest.fixture
+def cli() -> click.Group:
+    group = CanalGroup("canal")
+    audit_cmd.register(group)
+    return group
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    state = tmp_path / "state"
+    monkeypatch.setenv("CANAL_STATE_DIR", str(state))
+    monkeypatch.setenv("CANAL_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("CANAL_PROJECT_DIR", str(tmp_path / "project"))
+    monkeypatch.setenv("CANAL_KEY", MASTER)
+    log = audit_cmd.open_audit_log()
+    log.append("run.started", {"sandbox": "default", "container_id": "c1", "image_digest": "sha256:1",
+                               "command": "rm -rf build/", "cwd": "/workspace", "approver": "alice",
+                               "decision": {"action": "confirm", "rule_ids": ["rm-recursive"],
+                                            "source": "standard", "policy_hash": "p"}})
+    log.append("run.completed", {"started": "a-000001", "sandbox": "default", "exit_code": 0,
+                                 "reason": "exited", "duration_ms": 420, "output_bytes": 0,
+                                 "output_sha256": "e3b0c442"})
+    log.append("trash.put", {"path": "build/", "trash_id": "t1"})
+    return state / "audit" / "audit.jsonl"
+
+
+def test_show_reads_well(cli: click.Group, env: Path) -> None:
+    result = CliRunner().invoke(cli, ["audit", "show"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert len(lines) == 3
+    assert lines[0].startswith("a-000001 ")
+    assert "run.started" in lines[0]
+    assert "$ rm -rf build/  [confirm rm-recursive | sandbox default | approved by alice]" in lines[0]
+    assert "exit 0 exited 0.42s, 0 bytes sha256 e3b0c442 (for a-000001)" in lines[1]
+    assert "path=build/ trash_id=t1" in lines[2]
+
+
+def test_show_json_and_filters(cli: click.Group, env: Path) -> None:
+    result = CliRunner().invoke(cli, ["audit", "show", "--json", "--event", "run.", "--since", "1h"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert [r["event"] for r in data["records"]] == ["run.started", "run.completed"]
+    assert data["records"][0]["id"] == "a-000001"
+    old = CliRunner().invoke(cli, ["audit", "show", "--json", "--since", "2999-01-01"])
+    assert json.loads(old.stdout)["records"] == []
+
+
+def test_show_rejects_a_bad_since(cli: click.Group, env: Path) -> None:
+    result = CliRunner().invoke(cli, ["audit", "show", "--since", "yesterday"])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("CONFIG_INVALID")
+
+
+def test_verify_ok(cli: click.Group, env: Path) -> None:
+    result = CliRunner().invoke(cli, ["audit", "verify"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("ok: 3 records intact")
+
+
+def test_verify_names_the_edited_line(cli: click.Group, env: Path) -> None:
+    env.write_bytes(env.read_bytes().replace(b'"exit_code":0', b'"exit_code":1'))
+    result = CliRunner().invoke(cli, ["audit", "verify"])
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    first, message, hint = result.stderr.splitlines()
+    assert first == "AUDIT_TAMPERED"
+    assert "line 2: edited" in message
+    assert hint.startswith("Next: ")
+
+
+def invoke_json(cli: click.Group, args: list[str], monkeypatch: pytest.MonkeyPatch) -> click.testing.Result:
+    # the error boundary looks for --json in sys.argv, as the real console script sees it
+    monkeypatch.setattr("sys.argv", ["canal", *args])
+    return CliRunner().invoke(cli, args)
+
+
+def test_verify_json_on_tamper_carries_the_report(cli: click.Group, env: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    parts = env.read_bytes().splitlines(keepends=True)
+    env.write_bytes(parts[0] + parts[2])
+    result = invoke_json(cli, ["audit", "verify", "--json"], monkeypatch)
+    assert result.exit_code == 1
+    data = json.loads(result.stdout)
+    assert data["code"] == "AUDIT_TAMPERED"
+    assert data["details"]["problem"] == {"line": 2, "kind": "deleted",
+                                          "message": "record 2 missing: record 3 follows record 1"}
+
+
+def test_checkpoint_then_truncation(cli: click.Group, env: Path, tmp_path: Path) -> None:
+    made = CliRunner().invoke(cli, ["audit", "checkpoint"])
+    assert made.exit_code == 0, made.output
+    assert "canal audit verify --checkpoint" in made.stderr
+    cp_file = tmp_path / "cp.json"
+    cp_file.write_text(made.stdout)
+    ok = CliRunner().invoke(cli, ["audit", "verify", "--checkpoint", str(cp_file)])
+    assert ok.exit_code == 0, ok.output
+    assert "matches the checkpoint at record 3" in ok.stdout
+    env.write_bytes(b"".join(env.read_bytes().splitlines(keepends=True)[:2]))
+    cut = CliRunner().invoke(cli, ["audit", "verify", "--checkpoint", str(cp_file)])
+    assert cut.exit_code == 1
+    assert "line 3: truncated" in cut.stderr
+
+
+def test_checkpoint_refuses_a_tampered_log(cli: click.Group, env: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    env.write_bytes(env.read_bytes()[:-5])
+    result = invoke_json(cli, ["audit", "checkpoint", "--json"], monkeypatch)
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["details"]["problem"]["kind"] == "truncated"
+
+
+def test_forged_checkpoint_is_a_usage_error(cli: click.Group, env: Path, tmp_path: Path) -> None:
+    cp_file = tmp_path / "cp.json"
+    cp_file.write_text(CliRunner().invoke(cli, ["audit", "checkpoint"]).stdout.replace('"seq":3', '"seq":9'))
+    result = CliRunner().invoke(cli, ["audit", "verify", "--checkpoint", str(cp_file)])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("AUDIT_CHECKPOINT_INVALID")
+
+
+def test_bad_master_key_is_reported(cli: click.Group, env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CANAL_KEY", "c2hvcnQ=")
+    result = CliRunner().invoke(cli, ["audit", "verify"])
+    assert result.exit_code == 125
+    assert result.stderr.startswith("AUDIT_KEY_UNAVAILABLE")
