@@ -15,6 +15,7 @@ from runtime.errors import ExitCode, error_json, is_canal_error, render_error
 COMMAND_MODULES = (
     "runtime.cli.image_cmd",
     "runtime.cli.doctor_cmd",
+    "runtime.cli.audit_cmd", "runtime.cli.approve_cmd",
     "runtime.cli.files_cmd",
 )
 
