@@ -32,6 +32,7 @@ class FieldMeta(BaseModel):
     enum: list[Any] | None = None
     choices: list[Choice] | None = None
     default: Any = None
+    pattern: str | None = None
     sensitive: bool = False
     ignored: bool = False  # only in the metadata file; ``tool meta`` leaves ignored fields out
     notes: list[str] = []
@@ -66,8 +67,8 @@ def _field(name: str, spec: FieldSpec, rules: list[Rule], *, ignored: bool = Fal
     options: tuple[EnumOption, ...] = enums[0] if enums else ()
     choices = [Choice(value=_coerce(o.value, spec.type), label=o.label) for o in options] or None
     return FieldMeta(name=name, type=spec.type, required=spec.required, desc=spec.desc, enum=spec.enum,
-                     choices=choices, default=spec.default, sensitive=spec.sensitive, ignored=ignored,
-                     notes=notes)
+                     choices=choices, default=spec.default, pattern=spec.pattern, sensitive=spec.sensitive,
+                     ignored=ignored, notes=notes)
 
 
 def _hidden(name: str, spec: FieldSpec, rules: list[Rule]) -> bool:
