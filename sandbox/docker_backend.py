@@ -73,6 +73,8 @@ class DockerBackend:
         self._check_runtime(spec.runtime)
         labels = {**canal_labels(spec, owner=self.owner, name=name, extra_ttl_s=extra_ttl_s),
                   **(extra_labels or {})}
+        with translating("find the image for", name=name):
+            self.client.images.get(spec.image)  # never pull implicitly: no registry may be reachable
         with translating("create", name=name):
             container = self.client.containers.run(**run_kwargs(spec, name=name, labels=labels))
             container.reload()
