@@ -54,6 +54,9 @@ class PresenterConfig(BaseModel):
     binary_sample_bytes: int = Field(default=8 * KIB, ge=64, le=1024 * KIB)
     binary_threshold: float = Field(default=0.30, gt=0, le=1)
     chunk_bytes: int = Field(default=1024 * KIB, ge=4 * KIB, le=64 * 1024 * KIB)
+    # A spooled output is hard-linked into the output folder when it is on the same filesystem
+    # (no copy of a 1 GB log); false always copies (in the kernel when it can).
+    link_spooled: bool = True
 
     @model_validator(mode="after")
     def _fits(self) -> PresenterConfig:

@@ -11,6 +11,7 @@ import contextlib
 import os
 import re
 import secrets
+import stat
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -40,21 +41,46 @@ class OutputStore:
         hint = _UNSAFE.sub("-", name_hint).strip("-.")[:40].rstrip("-.")
         self._stem = f"{hint or 'run'}-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(4)}"
 
-    @contextlib.contextmanager
-    def create(self, suffix: str) -> Iterator[tuple[BinaryIO, SavedFile]]:
-        """An open, empty file; removed again if the block fails, so no half file is ever named."""
+    def _target(self, suffix: str) -> tuple[Path, SavedFile]:
         folder = private_dir(self._host_dir)
         if self._owner is not None:
             os.chown(folder, *self._owner)
         name = f"{self._stem}{suffix}"
-        path = folder / name
+        return folder / name, SavedFile(folder / name, str(self._sandbox_dir / name))
+
+    def link(self, source: Path, suffix: str) -> SavedFile | None:
+        """Hard-link a finished spool file in: no copy at all. None when that is not possible (another
+        filesystem, not a plain file, linked elsewhere too); the caller then copies."""
+        path, saved = self._target(suffix)
+        try:
+            os.link(source, path, follow_symlinks=False)
+        except OSError:
+            return None
+        try:
+            st = os.lstat(path)
+            if not stat.S_ISREG(st.st_mode) or st.st_nlink != 2:
+                path.unlink()
+                return None
+            os.chmod(path, FILE_MODE, follow_symlinks=False)
+            if self._owner is not None:
+                os.lchown(path, *self._owner)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+            raise
+        return saved
+
+    @contextlib.contextmanager
+    def create(self, suffix: str) -> Iterator[tuple[BinaryIO, SavedFile]]:
+        """An open, empty file; removed again if the block fails, so no half file is ever named."""
+        path, saved = self._target(suffix)
         fd = os.open(path, _OPEN_FLAGS, FILE_MODE)
         try:
             if self._owner is not None:
                 os.fchown(fd, *self._owner)
             with os.fdopen(fd, "wb", buffering=0) as fh:
                 fd = -1
-                yield fh, SavedFile(path, str(self._sandbox_dir / name))
+                yield fh, saved
         except BaseException:
             if fd >= 0:
                 os.close(fd)

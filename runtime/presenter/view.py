@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
+from pathlib import Path
 from typing import BinaryIO
 
 from runtime.ports import Redactor
 from runtime.presenter.config import PresenterConfig, StreamLimits
+from runtime.presenter.copy import copy_stream
 from runtime.presenter.footer import format_size
 from runtime.presenter.overflow import render_overflow
 from runtime.presenter.scan import StreamIndex, scan
@@ -42,23 +44,34 @@ def render_stream(captured: CapturedOutput, limits: StreamLimits, *, config: Pre
             src.seek(0)
         suffix = ".bin" if kind is not None else ".txt"
         head, tail = (0, 0) if kind is not None else (limits.head_lines, limits.tail_lines)
-        index, saved, error = _save(src, store, f".{name}{suffix}", head, tail, config.chunk_bytes)
+        spool = captured.path if config.link_spooled else None
+        index, saved, error = _save(src, spool, store, f".{name}{suffix}", (head, tail), config.chunk_bytes)
         if kind is not None:
             return _binary_view(name, kind, index, saved, error)
         overflow = render_overflow(src, index, limits, saved=saved, save_error=error, redact=redact)
         return StreamView(overflow.text(), index.total_bytes, index.total_lines, True, None, saved, error)
 
 
-def _save(src: BinaryIO, store: OutputStore, suffix: str, head: int, tail: int,
+def _save(src: BinaryIO, spool: Path | None, store: OutputStore, suffix: str, keep: tuple[int, int],
           chunk: int) -> tuple[StreamIndex, str | None, str]:
-    """Copy the stream to the output folder while indexing it; index it anyway if saving fails."""
+    """Put the stream in the output folder (a link to its spool file, else a copy), then index it.
+
+    When saving fails the stream is still indexed, so the agent sees head and tail either way.
+    """
+    saved: str | None = None
+    reason = ""
     try:
-        with store.create(suffix) as (sink, saved):
-            return scan(src, head=head, tail=tail, chunk_bytes=chunk, sink=sink), saved.sandbox_path, ""
+        linked = store.link(spool, suffix) if spool is not None else None
+        if linked is not None:
+            saved = linked.sandbox_path
+        else:
+            with store.create(suffix) as (sink, file):
+                copy_stream(src, sink, chunk)
+                saved = file.sandbox_path
     except OSError as exc:
-        src.seek(0)
-        reason = f"{exc.strerror or exc.__class__.__name__}"
-        return scan(src, head=head, tail=tail, chunk_bytes=chunk), None, reason
+        reason = exc.strerror or exc.__class__.__name__
+    src.seek(0)
+    return scan(src, head=keep[0], tail=keep[1], chunk_bytes=chunk), saved, reason
 
 
 def _binary_view(name: str, kind: Kind, index: StreamIndex, saved: str | None, error: str) -> StreamView:

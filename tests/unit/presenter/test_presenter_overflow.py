@@ -4,6 +4,7 @@ import re
 import stat
 from pathlib import Path
 
+import pytest
 from presenter_helpers import Present, host_path, lines
 
 from runtime.presenter import PresenterConfig
@@ -83,14 +84,34 @@ def test_a_multibyte_character_is_never_cut(show: Present) -> None:
     assert "\ufffd" not in p.output
 
 
-def test_spooled_output_is_read_from_its_file(show: Present, output_dir: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("link", [True, False])
+def test_spooled_output_is_linked_or_copied_from_its_file(link: bool, show: Present, output_dir: Path,
+                                                          tmp_path: Path) -> None:
     spool = tmp_path / "spool.bin"
     spool.write_bytes(lines(100_000))
-    p = show(CapturedOutput(size=spool.stat().st_size, path=spool))
+    spool.chmod(0o644)
+    p = show(CapturedOutput(size=spool.stat().st_size, path=spool),
+             config=PresenterConfig(link_spooled=link))
     assert p.total_lines == 100_000
     assert p.output.split("\n")[-2] == "line 100000"
-    assert host_path(output_dir, p.output_file).read_bytes() == spool.read_bytes()
+    saved = host_path(output_dir, p.output_file)
+    assert saved.read_bytes() == spool.read_bytes()
     assert spool.exists()
+    assert saved.samefile(spool) is link
+    assert stat.S_IMODE(saved.stat().st_mode) == 0o600
+
+
+def test_a_spool_that_is_a_symlink_is_copied_not_linked(show: Present, output_dir: Path,
+                                                       tmp_path: Path) -> None:
+    real = tmp_path / "real.bin"
+    real.write_bytes(lines(300))
+    spool = tmp_path / "spool.bin"
+    spool.symlink_to(real)
+    p = show(CapturedOutput(size=real.stat().st_size, path=spool))
+    saved = host_path(output_dir, p.output_file)
+    assert not saved.is_symlink()
+    assert not saved.samefile(real)
+    assert saved.read_bytes() == lines(300)
 
 
 def test_unsaveable_output_still_shows_head_and_tail(show: Present, output_dir: Path) -> None:

@@ -25,10 +25,8 @@ def test_index_matches_a_naive_split_across_chunk_boundaries(seed: int) -> None:
     data = bytes(rng.choice(b"ab\n\r") for _ in range(rng.randrange(0, 300)))
     chunk = rng.randrange(1, 17)
     head, tail = rng.randrange(0, 6), rng.randrange(0, 6)
-    sink = io.BytesIO()
-    index = scan(io.BytesIO(data), head=head, tail=tail, chunk_bytes=chunk, sink=sink)
+    index = scan(io.BytesIO(data), head=head, tail=tail, chunk_bytes=chunk)
     spans = naive_spans(data)
-    assert sink.getvalue() == data
     assert index.total_bytes == len(data)
     assert index.total_lines == len(spans)
     for line in [*range(1, min(head, len(spans)) + 1), *range(max(1, len(spans) - tail + 1), len(spans) + 1)]:
