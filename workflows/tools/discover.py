@@ -17,7 +17,14 @@ from pydantic import BaseModel, ConfigDict
 
 from workflows.tools.extract import auto_rules
 from workflows.tools.index import Entry, IndexFile, estimate_tokens, read_index, render_index
-from workflows.tools.layout import discover_dir, index_json_path, index_text_path, meta_path, rules_path
+from workflows.tools.layout import (
+    discover_dir,
+    index_json_path,
+    index_text_path,
+    meta_path,
+    refuse_symlink,
+    rules_path,
+)
 from workflows.tools.meta import build_meta
 from workflows.tools.model import ToolDefinition
 from workflows.tools.registry import ToolRegistry, display_path
@@ -65,7 +72,7 @@ def summarize(previous: IndexFile, current: IndexFile) -> DiscoverSummary:
 
 
 def _tool_files(project_dir: Path, tool: ToolDefinition) -> dict[Path, str]:
-    path = rules_path(project_dir, tool.name)
+    path = refuse_symlink(rules_path(project_dir, tool.name), project_dir)
     text = path.read_text(encoding="utf-8") if path.is_file() else ""
     lines = parse_rules(text, display_path(path, project_dir), tool.parameters)
     generated = auto_rules(tool)
@@ -96,10 +103,13 @@ def discover(project_dir: Path, write: Writer) -> DiscoverResult:
     text = render_index(current)
     files[index_text_path(project_dir)] = text
     previous = read_index(project_dir) or IndexFile()
-    for path, content in files.items():
+    files[index_json_path(project_dir)] = json.dumps(current.model_dump(), indent=2) + "\n"
+    stale = _stale_meta(project_dir, set(registry.names()))
+    for path in [*files, *stale]:
+        refuse_symlink(path, project_dir)
+    for path, content in files.items():  # index.json is last: an interrupted run is simply redone
         write(path, content)
-    for path in _stale_meta(project_dir, set(registry.names())):
+    for path in stale:
         path.unlink(missing_ok=True)
-    write(index_json_path(project_dir), json.dumps(current.model_dump(), indent=2) + "\n")
     return DiscoverResult(summary=summarize(previous, current), index=current, index_text=text,
                           index_tokens=estimate_tokens(text), index_path=index_text_path(project_dir))

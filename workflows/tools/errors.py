@@ -42,3 +42,10 @@ class WorkflowHeaderInvalid(ToolError):
     """A ``WorkFlow.md`` has no readable front matter with a name and a one-line description."""
 
     code = "DISCOVER_WORKFLOW_INVALID"
+
+
+class UnsafePath(ToolError):
+    """A path discover reads or writes is a symbolic link: the project may be shared with a sandbox,
+    so a planted link must not make Canal read, write or delete files elsewhere on the host."""
+
+    code = "DISCOVER_PATH_UNSAFE"

@@ -60,6 +60,8 @@ def render_index(index: IndexFile) -> str:
 def read_index(project_dir: Path) -> IndexFile | None:
     """The cached index, or None when there is none or it cannot be read (then everything is new)."""
     path = index_json_path(project_dir)
+    if any(p.is_symlink() for p in (path, path.parent, path.parent.parent)):
+        return None
     try:
         return IndexFile.model_validate(json.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError, ValidationError):

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from workflows.tools.errors import UnsafePath
+
 DISCOVER_DIR = Path(".canal") / "discover"
 
 
@@ -31,3 +33,22 @@ def meta_path(project_dir: Path, tool: str) -> Path:
 
 def rules_path(project_dir: Path, tool: str) -> Path:
     return discover_dir(project_dir) / "rules" / f"{tool}.rules"
+
+
+def refuse_symlink(path: Path, project_dir: Path) -> Path:
+    """``path`` itself, when neither it nor any folder between the project and it is a symbolic link.
+
+    The project folder may be mounted into a sandbox, where the agent can plant links; following
+    one would let discover read a host file into an error message, or write and delete elsewhere.
+    """
+    try:
+        rel = path.relative_to(project_dir)
+    except ValueError:
+        rel = None
+    parts = [project_dir.joinpath(*rel.parts[:i]) for i in range(1, len(rel.parts) + 1)] if rel else [path]
+    for part in parts:
+        if part.is_symlink():
+            msg = f"{part} is a symbolic link; discover reads and writes only real files in the project"
+            raise UnsafePath(msg, hint=f"remove the link ({part}), then run: canal discover",
+                             details={"path": str(part)})
+    return path

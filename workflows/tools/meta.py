@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict
 
 from workflows.fields import FieldSpec, FieldType
 from workflows.tools.extract import auto_rules
-from workflows.tools.layout import rules_path
+from workflows.tools.layout import refuse_symlink, rules_path
 from workflows.tools.model import ToolDefinition
 from workflows.tools.registry import display_path
 from workflows.tools.rules import EnumOption, Rule, effective, parse_rules
@@ -94,7 +94,7 @@ def build_meta(tool: ToolDefinition, rules: list[Rule], *, required_only: bool =
 
 def rules_for(project_dir: Path, tool: ToolDefinition) -> list[Rule]:
     """The tool's effective rules: its rules file (if discover wrote one) over the generated rules."""
-    path = rules_path(project_dir, tool.name)
+    path = refuse_symlink(rules_path(project_dir, tool.name), project_dir)
     generated = auto_rules(tool)
     if not path.is_file():
         return effective([], generated)

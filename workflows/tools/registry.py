@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from workflows.tools.errors import ToolDefinitionInvalid, ToolNotFound
+from workflows.tools.layout import refuse_symlink
 from workflows.tools.model import ToolDefinition, placement_problems
 from workflows.tools.yamlsrc import YamlSource, YamlSyntaxError, parse_yaml
 
@@ -72,12 +73,12 @@ def load_tool(path: Path, base: Path | None = None) -> ToolDefinition:
 
 
 def tool_files(project_dir: Path) -> list[Path]:
-    folder = project_dir / TOOLS_DIR
+    folder = refuse_symlink(project_dir / TOOLS_DIR, project_dir)
     if not folder.is_dir():
         return []
-    files = [p for p in folder.iterdir()
-             if p.suffix in (".yaml", ".yml") and not p.name.startswith(".") and p.is_file()]
-    return sorted(files, key=lambda p: p.name)
+    files = [refuse_symlink(p, project_dir) for p in folder.iterdir()
+             if p.suffix in (".yaml", ".yml") and not p.name.startswith(".")]
+    return sorted((p for p in files if p.is_file()), key=lambda p: p.name)
 
 
 class ToolRegistry:

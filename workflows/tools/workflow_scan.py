@@ -12,6 +12,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from workflows.tools.errors import WorkflowHeaderInvalid
+from workflows.tools.layout import refuse_symlink
 from workflows.tools.model import NAME_PATTERN
 from workflows.tools.registry import display_path
 from workflows.tools.yamlsrc import YamlSyntaxError, parse_yaml
@@ -80,11 +81,12 @@ def _candidates(root: Path) -> list[Path]:
 
 def scan_workflows(project_dir: Path) -> list[WorkflowEntry]:
     """Every workflow under ``<project>/workflows/``, sorted by name; duplicate names are an error."""
-    root = project_dir / WORKFLOWS_DIR
+    root = refuse_symlink(project_dir / WORKFLOWS_DIR, project_dir)
     if not root.is_dir():
         return []
     entries: dict[str, WorkflowEntry] = {}
     for path in _candidates(root):
+        refuse_symlink(path, project_dir)
         entry = read_workflow(path, project_dir)
         if entry.name in entries:
             other = display_path(entries[entry.name].path, project_dir)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import stat
 from pathlib import Path
 
@@ -8,7 +9,7 @@ import pytest
 
 from runtime.fsutil import atomic_write_text
 from workflows.tools import discover
-from workflows.tools.errors import RulesInvalid, ToolDefinitionInvalid, WorkflowHeaderInvalid
+from workflows.tools.errors import RulesInvalid, ToolDefinitionInvalid, UnsafePath, WorkflowHeaderInvalid
 from workflows.tools.index import estimate_tokens
 from workflows.tools.layout import index_json_path, index_text_path, meta_path, rules_path
 
@@ -147,3 +148,26 @@ def test_grouped_workflows_are_found_and_duplicates_refused(project: Path) -> No
 def test_no_tools_and_no_workflows_is_an_empty_index(tmp_path: Path) -> None:
     assert run(tmp_path) == {"status": "ok", "total": 0, "added_count": 0, "removed_count": 0,
                              "added": [], "removed": [], "workflow_count": 0}
+
+
+@pytest.mark.parametrize("link", [".canal", ".canal/discover/tools", ".canal/discover/rules/report.rules",
+                                  "tools/linked.yaml", "workflows/onboard/WorkFlow.md"])
+def test_planted_symlinks_are_refused_and_nothing_outside_is_touched(project: Path, tmp_path: Path,
+                                                                     link: str) -> None:
+    run(project)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    victim = outside / "keep.json"
+    victim.write_text("{}")
+    target = project / link
+    if target.exists():
+        if target.is_dir():
+            shutil.rmtree(target)
+        else:
+            target.unlink()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.symlink_to(victim if link.endswith((".rules", ".yaml", ".md")) else outside)
+    with pytest.raises(UnsafePath):
+        run(project)
+    assert [p.name for p in outside.iterdir()] == ["keep.json"]
+    assert victim.read_text() == "{}"
