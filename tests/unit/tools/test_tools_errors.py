@@ -1,0 +1,18 @@
+from __future__ import annotations
+
+from runtime.cli.tool_cmd import ToolRunnerUnavailable
+from runtime.errors import is_canal_error
+from workflows.tools import errors
+
+
+def test_error_codes_are_pinned() -> None:
+    table = {cls.code: cls.exit_code for cls in (
+        errors.ToolError, errors.ToolDefinitionInvalid, errors.ToolNotFound, errors.ToolArgsInvalid,
+        errors.RulesInvalid, errors.ToolResultInvalid, errors.WorkflowHeaderInvalid, errors.UnsafePath,
+        ToolRunnerUnavailable)}
+    assert table == {
+        "TOOL_ERROR": 2, "TOOL_DEFINITION_INVALID": 2, "TOOL_NOT_FOUND": 2, "TOOL_ARGS_INVALID": 2,
+        "TOOL_RULES_INVALID": 2, "TOOL_RESULT_INVALID": 125, "DISCOVER_WORKFLOW_INVALID": 2,
+        "DISCOVER_PATH_UNSAFE": 2, "TOOL_RUNNER_UNAVAILABLE": 125,
+    }
+    assert is_canal_error(errors.ToolArgsInvalid("x", hint="y"))
