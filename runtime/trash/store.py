@@ -14,6 +14,7 @@ import builtins
 import contextlib
 import os
 import stat
+import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -28,6 +29,7 @@ from runtime.trash.errors import CannotTrashWorkspace, RestoreTargetExists, Tras
 from runtime.trash.record import ID_PATTERN, TrashEntry, digest, new_id, utc_now
 from runtime.trash.transfer import copy_entry, kind_of, lstat_at, move_entry, remove_entry
 
+STALE_RESERVATION_S = 3600
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -82,9 +84,14 @@ class Trash:
                 "rel_path": loc.display, "kind": kind, "operation": "move" if move else "copy",
                 "deleted_at": now, "size": size, "sha256": sha, "mode": stat.S_IMODE(st.st_mode),
                 "actor": actor}
+        entry = TrashEntry.model_validate(data)
+        info = self.info_dir / f"{entry_id}.json"
+        # The record is complete before the audit append: if the log refuses, the item stays restorable.
+        atomic_write(info, entry.model_dump_json(indent=2).encode())
         audit_id = self._audit("trash.put", {**data, "deleted_at": now.isoformat()}, actor)
-        entry = TrashEntry.model_validate({**data, "audit_id": audit_id})
-        atomic_write(self.info_dir / f"{entry_id}.json", entry.model_dump_json(indent=2).encode())
+        if audit_id is not None:
+            entry = entry.model_copy(update={"audit_id": audit_id})
+            atomic_write(info, entry.model_dump_json(indent=2).encode())
         return entry
 
     def _reserve(self) -> tuple[str, datetime]:
@@ -177,7 +184,8 @@ class Trash:
         purged = [e for e in self.list() if e.deleted_at < cutoff]
         for entry in purged:
             self._discard(entry.id)
-        self._drop_stale_reservations(cutoff.timestamp())
+        # A reservation younger than an hour may belong to a put() still moving its item.
+        self._drop_stale_reservations(min(cutoff.timestamp(), time.time() - STALE_RESERVATION_S))
         self._audit("trash.purge", {"older_than_seconds": int(older_than.total_seconds()),
                                     "ids": [e.id for e in purged]}, actor)
         return purged

@@ -220,3 +220,32 @@ def test_workspace_itself_and_outside_paths_are_refused(tmp_path: Path, workspac
 def test_unknown_or_malformed_ids_are_not_found(trash: Trash, bad: str) -> None:
     with pytest.raises(TrashEntryNotFound):
         trash.restore(bad)
+
+
+class FailingAudit:
+    def append(self, event: str, data: object, *, actor: str = "agent") -> str:
+        raise RuntimeError("audit log unavailable")
+
+
+def test_item_stays_restorable_when_the_audit_append_fails(workspace: Path, tmp_path: Path) -> None:
+    trash = Trash(tmp_path / "trash", FailingAudit())
+    (workspace / "a.txt").write_text("precious")
+    with pytest.raises(RuntimeError):
+        trash.put(workspace / "a.txt", workspace=workspace, move=True, actor="agent")
+    [entry] = Trash(tmp_path / "trash").list()
+    assert entry.audit_id is None
+    Trash(tmp_path / "trash").restore(entry.id)
+    assert (workspace / "a.txt").read_text() == "precious"
+
+
+def test_purge_leaves_a_fresh_reservation_alone(workspace: Path, trash: Trash) -> None:
+    (workspace / "a.txt").write_text("x")
+    trash.put(workspace / "a.txt", workspace=workspace, move=True, actor="agent")
+    in_progress = trash.info_dir / "t20250101T000000Z-abcdef.json"
+    in_progress.write_bytes(b"")
+    old = trash.info_dir / "t20240101T000000Z-abcdef.json"
+    old.write_bytes(b"")
+    os.utime(old, (1_700_000_000, 1_700_000_000))
+    assert len(trash.purge(timedelta(0))) == 1
+    assert in_progress.exists()
+    assert not old.exists()
