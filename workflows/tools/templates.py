@@ -22,7 +22,7 @@ _EVALUATORS = frozenset({"perl", "ruby", "node", "nodejs", "php", "lua", "osascr
 _JOINERS = frozenset({"ssh", "watch"})  # join every following argument into one shell string
 _AWKS = frozenset({"awk", "gawk", "mawk", "nawk"})
 _AWK_VALUE_FLAGS = frozenset({"-v", "-F", "-f"})
-_CODE_FLAGS = re.compile(r"^(-[A-Za-z]*[ce][A-Za-z]*|--command|--eval)$")
+_CODE_FLAGS = re.compile(r"^(-[A-Za-z]*[cepr][A-Za-z]*|--command|--eval|--print)$")
 
 
 class TemplateError(ValueError):
