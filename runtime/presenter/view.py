@@ -9,7 +9,7 @@ from typing import BinaryIO
 
 from runtime.ports import Redactor
 from runtime.presenter.config import PresenterConfig, StreamLimits
-from runtime.presenter.copy import copy_stream
+from runtime.presenter.copy import copy_while
 from runtime.presenter.footer import format_size
 from runtime.presenter.overflow import render_overflow
 from runtime.presenter.scan import StreamIndex, scan
@@ -58,20 +58,18 @@ def _save(src: BinaryIO, spool: Path | None, store: OutputStore, suffix: str, ke
 
     When saving fails the stream is still indexed, so the agent sees head and tail either way.
     """
-    saved: str | None = None
-    reason = ""
+    def index() -> StreamIndex:
+        src.seek(0)
+        return scan(src, head=keep[0], tail=keep[1], chunk_bytes=chunk)
+
     try:
         linked = store.link(spool, suffix) if spool is not None else None
         if linked is not None:
-            saved = linked.sandbox_path
-        else:
-            with store.create(suffix) as (sink, file):
-                copy_stream(src, sink, chunk)
-                saved = file.sandbox_path
+            return index(), linked.sandbox_path, ""
+        with store.create(suffix) as (sink, file):
+            return copy_while(src, sink, chunk, index), file.sandbox_path, ""
     except OSError as exc:
-        reason = exc.strerror or exc.__class__.__name__
-    src.seek(0)
-    return scan(src, head=keep[0], tail=keep[1], chunk_bytes=chunk), saved, reason
+        return index(), None, exc.strerror or exc.__class__.__name__
 
 
 def _binary_view(name: str, kind: Kind, index: StreamIndex, saved: str | None, error: str) -> StreamView:
