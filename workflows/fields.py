@@ -40,7 +40,11 @@ class FieldSpec(BaseModel):
     @model_validator(mode="after")
     def _check(self) -> FieldSpec:
         if self.pattern is not None:
-            re.compile(self.pattern)
+            try:
+                re.compile(self.pattern)
+            except re.error as exc:  # not a ValueError: pydantic would let it escape unreported
+                msg = f"pattern {self.pattern!r} is not a valid regular expression: {exc}"
+                raise ValueError(msg) from None
         if self.pattern is not None and self.type != "string":
             msg = "pattern applies to string fields only"
             raise ValueError(msg)
