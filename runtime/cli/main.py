@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import sys
 from typing import Any
 
 import click
@@ -24,13 +23,18 @@ COMMAND_MODULES = (
 class CanalGroup(click.Group):
     """Renders every Canal error in one shape, on stderr (or as JSON on stdout with --json)."""
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        options = args[: args.index("--")] if "--" in args else args
+        ctx.meta["canal.json"] = "--json" in options
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except Exception as exc:
             if not is_canal_error(exc):
                 raise
-            wants_json = "--json" in sys.argv[1:]
+            wants_json = bool(ctx.meta.get("canal.json"))
             if wants_json:
                 click.echo(json.dumps(error_json(exc), indent=2))  # type: ignore[arg-type]
             else:
