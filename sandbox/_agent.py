@@ -259,7 +259,8 @@ class Pump:
 
     def step(self, wait_s: float) -> None:
         if not self.sel.get_map():
-            time.sleep(wait_s)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=wait_s)
             return
         for key, _ in self.sel.select(timeout=wait_s):
             if key.fd in self.kinds:

@@ -1,0 +1,105 @@
+"""Benchmark: persistent-session round trip vs docker SDK ``exec_run``, and warm-pool acquire vs docker run.
+
+Run: python bench/bench_session.py [--rounds 300] [--exec-run-rounds 60] [--acquires 8]
+Both sides of each comparison run in this one process, against the same engine (and, for the round
+trip, the same container).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+import uuid
+from collections.abc import Callable
+
+from sandbox.docker_backend import DockerBackend
+from sandbox.engine import docker_client
+from sandbox.image import DEFAULT_IMAGE
+from sandbox.pool import WarmPool
+from sandbox.spec import SandboxSpec
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    p99 = ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
+    return statistics.median(ordered) * 1000, p99 * 1000
+
+
+def measure(fn: Callable[[], object], rounds: int, warmup: int = 5) -> list[float]:
+    for _ in range(warmup):
+        fn()
+    out = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - start)
+    return out
+
+
+def row(label: str, samples: list[float]) -> tuple[float, float]:
+    p50, p99 = percentiles(samples)
+    print(f"  {label:<38} n={len(samples):<4} p50 {p50:8.2f} ms   p99 {p99:8.2f} ms")
+    return p50, p99
+
+
+def round_trip(backend: DockerBackend, spec: SandboxSpec, rounds: int, exec_rounds: int) -> None:
+    name = f"canal-bench-{uuid.uuid4().hex[:8]}"
+    backend.create(name, spec)
+    try:
+        backend.warm(name)
+        container = backend.client.containers.get(name)
+        print("Command round trip on one container (command: true)")
+        shell = row("session, str command (bash)", measure(lambda: backend.exec(name, "true"), rounds))
+        argv = row("session, argv command", measure(lambda: backend.exec(name, ["true"]), rounds))
+        base = row("docker SDK exec_run(['true'])",
+                   measure(lambda: container.exec_run(["true"]), exec_rounds))
+        print(f"  ratio p50 exec_run / session str : {base[0] / shell[0]:6.1f}x")
+        print(f"  ratio p50 exec_run / session argv: {base[0] / argv[0]:6.1f}x")
+    finally:
+        backend.remove(name)
+
+
+def acquire(backend: DockerBackend, spec: SandboxSpec, count: int) -> None:
+    print("Sandbox acquire (hardened spec; until a command can run)")
+    pool = WarmPool(backend, spec, size=1)
+    pooled, plain, names = [], [], []
+    try:
+        for _ in range(count):
+            pool.fill()  # refills run in the background between acquires in real use
+            name = f"canal-bench-{uuid.uuid4().hex[:8]}"
+            names.append(name)
+            start = time.perf_counter()
+            pool.acquire(name)
+            pooled.append(time.perf_counter() - start)
+            other = f"canal-bench-{uuid.uuid4().hex[:8]}"
+            names.append(other)
+            start = time.perf_counter()
+            backend.create(other, spec)
+            plain.append(time.perf_counter() - start)
+    finally:
+        pool.close()
+        for name in names:
+            backend.remove(name)
+    warm = row("warm pool acquire", pooled)
+    cold = row("plain docker run (backend.create)", plain)
+    print(f"  ratio p50 docker run / pool acquire: {cold[0] / warm[0]:6.1f}x")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=300)
+    parser.add_argument("--exec-run-rounds", type=int, default=60)
+    parser.add_argument("--acquires", type=int, default=8)
+    args = parser.parse_args()
+    backend = DockerBackend(docker_client(), owner=f"canal-bench-{uuid.uuid4().hex[:6]}")
+    spec = SandboxSpec(image=DEFAULT_IMAGE)
+    try:
+        round_trip(backend, spec, args.rounds, args.exec_run_rounds)
+        acquire(backend, spec, args.acquires)
+    finally:
+        backend.close()
+
+
+if __name__ == "__main__":
+    main()
