@@ -2,7 +2,7 @@
 
 from runtime.presenter.config import PresenterConfig, StreamLimits
 from runtime.presenter.footer import end_reason, format_size, render_footer
-from runtime.presenter.present import STDERR_CLOSE, STDERR_OPEN, Presentation, present
+from runtime.presenter.presentation import STDERR_CLOSE, STDERR_OPEN, Presentation, present
 
 __all__ = [
     "STDERR_CLOSE",

@@ -113,4 +113,4 @@ def _note(index: StreamIndex, saved: str | None, save_error: str, first_gap: int
         hints.append(f"sed -n '{first_gap},{last}p' {path}")
     if cut is not None:
         hints.append(f"sed -n '{cut.line}p' {path} | cut -b {cut.show + 1}-{cut.show + 8192}")
-    return f"[Full output ({size}) saved to {saved}. Next: " + ", or ".join(hints) + "]"
+    return f"[Full output: {size}. Next: " + ", or ".join(hints) + "]"

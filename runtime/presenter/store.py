@@ -12,7 +12,6 @@ import os
 import re
 import secrets
 import stat
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -38,8 +37,8 @@ class OutputStore:
         self._host_dir = host_dir
         self._sandbox_dir = PurePosixPath(sandbox_dir)
         self._owner = file_owner if file_owner is not None and os.geteuid() == 0 else None
-        hint = _UNSAFE.sub("-", name_hint).strip("-.")[:40].rstrip("-.")
-        self._stem = f"{hint or 'run'}-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(4)}"
+        hint = _UNSAFE.sub("-", name_hint).strip("-.")[:24].rstrip("-.")
+        self._stem = f"{hint or 'run'}-{secrets.token_hex(4)}"
 
     def _target(self, suffix: str) -> tuple[Path, SavedFile]:
         folder = private_dir(self._host_dir)

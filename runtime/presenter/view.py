@@ -42,10 +42,11 @@ def render_stream(captured: CapturedOutput, limits: StreamLimits, *, config: Pre
             if len(small) <= limits.max_bytes and lines <= limits.max_lines:
                 return StreamView(redact(clean_text(decode(small))), len(small), lines)
             src.seek(0)
-        suffix = ".bin" if kind is not None else ".txt"
+        ext = ".bin" if kind is not None else ".txt"
+        suffix = ext if name == "output" else f".{name}{ext}"
         head, tail = (0, 0) if kind is not None else (limits.head_lines, limits.tail_lines)
         spool = captured.path if config.link_spooled else None
-        index, saved, error = _save(src, spool, store, f".{name}{suffix}", (head, tail), config.chunk_bytes)
+        index, saved, error = _save(src, spool, store, suffix, (head, tail), config.chunk_bytes)
         if kind is not None:
             return _binary_view(name, kind, index, saved, error)
         overflow = render_overflow(src, index, limits, saved=saved, save_error=error, redact=redact)

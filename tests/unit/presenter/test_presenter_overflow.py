@@ -42,7 +42,7 @@ def test_201_lines_show_head_50_tail_20_and_save_the_rest(show: Present, output_
     assert head.strip("\n").split("\n") == [f"line {i}" for i in range(1, 51)]
     tail_lines = tail.strip("\n").split("\n")
     assert tail_lines[:-1] == [f"line {i}" for i in range(182, 202)]
-    assert tail_lines[-1].startswith("[Full output (201 lines, ")
+    assert tail_lines[-1].startswith("[Full output: 201 lines, ")
     assert f"sed -n '51,150p' {p.output_file}" in tail_lines[-1]
     assert f"grep -n PATTERN {p.output_file}" in tail_lines[-1]
     saved = host_path(output_dir, p.output_file)
