@@ -1,0 +1,133 @@
+"""Finding secrets in text: the gitleaks rules (keyword prefilter, secret group, entropy, allowlists)
+followed by the URL-password and high-entropy detectors.
+
+The keyword prefilter matters: this runs on every presented output, and most outputs contain none of
+the ~230 keywords, so most rules never run their regex.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import regex
+
+from runtime.redact.entropy import high_entropy_tokens, shannon, url_passwords
+from runtime.redact.rules import Rule, RuleSet, default_rules
+
+PLACEHOLDER = regex.compile(r"\[REDACTED_SECRET:[a-z0-9-]+:[0-9a-f]+\]")
+DIGIT = regex.compile(r"\d")
+WINDOW_BEFORE = 104  # anchored rules allow up to 2 x 50 characters before their keyword
+WINDOW_AFTER = 320  # enough to complete any bounded match; unbounded ones are re-matched in full
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    start: int
+    end: int
+    secret: str
+
+
+class Detector:
+    def __init__(self, rules: RuleSet | None = None, *, entropy: bool = True) -> None:
+        self._rules = rules or default_rules()
+        self._entropy = entropy
+        self._keywords = sorted({k for r in self._rules.rules for k in r.keywords})
+
+    @property
+    def rule_count(self) -> int:
+        return len(self._rules.rules)
+
+    def find(self, text: str) -> list[Finding]:
+        """Non-overlapping findings, in text order (earliest, then longest, wins)."""
+        if not text:
+            return []
+        found = [*self._gitleaks(text), *self._extra(text)]
+        taken = [m.span() for m in PLACEHOLDER.finditer(text)]
+        result: list[Finding] = []
+        for f in sorted(found, key=lambda f: (f.start, -(f.end - f.start), _generic(f.rule))):
+            if any(f.start < e and s < f.end for s, e in taken):
+                continue
+            taken.append((f.start, f.end))
+            result.append(f)
+        return sorted(result, key=lambda f: f.start)
+
+    def _gitleaks(self, text: str) -> list[Finding]:
+        lowered = text.lower()
+        present = {k for k in self._keywords if k in lowered}
+        out: list[Finding] = []
+        for rule in self._rules.rules:
+            hits = [k for k in rule.keywords if k in present]
+            if rule.keywords and not hits:
+                continue
+            matches = _windowed(rule, text, lowered, hits) if rule.anchored else rule.pattern.finditer(text)
+            for m in matches:
+                finding = self._check(rule, m, text)
+                if finding is not None:
+                    out.append(finding)
+        return out
+
+    def _check(self, rule: Rule, m: regex.Match[str], text: str) -> Finding | None:
+        group = _secret_group(rule, m)
+        secret = m.group(group)
+        start, end = m.span(group)
+        if not secret.strip():
+            return None
+        if rule.entropy and shannon(secret) <= rule.entropy:
+            return None
+        if rule.id.startswith("generic") and not DIGIT.search(secret):
+            return None  # gitleaks: a generic secret without a digit is almost always a word
+        line = _line(text, m.start(), m.end())
+        lists = (self._rules.global_allow, *rule.allowlists)
+        if any(a.allows(secret, m.group(0), line) for a in lists):
+            return None
+        return Finding(rule.id, start, end, secret)
+
+    def _extra(self, text: str) -> list[Finding]:
+        spans = [("url-password", s) for s in url_passwords(text)]
+        if self._entropy:
+            spans += [("high-entropy", s) for s in high_entropy_tokens(text)]
+        return [Finding(rule, s, e, text[s:e]) for rule, (s, e) in spans]
+
+
+def _windowed(rule: Rule, text: str, lowered: str, hits: list[str]) -> Iterator[regex.Match[str]]:
+    """Matches of a keyword-anchored rule, searched near each keyword occurrence only."""
+    positions = sorted({p for k in hits for p in _occurrences(lowered, k)})
+    done = 0
+    for p in positions:
+        if p < done:
+            continue
+        near = rule.pattern.search(text, max(p - WINDOW_BEFORE, done), min(len(text), p + WINDOW_AFTER))
+        if near is None:
+            continue
+        full = rule.pattern.match(text, near.start())  # without the window's end, as over the whole text
+        if full is not None:
+            done = full.end()
+            yield full
+
+
+def _occurrences(text: str, word: str) -> Iterator[int]:
+    at = text.find(word)
+    while at != -1:
+        yield at
+        at = text.find(word, at + 1)
+
+
+def _generic(rule: str) -> bool:
+    return rule.startswith("generic") or rule == "high-entropy"
+
+
+def _secret_group(rule: Rule, m: regex.Match[str]) -> int:
+    if rule.secret_group and rule.secret_group <= len(m.groups()):
+        return rule.secret_group
+    for index, value in enumerate(m.groups(), start=1):
+        if value:
+            return index
+    return 0
+
+
+def _line(text: str, start: int, end: int) -> str:
+    left = text.rfind("\n", 0, start) + 1
+    right = text.find("\n", end)
+    return text[left: right if right != -1 else len(text)]
