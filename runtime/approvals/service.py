@@ -8,8 +8,10 @@ can neither mint a token nor approve one by editing a file.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -28,6 +30,7 @@ from runtime.approvals.store import ApprovalRecord, ApprovalStore, ApproverInfo,
 from runtime.ports import AuditSink, Redactor, no_redaction
 
 PURGE_AFTER_S = 24 * 3600  # keep used and expired records a day, so a reuse says REUSED, not FORGED
+PURGE_EVERY_S = 3600
 
 
 class ApprovalService:
@@ -134,6 +137,16 @@ class ApprovalService:
         return hmac.new(self._key, b"canal-command:" + command.encode(), hashlib.sha256).hexdigest()
 
     def _purge(self, now: float) -> None:
+        """Drop long-dead records, at most once an hour (a scan of the folder costs per record)."""
+        marker = self.store.folder / ".purged"
+        try:
+            if now - marker.stat().st_mtime < PURGE_EVERY_S:
+                return
+        except FileNotFoundError:
+            pass
+        with contextlib.suppress(OSError):
+            marker.touch(mode=0o600)
+            os.utime(marker, (now, now))
         for rec in list(self.store.all()):
             if rec.expires_at + PURGE_AFTER_S < now:
                 self.store.remove(rec.token_id)
