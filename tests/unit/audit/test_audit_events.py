@@ -4,7 +4,8 @@ from runtime.audit import AuditLog, Decision, RunCompleted, RunStarted, parse_li
 
 
 def test_pipeline_events_round_trip_and_read_well(log: AuditLog) -> None:
-    started = RunStarted(sandbox="default", container_id="c0ffee", image_digest="sha256:1", command="rm -rf b",
+    started = RunStarted(sandbox="default", container_id="c0ffee", image_digest="sha256:1",
+                         command="rm -rf b",
                          cwd="/workspace", decision=Decision("confirm", ("rm-recursive",), "standard", "ph"),
                          approver="alice", approval="c_k3j9x2mqa7fe")
     rid = log.append(started.event, started.data())
