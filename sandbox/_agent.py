@@ -197,11 +197,24 @@ class Agent:
         if after[1] > before[1]:
             survivors = sweep(self.protected)
         if req.get("shell") and reason == "exited":
-            self.load_state(state)
+            self.load_state(state, req)
         return {"exit_code": 128 + -code if code < 0 else code, "reason": reason, "survivors": survivors,
                 "oom_kills": after[0] - before[0], "pid_limit_hits": after[1] - before[1]}
 
-    def load_state(self, path: str) -> None:
+    def load_state(self, path: str, req: dict[str, Any]) -> None:
+        """Keep the command's cwd and exports, but not the env and workdir given for it alone."""
+        old_cwd, old_env = self.cwd, self.env
+        self.read_state(path)
+        if req.get("workdir") and self.cwd == req["workdir"]:
+            self.cwd = old_cwd
+        for name, value in (req.get("env") or {}).items():
+            if self.env.get(name) == value:
+                if name in old_env:
+                    self.env[name] = old_env[name]
+                else:
+                    self.env.pop(name, None)
+
+    def read_state(self, path: str) -> None:
         try:
             with open(path, "rb") as fh:
                 raw = fh.read()

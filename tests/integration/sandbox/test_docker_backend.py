@@ -83,6 +83,8 @@ def test_unknown_runtime_and_image(docker_backend: DockerBackend, small_spec: Sa
 
 
 def test_pool_acquire_and_reaper(docker_backend: DockerBackend, small_spec: SandboxSpec) -> None:
+    # Its own owner: the reaper acts on every sandbox of an owner, and others share docker_backend.
+    docker_backend = DockerBackend(docker_backend.client, owner=unique())
     pool = WarmPool(docker_backend, small_spec, size=1)
     name = unique()
     try:
@@ -111,3 +113,11 @@ def test_pool_acquire_and_reaper(docker_backend: DockerBackend, small_spec: Sand
         foreign.remove(force=True)
         docker_backend.remove(name)
         docker_backend.remove(stopped)
+
+
+def test_per_command_env_and_workdir_do_not_persist_for_str(docker_backend: DockerBackend,
+                                                            shared_box: str) -> None:
+    once = docker_backend.exec(shared_box, "echo $ONLY; pwd", env={"ONLY": "x"}, workdir="/tmp")
+    assert once.stdout.read_bytes() == b"x\n/tmp\n"
+    after = docker_backend.exec(shared_box, "echo \"[$ONLY]\"; pwd")
+    assert after.stdout.read_bytes() == b"[]\n/workspace\n"
