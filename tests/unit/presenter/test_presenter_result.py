@@ -132,3 +132,11 @@ def test_to_json_is_plain_data(show: Present) -> None:
     assert data["truncated"] is True
     assert data["total_lines"] == 300
     assert set(data) >= {"text", "output", "stderr", "output_file", "binary", "sniffed_type", "footer"}
+
+
+def test_binary_stderr_is_described_on_failure(show: Present, output_dir: Path) -> None:
+    p = show(b"", b"\x1f\x8b\x08\x00" + bytes(200), exit_code=1)
+    assert p.stderr.startswith("[binary stderr not shown: gzip data, 204 bytes. Saved to /canal/output/")
+    assert p.stderr_file is not None
+    assert p.stderr_file.endswith(".stderr.bin")
+    assert not p.binary  # stdout was not binary
