@@ -35,7 +35,10 @@ class MemoryRunStore:
 
     def save(self, run_id: str, doc: Mapping[str, Any], *, expected_revision: int,
              sensitive_paths: Sequence[JsonPath]) -> int:
-        current = self.load(run_id).revision
+        if run_id not in self._docs:
+            msg = f"no run {run_id}"
+            raise RunNotFoundError(msg, hint="canal workflow runs")
+        current = self._docs[run_id][1]
         if current != expected_revision:
             msg = f"run {run_id} changed (revision {current}, expected {expected_revision})"
             raise RunConflictError(msg,

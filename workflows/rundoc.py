@@ -92,7 +92,10 @@ class RunDoc(_Doc):
         return self.steps.setdefault(step_id, StepRecord())
 
     def to_json(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", by_alias=True)
+        """The document as JSON data. The definition part is shared: a store must not mutate it."""
+        data = self.model_dump(mode="json", by_alias=True, exclude={"definition"})
+        data["definition"] = _definition_json(self.definition)
+        return data
 
     def sensitive_values(self) -> list[str]:
         """Sensitive gate values as text, longest first: masked wherever they show up in output."""
@@ -125,5 +128,27 @@ def sensitive_paths(doc: RunDoc) -> list[JsonPath]:
     return paths
 
 
+# A pinned definition never changes, and it is most of a run document: parse and dump it once per
+# process (keyed by content digest, confirmed by equality) instead of on every load and save.
+_PARSED: dict[str, tuple[dict[str, Any], Definition]] = {}
+
+
+def _definition_json(definition: Definition) -> dict[str, Any]:
+    cached = _PARSED.get(definition.digest)
+    if cached is not None and cached[1] is definition:
+        return cached[0]
+    return definition.model_dump(mode="json", by_alias=True)
+
+
+def _cached_definition(raw: Any) -> Definition:
+    digest = raw.get("digest") if isinstance(raw, dict) else None
+    cached = _PARSED.get(digest) if isinstance(digest, str) else None
+    if cached is not None and cached[0] == raw:
+        return cached[1]
+    definition = Definition.model_validate(raw)
+    _PARSED[definition.digest] = (definition.model_dump(mode="json", by_alias=True), definition)
+    return definition
+
+
 def parse_doc(data: dict[str, Any]) -> RunDoc:
-    return RunDoc.model_validate(data)
+    return RunDoc.model_validate({**data, "definition": _cached_definition(data.get("definition"))})
