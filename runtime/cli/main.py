@@ -14,6 +14,7 @@ from runtime.errors import ExitCode, error_json, is_canal_error, render_error
 COMMAND_MODULES = (
     "runtime.cli.image_cmd",
     "runtime.cli.doctor_cmd",
+    "runtime.cli.key_cmd", "runtime.cli.state_cmd",
     "runtime.cli.audit_cmd", "runtime.cli.approve_cmd",
     "runtime.cli.files_cmd",
     "runtime.cli.tool_cmd", "runtime.cli.discover_cmd", "runtime.cli.help_cmd",

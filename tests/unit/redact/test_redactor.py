@@ -1,0 +1,85 @@
+"""Redactor: every secret of the corpus vanishes, benign text stays, placeholders are stable."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from runtime.ports import Redactor as RedactorPort
+from runtime.redact import Detector, Redactor, default_rules, restore
+
+CORPUS = json.loads((Path(__file__).parents[2] / "data" / "secrets" / "corpus.json").read_text())
+PLACEHOLDER = re.compile(r"\[REDACTED_SECRET:[a-z0-9-]+:[0-9a-f]{12}\]")
+
+
+@pytest.fixture(scope="module")
+def redactor() -> Redactor:
+    return Redactor(b"k" * 32)
+
+
+def test_the_whole_gitleaks_rule_set_compiles() -> None:
+    rules = default_rules()
+    assert len(rules.rules) >= 200
+    assert {"pkcs12-file", "kubernetes-secret-yaml"} <= set(rules.skipped)  # need a file path
+
+
+@pytest.mark.parametrize("entry", CORPUS["secrets"], ids=[e["kind"] for e in CORPUS["secrets"]])
+def test_corpus_secret_is_replaced(redactor: Redactor, entry: dict[str, Any]) -> None:
+    out = redactor(entry["text"])
+    assert entry["secret"] not in out
+    assert PLACEHOLDER.search(out)
+
+
+def test_whole_corpus_in_one_text(redactor: Redactor) -> None:
+    text = "\n".join(e["text"] for e in CORPUS["secrets"])
+    out = redactor(text)
+    leaked = [e["kind"] for e in CORPUS["secrets"] if e["secret"] in out]
+    assert leaked == []
+
+
+@pytest.mark.parametrize("text", CORPUS["benign"])
+def test_benign_text_is_untouched(redactor: Redactor, text: str) -> None:
+    assert redactor(text) == text
+
+
+def test_placeholder_is_stable_per_value_and_keyed() -> None:
+    entry = CORPUS["secrets"][0]
+    one, two = Redactor(b"a" * 32), Redactor(b"b" * 32)
+    assert one(entry["text"]) == one(entry["text"]) == Redactor(b"a" * 32)(entry["text"])
+    assert one(entry["text"]) != two(entry["text"])
+
+
+def test_every_occurrence_of_a_found_value_goes(redactor: Redactor) -> None:
+    secret = CORPUS["secrets"][0]["secret"]
+    out = redactor(f"aws_access_key_id = {secret}\nlater the bare value again: {secret}")
+    assert secret not in out
+    assert len(set(PLACEHOLDER.findall(out))) == 1
+
+
+def test_redaction_is_idempotent(redactor: Redactor) -> None:
+    text = "\n".join(e["text"] for e in CORPUS["secrets"])
+    once = redactor(text)
+    assert redactor(once) == once
+
+
+def test_restore_puts_values_back_from_the_map() -> None:
+    red = Redactor(b"k" * 32)
+    text = "\n".join(e["text"] for e in CORPUS["secrets"][:5])
+    out, mapping = red.redact_with_map(text)
+    assert restore(out, mapping) == text
+    assert red.secrets == mapping
+
+
+def test_gitleaks_allowlists_apply() -> None:
+    red = Redactor(b"k" * 32, Detector(entropy=False))
+    assert red("aws_access_key_id = AKIAIOSFODNN7EXAMPLE") == "aws_access_key_id = AKIAIOSFODNN7EXAMPLE"
+    assert red("password=changeme_please") == "password=changeme_please"  # no digit: generic skips it
+
+
+def test_matches_the_runtime_port(redactor: Redactor) -> None:
+    port: RedactorPort = redactor
+    assert port("plain text") == "plain text"
