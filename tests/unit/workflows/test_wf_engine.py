@@ -221,3 +221,20 @@ def test_abort_and_runs(roots: list[Path], store: MemoryRunStore) -> None:
     with pytest.raises(RunFinishedError):
         engine.abort(first)
     assert [w.name for w in engine.list_workflows()] == ["basic"]
+
+
+def test_a_workflow_that_starts_automated_is_ready_and_runs_on_advance(tmp_path: Path,
+                                                                        store: MemoryRunStore) -> None:
+    first = "---\nid: first\ntype: automated\nautomation:\n  run: [\"true\"]\n---\n"
+    note = "---\nid: note\ntype: notification\n---\nFirst said {{result.first}}.\n"
+    write_workflow(tmp_path, "auto", {"01-first.md": first, "02-note.md": note})
+    executor = ScriptedExecutor.of({"first": [StepOutcome(status="ok", exit_code=0, result="hi")]})
+    engine = make_engine([tmp_path], store, executor)
+    start = engine.start("auto")
+    assert start.status == "ready"
+    assert executor.requests == []
+    view = engine.advance(start.run_id, {"stray": 1})
+    assert view.dropped == ["stray"]
+    assert view.step is not None
+    assert view.step.instructions == "First said hi."
+    assert engine.advance(start.run_id).status == "completed"
