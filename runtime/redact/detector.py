@@ -17,8 +17,6 @@ from runtime.redact.rules import Rule, RuleSet, default_rules
 
 PLACEHOLDER = regex.compile(r"\[REDACTED_SECRET:[a-z0-9-]+:[0-9a-f]+\]")
 DIGIT = regex.compile(r"\d")
-WINDOW_BEFORE = 104  # anchored rules allow up to 2 x 50 characters before their keyword
-WINDOW_AFTER = 320  # enough to complete any bounded match; unbounded ones are re-matched in full
 
 
 @dataclass(frozen=True)
@@ -92,19 +90,27 @@ class Detector:
 
 
 def _windowed(rule: Rule, text: str, lowered: str, hits: list[str]) -> Iterator[regex.Match[str]]:
-    """Matches of a keyword-anchored rule, searched near each keyword occurrence only."""
-    positions = sorted({p for k in hits for p in _occurrences(lowered, k)})
+    """Matches of a keyword-anchored rule, tried once per keyword occurrence.
+
+    Such a rule begins with up to ``prefix_limit`` characters of ``[\\w.-]`` before its keyword, so a
+    match that uses the keyword at ``p`` starts where that run of characters starts (at most
+    ``prefix_limit`` back); one anchored attempt there covers every prefix length.
+    """
     done = 0
-    for p in positions:
+    for p in sorted({p for k in hits for p in _occurrences(lowered, k)}):
         if p < done:
             continue
-        near = rule.pattern.search(text, max(p - WINDOW_BEFORE, done), min(len(text), p + WINDOW_AFTER))
-        if near is None:
-            continue
-        full = rule.pattern.match(text, near.start())  # without the window's end, as over the whole text
-        if full is not None:
-            done = full.end()
-            yield full
+        start, low = p, max(done, p - rule.prefix_limit)
+        while start > low and _prefix_char(text[start - 1]):
+            start -= 1
+        m = rule.pattern.match(text, start)
+        if m is not None:
+            done = m.end()
+            yield m
+
+
+def _prefix_char(c: str) -> bool:
+    return c.isascii() and (c.isalnum() or c in "_.-")
 
 
 def _occurrences(text: str, word: str) -> Iterator[int]:

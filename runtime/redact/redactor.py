@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from collections.abc import Callable, Iterable
 
 import regex
 
@@ -18,6 +19,7 @@ from runtime.redact.detector import PLACEHOLDER, Detector, Finding
 
 ID_PURPOSE = "redaction-id"
 ID_HEX = 12
+MIN_PIECE = 4  # pieces of a cross-field finding shorter than this are not worth a placeholder
 
 
 class Redactor:
@@ -40,23 +42,48 @@ class Redactor:
         return self._detector.find(text)
 
     def redact_with_map(self, text: str) -> tuple[str, dict[str, str]]:
-        found = self._detector.find(text)
-        if not found:
+        by_value = self._values(text)
+        if not by_value:
             return text, {}
+        return _replacer(by_value)(text), self._remember(by_value)
+
+    def redact_many(self, texts: Iterable[str]) -> tuple[Callable[[str], str], dict[str, str]]:
+        """One detector pass over many short texts (a document's strings), then per-text replacement.
+
+        The texts are joined by newlines; a finding that spans two of them is also replaced piece by
+        piece, so a secret split across fields never survives in either field.
+        """
+        by_value = self._values("\n".join(texts))
+        mapping = self._remember(by_value)
+        for value, placeholder in list(by_value.items()):
+            for piece in value.split("\n") if "\n" in value else ():
+                if len(piece) >= MIN_PIECE:
+                    by_value.setdefault(piece, placeholder)
+        if not by_value:
+            return (lambda text: text), {}
+        return _replacer(by_value), mapping
+
+    def _values(self, text: str) -> dict[str, str]:
         by_value: dict[str, str] = {}
-        for f in found:
+        for f in self._detector.find(text):
             by_value.setdefault(f.secret, self.placeholder(f.rule, f.secret))
-        # every occurrence of a detected value goes, not only the one a rule saw in context
-        pattern = regex.compile("|".join(regex.escape(v) for v in sorted(by_value, key=len, reverse=True)))
-        out = pattern.sub(lambda m: by_value[m.group(0)], text)
+        return by_value
+
+    def _remember(self, by_value: dict[str, str]) -> dict[str, str]:
         mapping = {p: v for v, p in by_value.items()}
         self.secrets.update(mapping)
-        return out, mapping
+        return mapping
 
     def redact(self, text: str) -> str:
         return self.redact_with_map(text)[0]
 
     __call__ = redact
+
+
+def _replacer(by_value: dict[str, str]) -> Callable[[str], str]:
+    # every occurrence of a detected value goes, not only the one a rule saw in context
+    pattern = regex.compile("|".join(regex.escape(v) for v in sorted(by_value, key=len, reverse=True)))
+    return lambda text: str(pattern.sub(lambda m: by_value[m.group(0)], text))
 
 
 def restore(text: str, mapping: dict[str, str]) -> str:

@@ -17,9 +17,10 @@ from typing import Any, Literal
 import regex
 
 FLAGS = regex.V1 | regex.ASCII
-# A match of these rules starts at most 100 characters (two lazy prefixes) before one of the rule's
-# keywords, so they are searched only in a window around each keyword hit, not over the whole text.
+# A match of these rules starts with a run of [\w.-] (at most 50, or 2 x 50) right before one of the
+# rule's keywords, so they are tried once at each keyword hit instead of at every text position.
 ANCHORED_PREFIXES = (r"(?i)[\w.-]{0,50}?", r"[\w.-]{0,50}?")
+DOUBLE_PREFIX = r"[\w.-]{0,50}?(?i:[\w.-]{0,50}?"
 # gitleaks gives database-password no keywords; every match contains one of these, so use them.
 IMPLIED_KEYWORDS = {"database-password": ("pwd", "db_passw", "database_passw")}
 Target = Literal["secret", "match", "line"]
@@ -61,6 +62,7 @@ class Rule:
     keywords: tuple[str, ...]
     allowlists: tuple[Allowlist, ...]
     anchored: bool = False
+    prefix_limit: int = 0  # anchored rules: how many [\w.-] characters may precede the keyword
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,7 @@ def _rule(raw: dict[str, Any]) -> Rule:
         keywords=tuple(k.lower() for k in raw.get("keywords", implied)),
         allowlists=tuple(_allowlist(a) for a in raw.get("allowlists", ())),
         anchored=raw["regex"].startswith(ANCHORED_PREFIXES) and bool(raw.get("keywords", implied)),
+        prefix_limit=100 if raw["regex"].startswith(DOUBLE_PREFIX) else 50,
     )
 
 

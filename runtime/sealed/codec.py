@@ -25,60 +25,102 @@ SCALARS = (str, int, float, bool, type(None))
 SECRETS = "#secrets/"
 
 
-def redact_tree(node: Any, path: Path, is_sensitive: Callable[[Path], bool],
-                redact: Callable[[str], str]) -> Any:
-    """A copy of ``node`` with secrets in readable strings replaced by placeholders."""
-    if path and is_sensitive(path):
-        return node
-    if isinstance(node, dict):
-        out = {}
-        for key, value in node.items():
-            if not isinstance(key, str):
-                msg = f"key {key!r} at {pointer(path) or '/'} is not a string"
-                raise SealedInvalidDocumentError(msg, hint="use string keys only")
-            out[redact(key)] = redact_tree(value, (*path, key), is_sensitive, redact)
-        return out
-    if isinstance(node, list):
-        return [redact_tree(v, (*path, i), is_sensitive, redact) for i, v in enumerate(node)]
-    if isinstance(node, str):
-        return redact(node)
-    if isinstance(node, SCALARS):
-        return node
-    msg = f"value at {pointer(path) or '/'} is a {type(node).__name__}, not JSON"
-    raise SealedInvalidDocumentError(msg, hint="pass only dict, list, str, int, float, bool and None")
+RedactMany = Callable[[list[str]], tuple[Callable[[str], str], dict[str, str]]]
+Slot = tuple[Any, Any]  # (container, key or index)
 
 
-def encrypt_tree(node: Any, path: Path, is_sensitive: Callable[[Path], bool],
-                 seal: Callable[[Path, Any], str]) -> Any:
-    if path and is_sensitive(path):
-        return seal(path, node)
+def no_redaction(_texts: list[str]) -> tuple[Callable[[str], str], dict[str, str]]:
+    return (lambda text: text), {}
+
+
+class _Split:
+    """One walk over the caller's document: a plaintext copy, a disk copy, the readable string slots
+    (for one batched redaction pass) and the sealed slots (to encrypt)."""
+
+    def __init__(self, is_sensitive: Callable[[Path], bool]) -> None:
+        self.is_sensitive = is_sensitive
+        self.strings: list[tuple[Slot, Slot]] = []  # (plain slot, disk slot)
+        self.sealed: list[tuple[Slot, Path, Any]] = []  # (disk slot, path, plaintext value)
+        self.keys: list[str] = []
+
+    def copy(self, node: Any, path: Path) -> tuple[Any, Any]:
+        if isinstance(node, dict):
+            plain: dict[str, Any] = {}
+            disk: dict[str, Any] = {}
+            for key, value in node.items():
+                if not isinstance(key, str):
+                    msg = f"key {key!r} at {pointer(path) or '/'} is not a string"
+                    raise SealedInvalidDocumentError(msg, hint="use string keys only")
+                self.keys.append(key)
+                self._child(plain, disk, key, value, (*path, key))
+            return plain, disk
+        if isinstance(node, list):
+            plain_list: list[Any] = [None] * len(node)
+            disk_list: list[Any] = [None] * len(node)
+            for index, value in enumerate(node):
+                self._child(plain_list, disk_list, index, value, (*path, index))
+            return plain_list, disk_list
+        if isinstance(node, SCALARS):
+            return node, node
+        msg = f"value at {pointer(path) or '/'} is a {type(node).__name__}, not JSON"
+        raise SealedInvalidDocumentError(msg, hint="pass only dict, list, str, int, float, bool and None")
+
+    def _child(self, plain: Any, disk: Any, key: Any, value: Any, path: Path) -> None:
+        if self.is_sensitive(path):
+            plain[key] = disk[key] = value
+            self.sealed.append(((disk, key), path, value))
+        elif isinstance(value, str):
+            plain[key] = disk[key] = value
+            self.strings.append(((plain, key), (disk, key)))
+        else:
+            plain[key], disk[key] = self.copy(value, path)
+
+
+def prepare(doc: Any, is_sensitive: Callable[[Path], bool],
+            redact_many: RedactMany) -> tuple[Any, Any, list[tuple[Slot, Path, Any]], dict[str, str]]:
+    """(plaintext with placeholders, disk tree awaiting encryption, sealed slots, secrets found)."""
+    split = _Split(is_sensitive)
+    plain, disk = split.copy(doc, ())
+    texts = [p[k] for (p, k), _ in split.strings]
+    redact, found = redact_many([*texts, *split.keys])
+    if found:
+        if any(redact(k) != k for k in split.keys):  # a secret in a key: rare, rebuild with keys redacted
+            return prepare(_redact_keys(doc, redact), is_sensitive, redact_many)
+        for ((p, pk), (d, dk)), text in zip(split.strings, texts, strict=True):
+            p[pk] = d[dk] = redact(text)
+    return plain, disk, split.sealed, found
+
+
+def _redact_keys(node: Any, redact: Callable[[str], str]) -> Any:
     if isinstance(node, dict):
-        return {k: encrypt_tree(v, (*path, k), is_sensitive, seal) for k, v in node.items()}
+        return {redact(k) if isinstance(k, str) else k: _redact_keys(v, redact) for k, v in node.items()}
     if isinstance(node, list):
-        return [encrypt_tree(v, (*path, i), is_sensitive, seal) for i, v in enumerate(node)]
+        return [_redact_keys(v, redact) for v in node]
     return node
 
 
-def seal(plain: Any, *, doc_id: str, revision: int, keys: KeyStore, is_sensitive: Callable[[Path], bool],
-         secrets: dict[str, str]) -> Envelope:
+def seal(doc: Any, *, doc_id: str, revision: int, keys: KeyStore, is_sensitive: Callable[[Path], bool],
+         secrets: dict[str, str], redact_many: RedactMany = no_redaction) -> Envelope:
+    """Seal ``doc``; secrets found in readable strings are added to ``secrets`` (in place)."""
+    plain, disk, slots, found = prepare(doc, is_sensitive, redact_many)
+    secrets.update(found)
     key_id = keys.primary_id
     data_key = crypto.new_data_key()
     aead = AESGCM(data_key)
-    sealed: list[str] = []
-
-    def seal_one(path: Path, value: Any) -> str:
-        where = pointer(path)
-        sealed.append(where)
-        return crypto.encrypt_value(aead, doc_id, key_id, where, value)
-
-    disk = encrypt_tree(plain, (), is_sensitive, seal_one)
-    env = Envelope(doc_id=doc_id, revision=revision, key_id=key_id,
-                   written_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
-                   data_key=crypto.wrap(keys.material(key_id), key_id, doc_id, data_key), sealed=sealed,
-                   secrets={p: crypto.encrypt_value(aead, doc_id, key_id, SECRETS + p, v)
-                            for p, v in sorted(secrets.items())},
-                   doc=disk, mac="")
-    env.mac = crypto.mac(data_key, env.mac_payload(plain))
+    try:
+        for (container, key), path, value in slots:
+            container[key] = crypto.encrypt_value(aead, doc_id, key_id, pointer(path), value)
+        sealed_secrets = {p: crypto.encrypt_value(aead, doc_id, key_id, SECRETS + p, v)
+                          for p, v in sorted(secrets.items())}
+        env = Envelope(doc_id=doc_id, revision=revision, key_id=key_id,
+                       written_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+                       data_key=crypto.wrap(keys.material(key_id), key_id, doc_id, data_key),
+                       sealed=[pointer(path) for _, path, _ in slots], secrets=sealed_secrets,
+                       doc=disk, mac="")
+        env.mac = crypto.mac(data_key, env.mac_payload(plain))
+    except (TypeError, ValueError) as exc:
+        msg = f"{doc_id} holds a value that is not JSON (or a NaN/infinite float): {exc}"
+        raise SealedInvalidDocumentError(msg, hint="pass only JSON values (no NaN or infinity)") from exc
     return env
 
 

@@ -25,15 +25,35 @@ def unpointer(text: str) -> tuple[str, ...]:
     return tuple(p.replace("~1", "/").replace("~0", "~") for p in text[1:].split("/"))
 
 
-def matcher(sensitive: Sensitive) -> Callable[[Path], bool]:
-    if sensitive is None:
-        return lambda _path: False
-    if callable(sensitive):
-        return sensitive
-    patterns = [tuple(p.split(".")) for p in sensitive]
+def matcher(sensitive: Sensitive, *, also: Iterable[str] = ()) -> Callable[[Path], bool]:
+    """A test for "is this node sealed": the writer's patterns or predicate, plus pointers ``also``
+    (paths sealed in an earlier revision stay sealed)."""
+    declared = sensitive if callable(sensitive) else None
+    texts = [] if callable(sensitive) or sensitive is None else [tuple(t.split(".")) for t in sensitive]
+    exact = {p for p in texts if "*" not in p} | {unpointer(w) for w in also}
+    wild: dict[tuple[int, str], list[tuple[str, ...]]] = {}  # by (length, last segment)
+    for parts in texts:
+        if "*" in parts:
+            wild.setdefault((len(parts), parts[-1]), []).append(parts)
+    lengths = {len(p) for p in exact} | {n for n, _ in wild}
+
+    seen: dict[Path, bool] = {}  # a save walks the tree three times; decide each node once
 
     def match(path: Path) -> bool:
-        return any(len(p) == len(path) and all(a in ("*", str(b)) for a, b in zip(p, path, strict=True))
-                   for p in patterns)
+        known = seen.get(path)
+        if known is None:
+            known = seen[path] = decide(path)
+        return known
+
+    def decide(path: Path) -> bool:
+        if declared is not None and declared(path):
+            return True
+        if len(path) not in lengths:
+            return False
+        keys = tuple(s if isinstance(s, str) else str(s) for s in path)
+        if keys in exact:
+            return True
+        candidates = wild.get((len(keys), keys[-1]), []) + wild.get((len(keys), "*"), [])
+        return any(all(a == "*" or a == b for a, b in zip(p, keys, strict=True)) for p in candidates)
 
     return match

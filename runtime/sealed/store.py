@@ -36,7 +36,7 @@ from runtime.sealed.errors import (
     SealedTruncatedError,
     SealedUnknownVersionError,
 )
-from runtime.sealed.paths import Sensitive, matcher, pointer
+from runtime.sealed.paths import Sensitive, matcher
 
 DOC_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 SUFFIX = ".json"
@@ -50,6 +50,9 @@ class SealedStore:
         self.ledger = ledger
         self._redactor = redactor
         self._lock_timeout = lock_timeout
+        # doc_id -> (file identity, revision, secrets, sealed pointers) of the file this store last
+        # verified or wrote; save() skips re-verifying a file that is still exactly that one
+        self._verified: dict[str, tuple[tuple[int, int, int], int, dict[str, str], set[str]]] = {}
 
     @property
     def redactor(self) -> Redactor:
@@ -103,15 +106,14 @@ class SealedStore:
                 raise SealedRevisionConflictError(
                     msg, hint=f"load {doc_id} again, reapply the change, then save",
                     details={"doc_id": doc_id, "current": current, "expected": expected_revision})
-            declared = matcher(sensitive_paths)
-            is_sensitive = (lambda p: declared(p) or pointer(p) in old_sealed)  # noqa: E731
-            plain = codec.redact_tree(doc, (), is_sensitive, self._redact_into(old_secrets))
-            env = codec.seal(plain, doc_id=doc_id, revision=current + 1, keys=self.keys,
-                             is_sensitive=is_sensitive, secrets=old_secrets)
+            env = codec.seal(doc, doc_id=doc_id, revision=current + 1, keys=self.keys,
+                             is_sensitive=matcher(sensitive_paths, also=old_sealed), secrets=old_secrets,
+                             redact_many=self.redactor.redact_many)
             private_dir(self.root)
             atomic_write(path, env.model_dump_json(indent=1).encode())
             if self.ledger is not None:
                 self.ledger.record_revision(doc_id, env.revision, env.mac[:32])
+            self._remember(doc_id, env.revision, dict(old_secrets), set(env.sealed))
             return env.revision
 
     def reseal(self, doc_id: str) -> int:
@@ -121,30 +123,42 @@ class SealedStore:
             doc = codec.unseal(env, self.keys)
             self._check_ledger(env)
             secrets = codec.unseal_secrets(self.envelope(doc_id), self.keys)
-            sealed = set(env.sealed)
             new = codec.seal(doc, doc_id=doc_id, revision=env.revision + 1, keys=self.keys,
-                             is_sensitive=lambda p: pointer(p) in sealed, secrets=secrets)
+                             is_sensitive=matcher(None, also=set(env.sealed)), secrets=secrets)
             atomic_write(self.path_for(doc_id), new.model_dump_json(indent=1).encode())
             if self.ledger is not None:
                 self.ledger.record_revision(doc_id, new.revision, new.mac[:32])
             return new.revision
 
-    def _redact_into(self, secrets: dict[str, str]) -> Any:
-        def redact(text: str) -> str:
-            out, found = self.redactor.redact_with_map(text)
-            secrets.update(found)
-            return out
-        return redact
-
     def _current(self, doc_id: str) -> tuple[int, dict[str, str], set[str]]:
-        if not self.path_for(doc_id).exists():
+        identity = _identity(self.path_for(doc_id))
+        if identity is None:
             if self.ledger is not None and self.ledger.latest_revision(doc_id) is not None:
                 raise self._missing(doc_id)
             return 0, {}, set()
+        cached = self._verified.get(doc_id)
+        if cached is not None and cached[0] == identity:
+            if self.ledger is not None:
+                self._check_revision(doc_id, cached[1])
+            return cached[1], dict(cached[2]), set(cached[3])
         env = self.envelope(doc_id)
         codec.unseal(env, self.keys)
         self._check_ledger(env)
-        return env.revision, codec.unseal_secrets(self.envelope(doc_id), self.keys), set(env.sealed)
+        secrets = codec.unseal_secrets(self.envelope(doc_id), self.keys)
+        return env.revision, secrets, set(env.sealed)
+
+    def _remember(self, doc_id: str, revision: int, secrets: dict[str, str], sealed: set[str]) -> None:
+        identity = _identity(self.path_for(doc_id))
+        if identity is not None:
+            self._verified[doc_id] = (identity, revision, secrets, sealed)
+
+    def _check_revision(self, doc_id: str, revision: int) -> None:
+        latest = self.ledger.latest_revision(doc_id) if self.ledger is not None else None
+        if latest is not None and revision < latest[0]:
+            msg = f"{doc_id} is revision {revision}, but revision {latest[0]} was recorded later"
+            raise SealedRolledBackError(msg, hint=f"restore the newest copy of {doc_id}",
+                                        details={"doc_id": doc_id, "file_revision": revision,
+                                                 "recorded_revision": latest[0]})
 
     def _check_ledger(self, env: Envelope) -> None:
         if self.ledger is None:
@@ -179,6 +193,14 @@ class SealedStore:
             msg = f"{doc_id} stayed locked by another process for {exc.waited:.1f}s"
             raise SealedLockTimeoutError(msg, hint="retry; if it persists, look for a stuck canal process",
                                          details={"lock": str(exc.path)}) from exc
+
+
+def _identity(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def _parse(doc_id: str, raw: bytes) -> Envelope:
