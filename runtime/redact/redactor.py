@@ -19,6 +19,7 @@ from runtime.redact.detector import PLACEHOLDER, Detector, Finding
 
 ID_PURPOSE = "redaction-id"
 ID_HEX = 12
+CLEAN_CACHE = 100_000  # entries; cleared when full
 MIN_PIECE = 4  # pieces of a cross-field finding shorter than this are not worth a placeholder
 
 
@@ -29,6 +30,8 @@ class Redactor:
         self._key = id_key or secrets.token_bytes(32)  # without a key: stable within this process
         self._detector = detector or Detector()
         self.secrets: dict[str, str] = {}
+        # texts already scanned without a finding: a document saved again is mostly the same strings
+        self._clean: set[str] = set()
 
     @classmethod
     def from_keys(cls, keys: KeyStore, detector: Detector | None = None) -> Redactor:
@@ -53,7 +56,12 @@ class Redactor:
         The texts are joined by newlines; a finding that spans two of them is also replaced piece by
         piece, so a secret split across fields never survives in either field.
         """
-        by_value = self._values("\n".join(texts))
+        texts = list(texts)
+        fresh = [t for t in texts if t not in self._clean]
+        by_value = self._values("\n".join(fresh)) if fresh else {}
+        if len(self._clean) > CLEAN_CACHE:
+            self._clean.clear()
+        self._clean.update(t for t in fresh if not any(v in t for v in by_value))
         mapping = self._remember(by_value)
         for value, placeholder in list(by_value.items()):
             for piece in value.split("\n") if "\n" in value else ():

@@ -83,3 +83,16 @@ def test_gitleaks_allowlists_apply() -> None:
 def test_matches_the_runtime_port(redactor: Redactor) -> None:
     port: RedactorPort = redactor
     assert port("plain text") == "plain text"
+
+
+def test_redact_many_finds_secrets_in_new_texts_after_clean_ones_were_cached() -> None:
+    red = Redactor(b"k" * 32)
+    clean = ["status", "done", "make test"]
+    fn, found = red.redact_many(clean)
+    assert found == {}
+    assert [fn(t) for t in clean] == clean
+    entry = CORPUS["secrets"][3]
+    texts = [*clean, entry["text"], f"again: {entry['secret']}"]
+    fn, found = red.redact_many(texts)
+    assert all(entry["secret"] not in fn(t) for t in texts)
+    assert entry["secret"] in found.values()
