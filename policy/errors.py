@@ -15,3 +15,22 @@ class PolicyError(Exception):
         self.message = message
         self.hint = hint
         self.details = dict(details or {})
+
+
+class PolicyLoadError(PolicyError):
+    """A policy file could not be loaded: bad YAML, unknown field, bad CEL or a failing example."""
+
+    code: ClassVar[str] = "POLICY_INVALID"
+
+    def __init__(self, message: str, *, file: str = "", rule: str = "", line: int = 0, column: int = 0,
+                 hint: str = "") -> None:
+        super().__init__(message, hint=hint or f"fix the file, then run: canal policy test {file or 'FILE'}",
+                         details={"file": file, "rule": rule, "line": line, "column": column})
+        self.file = file
+        self.rule = rule
+        self.line = line
+        self.column = column
+
+
+class PolicyNotFoundError(PolicyError):
+    code: ClassVar[str] = "POLICY_NOT_FOUND"

@@ -1,0 +1,40 @@
+"""The decision: plain data for the pipeline and the audit log."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+Action = Literal["allow", "confirm", "deny"]
+Source = Literal["rule", "no_match", "parse_failure", "eval_error", "unattended", "empty"]
+STRICTNESS: dict[str, int] = {"allow": 0, "confirm": 1, "deny": 2}
+
+
+def strictest(a: Action, b: Action) -> Action:
+    return a if STRICTNESS[a] >= STRICTNESS[b] else b
+
+
+@dataclass(frozen=True)
+class Decision:
+    action: Action
+    rule_ids: tuple[str, ...]
+    reasons: tuple[str, ...]
+    segment: str  # text of the segment that decided (the strictest one)
+    policy_hash: str
+    source: Source
+    targets: tuple[str, ...] = ()  # paths a destructive command would delete or overwrite
+    profile: str = ""
+    segments: int = 0
+    parser_version: str = ""
+    elapsed_ms: float = 0.0
+
+    @property
+    def reason(self) -> str:
+        return "; ".join(self.reasons)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["rule_ids"] = list(self.rule_ids)
+        data["reasons"] = list(self.reasons)
+        data["targets"] = list(self.targets)
+        return data

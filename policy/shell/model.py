@@ -1,0 +1,69 @@
+"""Value objects the shell parser produces: words, redirects and command segments."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Limits that bound parsing and, through the facts, CEL evaluation (cel-python has no cost limit).
+MAX_COMMAND_CHARS = 10_000
+MAX_NODE_DEPTH = 200
+MAX_SCRIPT_NESTING = 8
+MAX_SEGMENTS = 256
+MAX_ARGV = 256
+MAX_ARG_CHARS = 4096
+
+
+@dataclass(frozen=True)
+class Word:
+    """One shell word after quote removal. ``literal`` is False when expansions decide its value."""
+
+    text: str
+    literal: bool = True
+    substitution: bool = False  # contains $(...), `...` or <(...)/>(...)
+    glob: bool = False  # unquoted *, ?, [ or a brace expansion
+
+
+@dataclass(frozen=True)
+class Redirect:
+    op: str  # the operator as written: >, >>, <, >|, &>, <<, <<<, >&, ...
+    fd: str  # the file descriptor as written, "" for the default
+    target: str  # destination text after quote removal (or the body for here-strings)
+    mode: str  # read | write | append | dup | heredoc | herestring
+    literal: bool = True
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One simple command, wherever it sits in the script, after unwrapping wrappers."""
+
+    words: tuple[Word, ...]
+    text: str
+    assignments: tuple[tuple[str, str], ...] = ()
+    redirects: tuple[Redirect, ...] = ()
+    context: tuple[str, ...] = ()
+    wrappers: tuple[str, ...] = ()
+    stdin_piped: bool = False
+    background: bool = False
+    dynamic_args: bool = False  # arguments appended at run time (xargs, find -exec {})
+    code_exec: str = ""  # "" | inline | stdin | embedded
+    functions: tuple[str, ...] = ()  # enclosing function definitions
+    cwd: str = ""  # working directory after literal `cd`s earlier in the same list, "" if unknown
+
+    @property
+    def argv(self) -> tuple[str, ...]:
+        return tuple(w.text for w in self.words)
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    segments: tuple[Segment, ...] = ()
+    failure: str = ""  # non-empty: why the command could not be parsed (decided fail-closed)
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failure
+
+
+class ShellParseFailure(Exception):
+    """Raised inside the parser; turned into ParseResult.failure at the boundary."""
