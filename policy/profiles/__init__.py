@@ -1,0 +1,1 @@
+"""Shipped policy profiles (YAML package data)."""
