@@ -1,0 +1,51 @@
+"""`canal policy` commands: exit codes, JSON shapes, the stdin stream, refusal of bad files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from runtime.cli.main import cli
+
+PROFILES = Path(__file__).parents[3] / "policy" / "profiles"
+
+
+def test_check_exit_codes_and_json() -> None:
+    runner = CliRunner()
+    assert runner.invoke(cli, ["policy", "check", "--", "git status"]).exit_code == 0
+    res = runner.invoke(cli, ["policy", "check", "--json", "--", "rm -rf build"])
+    assert res.exit_code == 120
+    assert json.loads(res.stdout)["rule_ids"] == ["rm-recursive-or-force"]
+    assert runner.invoke(cli, ["policy", "check", "--", "rm -rf /"]).exit_code == 121
+
+
+def test_check_stdin_stream() -> None:
+    res = CliRunner().invoke(cli, ["policy", "check", "--stdin", "--profile", "strict"],
+                             input='"ls"\n"make"\nnot json\n')
+    lines = [json.loads(line) for line in res.stdout.splitlines()]
+    assert [line["decision"] for line in lines] == ["allow", "confirm", "deny"]
+    assert set(lines[0]) >= {"decision", "rules", "reason", "segments"}
+
+
+def test_test_shipped_profiles() -> None:
+    res = CliRunner().invoke(cli, ["policy", "test", str(PROFILES / "standard.yaml"),
+                                   str(PROFILES / "strict.yaml")])
+    assert res.exit_code == 0, res.output
+    assert res.stdout.count("ok ") == 2
+
+
+def test_lint_refuses_bad_cel(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\ndefault: allow\nrules:\n  - id: a\n    decision: deny\n    expression: 'x =='\n")
+    res = CliRunner().invoke(cli, ["policy", "lint", str(bad)])
+    assert res.exit_code == 2
+    assert "POLICY_INVALID" in res.stderr
+    assert f"{bad}:6" in res.stderr
+
+
+def test_explain_json_lists_facts() -> None:
+    res = CliRunner().invoke(cli, ["policy", "explain", "--json", "--", "env -i bash -c 'rm x'"])
+    data = json.loads(res.stdout)
+    assert data["segments"][0]["facts"]["wrappers"] == ["env", "bash"]
