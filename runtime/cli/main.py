@@ -13,6 +13,7 @@ from runtime.errors import ExitCode, error_json, is_canal_error, render_error
 # Each module exposes ``register(group)``; one module per command group keeps this file small.
 COMMAND_MODULES = (
     "runtime.cli.image_cmd",
+    "runtime.cli.policy_cmd",
     "runtime.cli.doctor_cmd",
     "runtime.cli.key_cmd", "runtime.cli.state_cmd",
     "runtime.cli.audit_cmd", "runtime.cli.approve_cmd",
