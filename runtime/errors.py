@@ -62,12 +62,16 @@ def is_canal_error(exc: BaseException) -> bool:
     return isinstance(exc, CanalErrorLike) and isinstance(getattr(exc, "code", None), str)
 
 
-def render_error(exc: CanalErrorLike) -> str:
+def format_error(code: str, message: str, hint: str = "") -> str:
     """The agent-facing text: CODE, what happened, then the next command."""
-    lines = [exc.code, exc.message]
-    if exc.hint:
-        lines.append(f"Next: {exc.hint}")
+    lines = [code, message]
+    if hint:
+        lines.append(f"Next: {hint}")
     return "\n".join(lines)
+
+
+def render_error(exc: CanalErrorLike) -> str:
+    return format_error(exc.code, exc.message, exc.hint)
 
 
 def error_json(exc: CanalErrorLike) -> dict[str, Any]:

@@ -1,0 +1,93 @@
+"""The project's sandboxes: names, the spec made from canal.yaml, and starting one on demand.
+
+A project's sandbox ``NAME`` is the container ``canal-<project key>-<NAME>``; it mounts the project at
+/workspace (as configured) and its own output folder read-only at /canal/output.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from runtime.errors import ConfigError
+from runtime.paths import project_key
+from runtime.services import Services
+from sandbox.backend import SandboxBackend, SandboxInfo
+from sandbox.engine import docker_client
+from sandbox.errors import ImageNotFound
+from sandbox.image import DEFAULT_IMAGE, BuildEvent, build_default_image
+from sandbox.spec import Mount, SandboxSpec, check_mounts
+
+OUTPUT_MOUNT = "/canal/output"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,40}$")
+
+
+@dataclass(frozen=True)
+class SandboxRef:
+    """A project-level sandbox name and the container it maps to."""
+
+    name: str
+    container: str
+
+
+def sandbox_ref(project_dir: Path, name: str) -> SandboxRef:
+    if not _NAME.match(name):
+        msg = f"Bad sandbox name {name!r}: use letters, digits, '_', '.', '-' (at most 41 characters)."
+        raise ConfigError(msg, hint="canal up default")
+    return SandboxRef(name, f"canal-{project_key(project_dir)}-{name}")
+
+
+def sandbox_spec(services: Services, ref: SandboxRef) -> SandboxSpec:
+    """canal.yaml's sandbox section plus the workspace and output mounts, checked against host state."""
+    config = services.config
+    base = config.sandbox
+    check_mounts(base, [services.state_dir])  # the user's own mounts may never reach host state
+    mounts = list(base.mounts)
+    if config.workspace != "none":
+        mounts.append(Mount(source=services.project_dir, target=base.workdir,
+                            read_only=config.workspace == "ro"))
+    out = services.outputs_dir(ref.name)
+    out.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if os.geteuid() == 0:
+        # the sandbox user must traverse its own output folder; the files in it stay 0600
+        os.chown(out, *sandbox_uid_gid(base))
+    mounts.append(Mount(source=out, target=OUTPUT_MOUNT, read_only=True))
+    labels = {**base.labels}
+    return base.model_copy(update={"mounts": tuple(mounts), "labels": labels})
+
+
+def sandbox_uid_gid(spec: SandboxSpec) -> tuple[int, int]:
+    user, _, group = spec.user.partition(":")
+    uid = int(user) if user.isdigit() else 1000
+    gid = int(group) if group.isdigit() else uid
+    return uid, gid
+
+
+def ensure_sandbox(services: Services, backend: SandboxBackend, ref: SandboxRef,
+                   on_event: Callable[[BuildEvent], None] | None = None) -> SandboxInfo:
+    """The running sandbox for ``ref``, created (and the default image built) when missing."""
+    info = backend.get(ref.container)
+    if info is not None and info.running:
+        return info
+    if info is not None:
+        backend.remove(ref.container)
+    spec = sandbox_spec(services, ref)
+    try:
+        return backend.create(ref.container, spec)
+    except ImageNotFound:
+        if spec.image != DEFAULT_IMAGE:
+            raise
+    # first run on this machine: build the default image (with progress), then create
+    client = docker_client()
+    try:
+        build_default_image(client, on_event=on_event or _quiet)
+    finally:
+        client.close()
+    return backend.create(ref.container, spec)
+
+
+def _quiet(_: BuildEvent) -> None:
+    return None
