@@ -12,6 +12,7 @@ from runtime.config import CanalConfig, load_config
 from runtime.keys import KeyStore
 from runtime.paths import config_dir, state_dir_for
 from runtime.redact import Redactor
+from runtime.sealed.store import SealedStore
 from runtime.trash.store import Trash
 
 AUDIT_PURPOSE = "audit-hmac"
@@ -62,6 +63,11 @@ class Services:
     @cached_property
     def trash(self) -> Trash:
         return Trash(self.state_dir / "trash", self.audit)
+
+    @cached_property
+    def sealed(self) -> SealedStore:
+        """Sealed JSON documents (workflow runs and other host state); revisions recorded in the audit log."""
+        return SealedStore(self.state_dir / "state", self.keys, self.audit, redactor=self.redactor)
 
     def outputs_dir(self, sandbox: str) -> Path:
         return self.state_dir / OUTPUTS / sandbox
