@@ -12,6 +12,8 @@ from runtime.errors import ExitCode, error_json, is_canal_error, render_error
 
 # Each module exposes ``register(group)``; one module per command group keeps this file small.
 COMMAND_MODULES = (
+    "runtime.cli.run_cmd",
+    "runtime.cli.sandbox_cmd",
     "runtime.cli.image_cmd",
     "runtime.cli.policy_cmd",
     "runtime.cli.doctor_cmd",
@@ -51,7 +53,10 @@ class CanalGroup(click.Group):
 def cli(ctx: click.Context) -> None:
     """Canal: run commands in hardened sandboxes under a policy, with output made for models."""
     if ctx.invoked_subcommand is None:
-        click.echo(ctx.get_help())
+        from runtime.cli.help_cmd import level0_index
+        from runtime.project import find_project_dir
+
+        click.echo(level0_index(cli, find_project_dir()))
 
 
 for _name in COMMAND_MODULES:
