@@ -51,8 +51,9 @@ class Services:
 
     @cached_property
     def audit(self) -> AuditLog:
-        return AuditLog(audit_path(self.state_dir), self.keys.derive(AUDIT_PURPOSE), self.keys.primary_id,
-                        redact=self.redactor)
+        keys = self.keys
+        return AuditLog(audit_path(self.state_dir), keys.derive(AUDIT_PURPOSE), keys.primary_id,
+                        redact=self.redactor, earlier_keys=keys.derive_all(AUDIT_PURPOSE))
 
     @cached_property
     def approvals(self) -> ApprovalService:

@@ -13,6 +13,7 @@ import contextlib
 import hmac
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,9 @@ class _State:
 
 
 class RevisionIndex:
-    def __init__(self, log_path: Path, index_path: Path, key: bytes, key_id: str) -> None:
+    def __init__(self, log_path: Path, index_path: Path, key: bytes, key_id: str,
+                 earlier_keys: Mapping[str, bytes] | None = None) -> None:
+        self._earlier = dict(earlier_keys or {})
         self._log = log_path
         self._index = index_path
         self._key = key
@@ -71,7 +74,7 @@ class RevisionIndex:
             if not line.complete:
                 break  # an append in progress, or a torn write that verify reports
             rec = _parsed(line.text, state.head.seq + 1, self._log)
-            problem = check_record(rec, self._key, self._key_id, state.head)
+            problem = check_record(rec, self._key, self._key_id, state.head, self._earlier)
             if problem is not None:
                 msg = f"audit log {self._log}: {problem[1]}"
                 raise AuditTamperedError(msg, hint="canal audit verify",

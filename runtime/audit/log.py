@@ -51,7 +51,8 @@ class AuditLog:
     """Implements ``runtime.ports.AuditSink`` and ``runtime.ports.RevisionLedger``."""
 
     def __init__(self, path: Path, key: bytes, key_id: str, *, redact: Redactor = no_redaction,
-                 clock: Callable[[], str] = utc_timestamp) -> None:
+                 clock: Callable[[], str] = utc_timestamp,
+                 earlier_keys: Mapping[str, bytes] | None = None) -> None:
         if len(key) < 16:
             msg = "the audit key must be at least 16 bytes"
             raise ValueError(msg)
@@ -61,7 +62,8 @@ class AuditLog:
         self._redact = redact
         self._clock = clock
         self._head: tuple[int, int, int, str] | None = None  # (inode, size, seq, hash) after our append
-        self._revisions = RevisionIndex(path, path.with_name("revisions.json"), key, key_id)
+        # earlier_keys (key id -> key) verify records signed before a key rotation
+        self._revisions = RevisionIndex(path, path.with_name("revisions.json"), key, key_id, earlier_keys)
 
     @classmethod
     def for_project(cls, project_dir: Path, key: bytes, key_id: str, **kwargs: Any) -> AuditLog:

@@ -13,6 +13,7 @@ Verification stops at the first bad line and names it with one of these kinds:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -61,8 +62,14 @@ class VerifyReport:
                 "problem": None if self.problem is None else self.problem.to_json()}
 
 
-def check_record(rec: Record, key: bytes, key_id: str, prev: Head) -> tuple[Kind, str] | None:
-    """Why ``rec`` cannot follow ``prev`` in a log signed with ``key`` (None when it can)."""
+def check_record(rec: Record, key: bytes, key_id: str, prev: Head,
+                 earlier_keys: Mapping[str, bytes] | None = None) -> tuple[Kind, str] | None:
+    """Why ``rec`` cannot follow ``prev`` in a log signed with ``key`` (None when it can).
+
+    ``earlier_keys`` (key id -> key) admits records signed before a key rotation.
+    """
+    if earlier_keys and rec.key_id != key_id and rec.key_id in earlier_keys:
+        key, key_id = earlier_keys[rec.key_id], rec.key_id
     if not rec.digest_ok():
         return "edited", f"record {rec.seq} was edited: its content no longer matches its digest"
     if rec.key_id != key_id:
@@ -80,7 +87,8 @@ def check_record(rec: Record, key: bytes, key_id: str, prev: Head) -> tuple[Kind
     return None
 
 
-def verify_log(path: Path, key: bytes, key_id: str, *, checkpoint: Head | None = None) -> VerifyReport:
+def verify_log(path: Path, key: bytes, key_id: str, *, checkpoint: Head | None = None,
+               earlier_keys: Mapping[str, bytes] | None = None) -> VerifyReport:
     head, count, last_number = Head(0, GENESIS_HASH), 0, 0
     problem: Problem | None = None
     for line in iter_lines(path):
@@ -94,7 +102,7 @@ def verify_log(path: Path, key: bytes, key_id: str, *, checkpoint: Head | None =
         except MalformedRecord as exc:
             problem = Problem(line.number, "corrupt", f"not a record: {exc}")
             break
-        found = check_record(rec, key, key_id, head)
+        found = check_record(rec, key, key_id, head, earlier_keys)
         if found is not None:
             problem = _refine(path, line.end, head, Problem(line.number, *found))
             break

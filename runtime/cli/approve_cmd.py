@@ -18,20 +18,19 @@ from runtime.approvals import (
     Pending,
     from_terminal,
 )
-from runtime.audit.hostkey import host_key
-from runtime.cli.audit_cmd import open_audit_log
+from runtime.cli.audit_cmd import services
 from runtime.cli.render import echo_json
-from runtime.paths import config_dir, state_dir_for
-from runtime.project import find_project_dir
+from runtime.paths import config_dir
+from runtime.services import APPROVERS_PURPOSE
 
 
 def open_service() -> ApprovalService:
-    key, _ = host_key("approval-hmac")
-    return ApprovalService(state_dir_for(find_project_dir()), key, audit=open_audit_log())
+    """The project's approvals, in the mode canal.yaml sets (policy.approval)."""
+    return services().approvals
 
 
 def open_registry() -> ApproverRegistry:
-    key, _ = host_key("approvers-hmac")
+    key = services().keys.derive(APPROVERS_PURPOSE)
     return ApproverRegistry(config_dir() / "approvers.json", key)
 
 

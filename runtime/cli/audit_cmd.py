@@ -17,22 +17,31 @@ from runtime.audit import (
     summarize,
     verify_log,
 )
-from runtime.audit.hostkey import host_key
 from runtime.audit.log import utc_timestamp
 from runtime.audit.record import MalformedRecord
 from runtime.audit.verify import Head, VerifyReport
 from runtime.cli.render import echo_json
 from runtime.errors import ConfigError
 from runtime.project import find_project_dir
+from runtime.services import AUDIT_PURPOSE, Services
 
 DURATION = re.compile(r"^(\d+)([smhd])$")
 UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
 
 
+def services() -> Services:
+    return Services(find_project_dir())
+
+
 def open_audit_log() -> AuditLog:
-    """The current project's log with this host's key (the one place the CLI picks the key)."""
-    key, key_id = host_key("audit-hmac")
-    return AuditLog.for_project(find_project_dir(), key, key_id)
+    """The current project's log, signed with the host key store's current audit key."""
+    return services().audit
+
+
+def audit_keys() -> tuple[bytes, str, dict[str, bytes]]:
+    """The current audit key, its id, and every usable key by id (records from before a rotation)."""
+    keys = services().keys
+    return keys.derive(AUDIT_PURPOSE), keys.primary_id, keys.derive_all(AUDIT_PURPOSE)
 
 
 def since_threshold(spec: str, now: datetime) -> str:
@@ -97,9 +106,10 @@ def verify(checkpoint_file: Path | None, as_json: bool) -> None:
     """
     log = open_audit_log()
     head: Head | None = None
+    key, key_id, earlier = audit_keys()
     if checkpoint_file is not None:
-        head = read_checkpoint(checkpoint_file.read_text(), *host_key("audit-hmac")).head
-    report = verify_log(log.path, *host_key("audit-hmac"), checkpoint=head)
+        head = read_checkpoint(checkpoint_file.read_text(), key, key_id).head
+    report = verify_log(log.path, key, key_id, checkpoint=head, earlier_keys=earlier)
     _raise_if_tampered(report)
     if as_json:
         echo_json(report.to_json())
@@ -117,8 +127,8 @@ def checkpoint(as_json: bool) -> None:
     Example: canal audit checkpoint > ~/canal-checkpoint.json
     """
     log = open_audit_log()
-    key, key_id = host_key("audit-hmac")
-    report = verify_log(log.path, key, key_id)
+    key, key_id, earlier = audit_keys()
+    report = verify_log(log.path, key, key_id, earlier_keys=earlier)
     _raise_if_tampered(report)
     cp = make_checkpoint(report.head, str(log.path), key, key_id, utc_timestamp())
     if as_json:

@@ -18,8 +18,9 @@ from runtime.files import Workspace, edit_file, view_path, write_file
 from runtime.files.errors import InvalidRange
 from runtime.files.fileio import DEFAULT_MAX_BYTES
 from runtime.paths import state_dir_for
-from runtime.ports import AuditSink, Redactor, no_redaction
+from runtime.ports import AuditSink, Redactor
 from runtime.project import find_project_dir
+from runtime.services import Services
 from runtime.trash import Trash, parse_age, remove_paths
 
 JSON_HELP = "Print the result as JSON."
@@ -31,16 +32,11 @@ def _actor() -> str:
 
 def _audit(project_dir: Path) -> AuditSink:
     # The audit log refuses to append without its key; an operation is never done unrecorded.
-    from runtime.audit import AuditLog
-    from runtime.audit.hostkey import host_key
-
-    key, key_id = host_key("audit-hmac")
-    return AuditLog.for_project(project_dir, key, key_id, redact=_redactor())
+    return Services(project_dir).audit
 
 
 def _redactor() -> Redactor:
-    # The lead wires the real secret redactor (runtime/redact) here once it exists.
-    return no_redaction
+    return Services(find_project_dir()).redactor
 
 
 def _trash(project_dir: Path) -> Trash:

@@ -7,7 +7,6 @@ from typing import Any
 
 import click
 
-from runtime.audit.hostkey import host_key
 from runtime.audit.log import AuditLog, audit_path
 from runtime.cli.render import echo_json
 from runtime.keys import KeyStore
@@ -15,14 +14,17 @@ from runtime.paths import data_root, state_dir_for
 from runtime.project import find_project_dir
 from runtime.sealed import SealedError, SealedStore
 from runtime.sealed.crypto import PREFIX
+from runtime.services import AUDIT_PURPOSE
 
 MASK = "[sealed]"
 
 
 def store_for(state_dir: Path, keys: KeyStore | None = None) -> SealedStore:
     """The sealed store of one project's state folder, with its audit log as the revision ledger."""
-    ledger = AuditLog(audit_path(state_dir), *host_key("audit-hmac"))
-    return SealedStore(state_dir / "state", keys or KeyStore(), ledger)
+    keys = keys or KeyStore()
+    ledger = AuditLog(audit_path(state_dir), keys.derive(AUDIT_PURPOSE), keys.primary_id,
+                      earlier_keys=keys.derive_all(AUDIT_PURPOSE))
+    return SealedStore(state_dir / "state", keys, ledger)
 
 
 def project_store(keys: KeyStore | None = None) -> SealedStore:

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from runtime.approvals import ApprovalPendingError, ApprovalService, DecisionSummary
-from runtime.audit.hostkey import host_key
+from runtime.services import APPROVAL_PURPOSE, Services
 from runtime.cli import approve_cmd
 from runtime.cli.audit_cmd import open_audit_log
 from runtime.cli.main import CanalGroup
@@ -38,7 +38,7 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def human_token() -> str:
     # what the pipeline builds under canal.yaml's `approval: human`
-    svc = ApprovalService(state_dir_for(find_project_dir()), host_key("approval-hmac")[0], mode="human")
+    svc = ApprovalService(state_dir_for(find_project_dir()), Services(find_project_dir()).keys.derive(APPROVAL_PURPOSE), mode="human")
     return svc.request(CMD, **BINDING, decision_summary=DecisionSummary(("rm-recursive",), "recursive")).token
 
 
