@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from policy.celenv import Compiled, EvalFailure, activation, evaluate
+from policy.celenv import Compiled, EvalFailure, activation, compile_combined, evaluate, evaluate_many
 from policy.decision import STRICTNESS, Action, Decision, Source
 from policy.facts import segment_facts
 from policy.shell import PARSER_VERSION, Segment, parse
@@ -19,6 +19,7 @@ from policy.shell.syntax import SyntaxChecker, bash_n
 from policy.targets import segment_targets
 
 CACHE_SIZE = 4096
+COMBINED_CACHE_SIZE = 512
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ class Policy:
         self.checker = checker
         self.cache_enabled = True
         self._cache: OrderedDict[tuple[str, str, bool], Decision] = OrderedDict()
+        self._combined: OrderedDict[tuple[str, ...], Compiled] = OrderedDict()
         self._index: dict[str, list[CompiledRule]] = {}
         self._generic: list[CompiledRule] = []
         for rule in self.rules:
@@ -150,16 +152,33 @@ class Policy:
                   ctx: Mapping[str, Any]) -> tuple[list[CompiledRule], list[str]]:
         if not rules:
             return [], []
-        act = activation({**facts, "command": cmd, "ctx": ctx})
+        facts_all = {**facts, "command": cmd, "ctx": ctx}
+        if len(rules) > 1:
+            combined = self._combined_for(rules)
+            try:
+                results = evaluate_many(combined, activation(facts_all, combined.names), len(rules))
+                return [r for r, hit in zip(rules, results, strict=True) if hit], []
+            except EvalFailure:
+                pass  # evaluate one by one to name the failing rule
         matched: list[CompiledRule] = []
         errors: list[str] = []
         for rule in rules:
             try:
-                if evaluate(rule.compiled, act):
+                if evaluate(rule.compiled, activation(facts_all, rule.compiled.names)):
                     matched.append(rule)
             except EvalFailure as exc:
                 errors.append(f"rule {rule.id} failed to evaluate ({exc})")
         return matched, errors
+
+    def _combined_for(self, rules: Sequence[CompiledRule]) -> Compiled:
+        key = tuple(r.id for r in rules)
+        found = self._combined.get(key)
+        if found is None:
+            found = compile_combined([r.compiled for r in rules])
+            self._combined[key] = found
+            if len(self._combined) > COMBINED_CACHE_SIZE:
+                self._combined.popitem(last=False)
+        return found
 
     def _decide_segments(self, text: str, segments: Sequence[Segment], unattended: bool,
                          context: Mapping[str, Any] | None, start: float) -> Decision:
