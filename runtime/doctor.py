@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import stat
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -67,7 +68,17 @@ def check_state_dir(project_dir: Path) -> Check:
     return Check("state_dir", True, f"{folder} (mode 700, yours, outside the project)")
 
 
+def check_bash() -> Check:
+    """The policy asks the host's bash (-n, nothing runs) to confirm its parse; without it, it denies."""
+    found = shutil.which("bash")
+    if found is None:
+        return Check("bash", False, "no bash on the host: every command with shell syntax is denied",
+                     "sudo apt-get install bash")
+    return Check("bash", True, f"{found} checks command syntax for the policy")
+
+
 CHECKS: tuple[Callable[[Path], Check], ...] = (
+    lambda _: check_bash(),
     lambda _: check_engine(),
     lambda _: check_image(),
     check_state_dir,

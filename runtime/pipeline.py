@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import os
 import shlex
@@ -181,11 +182,17 @@ def _host_targets(services: Services, targets: Sequence[str]) -> list[Path]:
     if config.workspace != "rw":
         return []
     workdir = PurePosixPath(config.sandbox.workdir)
-    hosts = []
+    hosts: list[Path] = []
     for target in targets:
         path = PurePosixPath(os.path.normpath(target))
-        if path == workdir or path.is_relative_to(workdir):
-            hosts.append(services.project_dir.joinpath(*path.relative_to(workdir).parts))
+        if not (path == workdir or path.is_relative_to(workdir)):
+            continue
+        rel = path.relative_to(workdir).as_posix()
+        if glob.has_magic(rel):  # rm -rf /workspace/build/* : back up what the glob names now
+            pattern = os.path.join(glob.escape(str(services.project_dir)), rel)
+            hosts.extend(Path(p) for p in sorted(glob.glob(pattern)))
+        else:
+            hosts.append(services.project_dir / rel)
     return hosts
 
 
