@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "runtime.cli.key_cmd", "runtime.cli.state_cmd",
     "runtime.cli.audit_cmd", "runtime.cli.approve_cmd",
     "runtime.cli.files_cmd",
+    "runtime.cli.workflow_cmd",
     "runtime.cli.tool_cmd", "runtime.cli.discover_cmd", "runtime.cli.help_cmd",
 )
 
