@@ -1,0 +1,5 @@
+"""``python -m runtime.cli`` is ``canal``."""
+
+from runtime.cli.main import main
+
+main()
