@@ -117,7 +117,7 @@ def test_audit_log_verifies_then_names_the_edited_line(canal: Canal) -> None:
         assert report.problem is not None
         assert report.problem.line == 4
         assert report.problem.kind in ("deleted", "reordered")
-        log.write_text("".join(lines[:2] + [lines[3], lines[2]] + lines[4:]))
+        log.write_text("".join([*lines[:2], lines[3], lines[2], *lines[4:]]))
         report = verify_log(log, key, key_id)
         assert report.problem is not None
         assert report.problem.line == 3
