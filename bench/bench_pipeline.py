@@ -1,0 +1,69 @@
+"""Benchmark: the Python API's ``Canal.run("true")`` against the bare session round trip it wraps.
+
+Run: python bench/bench_pipeline.py [--rounds 300]
+
+Both measure the same warm container in this one process, interleaved round by round so machine
+load hits both alike: ``backend.exec(container, "true")`` (the session alone) and ``canal.run("true")``
+(policy decision, audit intent + outcome records with fsync, exec, presenter, redaction). The
+difference of the p50s is Canal's per-command overhead (target: under 5 ms).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from runtime.api import Canal
+
+
+def pct(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=300)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="canal-bench-") as tmp:
+        root = Path(tmp)
+        os.environ["CANAL_STATE_DIR"] = str(root / "state")
+        os.environ["CANAL_CONFIG_DIR"] = str(root / "config")
+        (root / "project").mkdir()
+        with Canal(root / "project") as canal:
+            try:
+                run(canal, args.rounds)
+            finally:
+                canal.down()
+
+
+def run(canal: Canal, rounds: int) -> None:
+    container = canal.up().name
+    backend = canal.backend
+    for _ in range(10):
+        backend.exec(container, "true")
+        canal.run("true")
+    bare: list[float] = []
+    api: list[float] = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        backend.exec(container, "true")
+        bare.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        result = canal.run("true")
+        api.append(time.perf_counter() - start)
+        assert result.status == "ok", result.text
+    print(f"rounds: {rounds}, load average: {os.getloadavg()[0]:.2f}")
+    for label, samples in (("session exec (bare)", bare), ("Canal.run (pipeline)", api)):
+        print(f"  {label:<24} p50 {pct(samples, 0.5):7.2f} ms   p99 {pct(samples, 0.99):7.2f} ms   "
+              f"mean {statistics.fmean(samples) * 1000:7.2f} ms")
+    overhead = pct(api, 0.5) - pct(bare, 0.5)
+    print(f"  overhead p50 {overhead:.2f} ms (target < 5 ms); ratio {pct(api, 0.5) / pct(bare, 0.5):.2f}x")
+
+
+if __name__ == "__main__":
+    main()
