@@ -1,0 +1,173 @@
+"""Argument shapes models actually produce, normalised before validation.
+
+Models send a list where a string is expected and the reverse, numbers as strings, objects as JSON
+inside a string, and sandbox paths (``/workspace/src/app.py``) where the host expects project paths.
+Each coercion below accepts those shapes and leaves anything else for pydantic to reject, so an
+invalid call still fails with the field's constraint.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from collections.abc import Mapping
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator
+
+SANDBOX_WORKDIR = "/workspace"
+_SECONDS = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|secs|seconds?|m|min|mins|minutes?)?\s*$", re.IGNORECASE)
+_RANGE = re.compile(r"^\s*(\d*)\s*(?::|-|,|\.\.)\s*(\d*)\s*$")
+
+
+def _json_if_bracketed(value: str, opener: str) -> Any:
+    text = value.strip()
+    if text.startswith(opener):
+        try:
+            return json.loads(text)
+        except ValueError:
+            return value
+    return value
+
+
+def to_command(value: Any) -> Any:
+    """A shell command: a string as is; an argv list joined with shell quoting, each element whole."""
+    if isinstance(value, list) and all(isinstance(v, (str, int, float)) for v in value):
+        return shlex.join(str(v) for v in value)
+    return value
+
+
+def to_str_list(value: Any) -> Any:
+    """A list of strings from a list, a JSON array in a string, or a space-separated string (quotes kept)."""
+    if isinstance(value, str):
+        parsed = _json_if_bracketed(value, "[")
+        if isinstance(parsed, list):
+            return to_str_list(parsed)
+        try:
+            return shlex.split(value)
+        except ValueError:
+            return value.split()
+    if isinstance(value, list):
+        return [str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v for v in value]
+    return value
+
+
+def to_project_path(value: Any) -> Any:
+    """A sandbox path under /workspace becomes the same path relative to the project folder."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if text == SANDBOX_WORKDIR or text == SANDBOX_WORKDIR + "/":
+        return "."
+    if text.startswith(SANDBOX_WORKDIR + "/"):
+        return text[len(SANDBOX_WORKDIR) + 1:] or "."
+    return text
+
+
+def to_path_list(value: Any) -> Any:
+    listed = to_str_list(value)
+    if isinstance(listed, list):
+        return [to_project_path(v) for v in listed]
+    return listed
+
+
+def to_seconds(value: Any) -> Any:
+    """Seconds from a number, ``"30"``, ``"30s"`` or ``"2m"``."""
+    if isinstance(value, str):
+        match = _SECONDS.match(value)
+        if match is None:
+            return value
+        number = float(match.group(1))
+        unit = (match.group(2) or "s").lower()
+        return number * 60 if unit.startswith("m") else number
+    return value
+
+
+def to_object(value: Any) -> Any:
+    """A JSON object, also when sent as JSON text inside a string; an empty string is no object."""
+    if isinstance(value, str):
+        if not value.strip():
+            return {}
+        return _json_if_bracketed(value, "{")
+    return value
+
+
+def to_range(value: Any) -> Any:
+    """Lines ``[start, end]`` from ``"10:40"``, ``"10-40"``, ``"10,40"``, ``[10, 40]``, ``{"start": 10, ...}``
+    or a single line number; an open end (``"10:"``) stays open."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)):
+        return [int(value), int(value)]
+    if isinstance(value, dict):
+        return [value.get("start"), value.get("end")]
+    if isinstance(value, str):
+        return _range_from_text(value)
+    if isinstance(value, (list, tuple)) and len(value) == 1:
+        return [value[0], value[0]]
+    return value
+
+
+def _range_from_text(value: str) -> Any:
+    parsed = _json_if_bracketed(value, "[")
+    if isinstance(parsed, list):
+        return to_range(parsed)
+    if value.strip().isdigit():
+        line = int(value)
+        return [line, line]
+    match = _RANGE.match(value)
+    if match is None:
+        return value
+    first, last = match.groups()
+    return [int(first) if first else None, int(last) if last else None]
+
+
+def _to_bool(value: str) -> Any:
+    lowered = value.strip().lower()
+    if lowered in ("true", "yes", "1", "on"):
+        return True
+    if lowered in ("false", "no", "0", "off"):
+        return False
+    return value
+
+
+def to_field_type(value: Any, kind: str) -> Any:
+    """One gate or tool field value in the type its schema declares, when a model sent it as text.
+
+    Only unambiguous text converts (``"2"`` for an integer, ``"true"`` for a boolean, JSON for an array
+    or object); anything else stays as sent, so the field's own validation names the problem."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if kind == "integer" and re.fullmatch(r"[-+]?\d+", text):
+        return int(text)
+    if kind == "number" and re.fullmatch(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", text):
+        return float(text)
+    if kind == "boolean":
+        return _to_bool(text)
+    if kind == "array":
+        return to_str_list(value)
+    if kind == "object":
+        return to_object(value)
+    return value
+
+
+def coerce_fields(values: Mapping[str, Any], kinds: Mapping[str, str]) -> dict[str, Any]:
+    """Field values with text converted to each field's declared type; unknown fields pass as sent."""
+    return {name: to_field_type(v, kinds[name]) if name in kinds else v for name, v in values.items()}
+
+
+def to_stripped(value: Any) -> Any:
+    return value.strip() if isinstance(value, str) else value
+
+
+Command = Annotated[str, BeforeValidator(to_command)]
+ProjectPath = Annotated[str, BeforeValidator(to_project_path)]
+PathList = Annotated[list[str], BeforeValidator(to_path_list)]
+Seconds = Annotated[float, BeforeValidator(to_seconds)]
+JsonObject = Annotated[dict[str, Any], BeforeValidator(to_object)]
+LineRange = Annotated[tuple[int | None, int | None], BeforeValidator(to_range)]
+Token = Annotated[str, BeforeValidator(to_stripped)]

@@ -1,0 +1,129 @@
+"""What the model reads about each tool: a small prompt each (what it does, when a sibling fits better,
+defaults, consequences, an example that really runs). The server instructions tie them together."""
+
+from __future__ import annotations
+
+INSTRUCTIONS = """\
+Canal runs your commands in a hardened sandbox container under a policy, and keeps every file \
+operation reversible. The project folder is /workspace in the sandbox; file tools take paths relative \
+to it. Every reply ends with what to do next when something went wrong: a CODE on the first line, what \
+happened, then "Next:". A CONFIRMATION_REQUIRED reply means nothing ran: ask the user, then repeat the \
+same call with confirm_token. Deleted and overwritten files go to a host-side trash: restore(trash_id) \
+puts them back."""
+
+RUN_COMMAND = """\
+Run a shell command (bash) in this project's sandbox and return what it printed, then a footer such \
+as [exit:0 | 0.12s]. The working directory and exported variables persist between calls, like one \
+terminal; the project folder is /workspace.
+
+Policy decides before anything runs. Allowed commands run. Destructive or unanalysable ones (rm -r, \
+git push --force, curl | sh, ...) return CONFIRMATION_REQUIRED with a token and NOTHING RAN: ask the \
+user, then call again with the same command and confirm_token; the token works once, for exactly that \
+command. Denied commands return POLICY_DENIED and cannot be confirmed. Before a confirmed destructive \
+command runs, the files it targets are backed up; the reply names the trash id for restore.
+
+Long output is cut to its first and last lines, and the full output is saved in the sandbox at the \
+path the reply names (/canal/output/...): read it with a second run_command (grep -n PATTERN PATH, or \
+sed -n '200,300p' PATH) instead of re-running the command. A non-zero exit status is a result, not an \
+error: stderr is attached.
+
+Use view to read a file with line numbers, edit to change one (it returns the diff), remove to delete \
+(reversible, no confirmation), restore to undo; list_capabilities for the project's own tools.
+
+Defaults: timeout from canal.yaml (timeouts.command, 120 s unless set); no confirm_token.
+Example: {"command": "ls -la && python3 --version"}
+Example: {"command": "pytest -q tests/unit", "timeout": 600}
+After CONFIRMATION_REQUIRED: {"command": "rm -rf build", "confirm_token": "c_k3j9x2mqa7fe"}"""
+
+VIEW = """\
+Show a text file with numbered lines, a folder's entries, or the size and hash of a binary file. \
+Read-only. Paths are relative to the project folder; /workspace/... works too; nothing outside the \
+project can be read.
+
+The numbers are for orientation: do not copy the "  12| " prefixes into edit's old text. Secrets in \
+the file are shown as placeholders. To search many files use run_command with rg or grep -n.
+
+Defaults: path "." (the project folder); range from line 1, at most 2000 lines (the reply says how \
+many lines the file has, so you can ask for the next range).
+Example: {"path": "README.md", "range": "1:40"}
+Example: {"path": "src"}"""
+
+EDIT = """\
+Replace exact text in one file, atomically, and return the unified diff of the change.
+
+old must match exactly once, whitespace and indentation included. When it is not found, the reply \
+shows the closest lines; when it occurs several times, the reply lists their line numbers. In both \
+cases NOTHING IS WRITTEN: call view, then retry with more surrounding text in old (or replace_all). \
+Edits are recorded in the audit log.
+
+Use run_command to create new files (e.g. a heredoc) or for changes a script makes better; use remove \
+to delete a file.
+
+Defaults: replace_all false (exactly one occurrence).
+Example: {"path": "src/app.py", "old": "return 1", "new": "return 2"}
+Example: {"path": "setup.cfg", "old": "version = 0.1", "new": "version = 0.2", "replace_all": true}"""
+
+REMOVE = """\
+Move files or folders to the host-side trash. Nothing is deleted outright, and no confirmation is \
+needed because every removal can be undone: each reply line names the trash id for restore.
+
+Every path is checked before the first one moves, so a bad path leaves everything in place. A path \
+that is already gone is reported, not an error. Folders need recursive: true. Prefer this tool over \
+run_command rm, which asks for confirmation.
+
+Defaults: recursive false.
+Example: {"path": "build.log"}
+Example: {"path": ["dist", "build"], "recursive": true}"""
+
+RESTORE = """\
+Put a trashed file or folder back at the path it was removed from, with its modes. The trash id comes \
+from remove, or from a backup line of run_command ("[backup of PATH: canal restore t2025...]").
+
+Refused when something already exists at that path (nothing is overwritten): move that one away \
+first (remove it: it can be restored too), then call restore again.
+
+Example: {"trash_id": "t20250101T120000Z-3f9a2c"}"""
+
+WORKFLOW = """\
+Drive one of the project's workflows (a fixed sequence of steps; Canal keeps its state and order).
+
+action "start" (name required) begins a run and returns its run_id and the first step's instructions \
+and gate fields. action "advance" (run_id required) submits gate_data for the current step: the \
+fields are validated (a rejection lists what was wrong, nothing advances), then automated steps run in \
+the sandbox under the same policy until the next step that needs you. action "current" (run_id \
+required) shows where a run is, without changing it.
+
+When an automated step needs confirmation, advance returns CONFIRMATION_REQUIRED with a token and the \
+step did not run: ask the user, then advance again with confirm_token (same run_id).
+
+Defaults: gate_data none, confirm_token none. Workflow names: list_capabilities shows none of them; \
+use run_command "ls workflows" or the name the user gave you.
+Example: {"action": "start", "name": "release"}
+Example: {"action": "advance", "run_id": "r_8k2m", "gate_data": {"version": "1.4.0"}}
+Example: {"action": "current", "run_id": "r_8k2m"}"""
+
+LIST_CAPABILITIES = """\
+List the project's own tools (defined in tools/*.yaml): one line each, name and what it does. Read-only.
+
+Use this first when the user asks for something the project has a tool for; then describe_capability \
+for one tool's fields, and call_capability to run it. For plain shell commands use run_command.
+
+Defaults: no query (everything).
+Example: {}
+Example: {"query": "deploy staging"}"""
+
+DESCRIBE_CAPABILITY = """\
+Show one project tool's fields: name, type, required (*) or not, defaults, allowed values, notes, and \
+an example call. Read-only. Call this before call_capability when you do not know the fields.
+
+Example: {"name": "create_project"}"""
+
+CALL_CAPABILITY = """\
+Run one project tool in the sandbox. The arguments are validated like a form first (a missing or \
+wrong field is rejected with the list of fields; nothing runs); values reach the tool only as whole \
+arguments or environment variables, never spliced into a shell string. The call goes through the same \
+policy as run_command: CONFIRMATION_REQUIRED means nothing ran; ask the user, then call again with the \
+same name and arguments and confirm_token.
+
+Defaults: arguments {} (no fields); no confirm_token.
+Example: {"name": "list_files", "arguments": {"path": "src"}}"""
