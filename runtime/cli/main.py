@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "runtime.cli.audit_cmd", "runtime.cli.approve_cmd",
     "runtime.cli.files_cmd",
     "runtime.cli.workflow_cmd",
+    "runtime.cli.mcp_cmd",
     "runtime.cli.tool_cmd", "runtime.cli.discover_cmd", "runtime.cli.help_cmd",
 )
 
