@@ -1,4 +1,5 @@
-"""The in-container session agent. Its source is sent with ``python3 -c``; it imports only the stdlib.
+"""The in-container session agent (stdlib only). ``session.py`` sends it, with its helper modules
+``_agent_procs``, ``_agent_pump`` and ``_agent_shell``, as one ``python3 -c`` program.
 
 Protocol on the exec's stdin/stdout (stderr is for the agent's own failures):
 
@@ -6,10 +7,10 @@ Protocol on the exec's stdin/stdout (stderr is for the agent's own failures):
 - reply frames: 1 type byte, 4-byte big-endian length, payload. ``o`` stdout bytes, ``e`` stderr
   bytes, ``h`` heartbeat, ``x`` the final JSON for the request, echoing its ``id`` (the nonce).
 
-Each command runs in its own session (``setsid``) with a raised OOM score; a ``str`` command runs in
-bash through a fixed wrapper (the command is ``$1``, never spliced) that saves cwd and exported
-variables on exit. On a timeout the agent kills the command's group, then every process in the
-container but PID 1, the keepalive and itself, and checks again until nothing else is left.
+A ``str`` command runs in the session's long-lived bash (``_agent_shell``), in a subshell of its
+own; an argv command is started directly. Both run in their own session with a raised OOM score.
+On a timeout, a wedged shell, or a fork bomb, the agent kills every process in the container but
+PID 1, the keepalive and itself, and checks again until nothing else is left.
 """
 
 from __future__ import annotations
@@ -17,36 +18,22 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import selectors
 import signal
 import struct
 import subprocess
 import sys
-import tempfile
-import time
 from typing import Any
 
-WRAPPER = r"""
-__canal_sf=$__CANAL_STATE; unset __CANAL_STATE
-__canal_save() {
-  local IFS=$'\n' __canal_n
-  { printf '%s\0' "$PWD"
-    for __canal_n in $(compgen -e); do printf '%s=%s\0' "$__canal_n" "${!__canal_n}"; done
-  } > "$__canal_sf" 2>/dev/null
+from sandbox._agent_procs import keepalive_pid, pressure, raise_oom_score, sweep
+from sandbox._agent_pump import Pump, write_frame
+from sandbox._agent_shell import Shell, ShellRun
+
+SHELL_LOST = {
+    "shell_died": "the command killed the session's shell",
+    "wedged": "the command stopped the session's shell",
 }
-trap __canal_save EXIT
-eval "$1"
-"""
-CHUNK = 65536
-HEARTBEAT_S = 1.0
-DRAIN_AFTER_EXIT_S = 0.2
-
-
-def write_frame(kind: bytes, payload: bytes) -> None:
-    data = kind + struct.pack(">I", len(payload)) + payload
-    view = memoryview(data)
-    while view:
-        view = view[os.write(1, view):]
+AFTER_SHELL_LOST = ("; every process in the sandbox was killed and a fresh shell starts with the next "
+                    "command (with the working directory and variables from before this command)")
 
 
 def read_exact(n: int) -> bytes:
@@ -60,66 +47,32 @@ def read_exact(n: int) -> bytes:
     return b"".join(parts)
 
 
-def proc_stat(pid: int) -> tuple[str, int, int] | None:
-    """(state, ppid, starttime) of a process, or None when it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            raw = fh.read().decode(errors="replace")
-    except OSError:
+class ProcRun:
+    """An argv command started by the agent, as the pump's ``Child``."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self.proc = proc
+
+    def finished(self) -> bool:
+        return self.proc.poll() is not None
+
+    def watch_fd(self) -> int | None:
         return None
-    fields = raw[raw.rfind(")") + 2:].split()
-    return fields[0], int(fields[1]), int(fields[19])
+
+    def on_ready(self) -> bool:
+        return False
+
+    def wait(self, timeout_s: float) -> None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=timeout_s)
+
+    def wedged(self) -> bool:
+        return False
 
 
-def live_pids() -> list[int]:
-    pids = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            stat = proc_stat(int(entry))
-            if stat is not None and stat[0] not in ("Z", "X"):
-                pids.append(int(entry))
-    return pids
-
-
-def keepalive_pid() -> int | None:
-    """The container's main process under ``--init``: the oldest child of PID 1."""
-    kids = [(s[2], p) for p in live_pids() if (s := proc_stat(p)) is not None and s[1] == 1]
-    return min(kids)[1] if kids else None
-
-
-def sweep(protected: set[int], budget_s: float = 5.0) -> list[int]:
-    """Kill every process but ``protected`` until none is left; returns survivors (none when it worked)."""
-    deadline = time.monotonic() + budget_s
-    victims = [p for p in live_pids() if p not in protected]
-    while victims and time.monotonic() < deadline:
-        for sig in (signal.SIGSTOP, signal.SIGKILL):
-            for pid in victims:
-                with contextlib.suppress(OSError):
-                    os.kill(pid, sig)
-        time.sleep(0.01)
-        victims = [p for p in live_pids() if p not in protected]
-    return victims
-
-
-def cgroup_counter(path: str, key: str) -> int:
-    try:
-        with open(path) as fh:
-            for line in fh:
-                name, _, value = line.partition(" ")
-                if name == key:
-                    return int(value)
-    except (OSError, ValueError):
-        pass
-    return 0
-
-
-def pressure() -> tuple[int, int]:
-    """(OOM kills, pid-limit hits) of this container's cgroup so far (v1, else v2)."""
-    oom = cgroup_counter("/sys/fs/cgroup/memory/memory.oom_control", "oom_kill") or cgroup_counter(
-        "/sys/fs/cgroup/memory.events", "oom_kill")
-    pids = cgroup_counter("/sys/fs/cgroup/pids/pids.events", "max") or cgroup_counter(
-        "/sys/fs/cgroup/pids.events", "max")
-    return oom, pids
+def error_reply(message: str, code: int) -> dict[str, Any]:
+    write_frame(b"e", f"canal: {message}\n".encode())
+    return {"exit_code": code, "reason": "exited"}
 
 
 class Agent:
@@ -128,7 +81,7 @@ class Agent:
         self.protected = {1, os.getpid()} | ({keep} if keep else set())
         self.cwd = os.getcwd()
         self.env = dict(os.environ)
-        self.state_dir = tempfile.mkdtemp(prefix=".canal-session-")
+        self.shell = Shell()
 
     def serve(self) -> None:
         while True:
@@ -144,177 +97,114 @@ class Agent:
 
     def handle(self, req: dict[str, Any], stdin: bytes | None) -> dict[str, Any]:
         if req["op"] == "hello":
+            with contextlib.suppress(OSError):
+                self.shell.ensure(self.env, self.cwd)  # warm: the first str command pays nothing
             return {"pid": os.getpid(), "protected": sorted(self.protected)}
         if req["op"] == "sweep":
-            return {"survivors": sweep(self.protected)}
-        return self.run(req, stdin)
-
-    def spawn(self, req: dict[str, Any], stdin: bytes | None, state: str) -> subprocess.Popen[bytes]:
-        env = dict(self.env)
-        env.update(req.get("env") or {})
+            return {"survivors": self.sweep()}
         if req.get("shell"):
-            argv = ["/bin/bash", "--noprofile", "--norc", "-c", WRAPPER, "canal", req["command"]]
-            env["__CANAL_STATE"] = state
-        else:
-            argv = req["argv"]
-        cwd = req.get("workdir") or self.cwd
-        if not os.path.isdir(cwd):
-            cwd = "/"
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, start_new_session=True, close_fds=True,
-                                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        try:
-            with open(f"/proc/{proc.pid}/oom_score_adj", "w") as fh:
-                fh.write("1000")
-        except OSError:
-            pass
-        return proc
+            return self.run_shell(req, stdin)
+        return self.run_argv(req, stdin)
 
-    def run(self, req: dict[str, Any], stdin: bytes | None) -> dict[str, Any]:
-        state = os.path.join(self.state_dir, "state")
+    def sweep(self) -> list[int]:
+        survivors = sweep(self.protected)
+        if not self.shell.alive():
+            self.shell.reap()
+        return survivors
+
+    # argv commands ---------------------------------------------------------------------------
+    def run_argv(self, req: dict[str, Any], stdin: bytes | None) -> dict[str, Any]:
+        env = dict(self.env, **(req.get("env") or {}))
+        cwd = req.get("workdir") or self.cwd
         before = pressure()
         try:
-            proc = self.spawn(req, stdin, state)
+            proc = subprocess.Popen(
+                req["argv"], cwd=cwd if os.path.isdir(cwd) else "/", env=env, start_new_session=True,
+                close_fds=True, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         except FileNotFoundError as exc:
-            write_frame(b"e", f"canal: command not found: {exc.filename}\n".encode())
-            return {"exit_code": 127, "reason": "exited"}
+            return error_reply(f"command not found: {exc.filename}", 127)
         except PermissionError as exc:
-            write_frame(b"e", f"canal: permission denied: {exc.filename}\n".encode())
-            return {"exit_code": 126, "reason": "exited"}
-        except OSError as exc:
-            write_frame(b"e", f"canal: cannot start the command: {exc}\n".encode())
-            return {"exit_code": 126, "reason": "exited", "pid_limit_hits": pressure()[1] - before[1]}
-        pump = Pump(proc, stdin)
+            return error_reply(f"permission denied: {exc.filename}", 126)
+        except (OSError, ValueError) as exc:
+            return dict(error_reply(f"cannot start the command: {exc}", 126),
+                        pid_limit_hits=pressure()[1] - before[1])
+        raise_oom_score(proc.pid)
+        assert proc.stdout is not None
+        assert proc.stderr is not None
+        outputs = {proc.stdout.fileno(): b"o", proc.stderr.fileno(): b"e"}
+        pump = Pump(ProcRun(proc), outputs, proc.stdin.fileno() if proc.stdin else None, stdin)
         reason = pump.run(req.get("timeout_s"), req.get("idle_timeout_s"))
         survivors: list[int] = []
         if reason != "exited":
             with contextlib.suppress(OSError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            survivors = sweep(self.protected)
+            survivors = self.sweep()
         pump.close()
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
         code = proc.wait()
+        return self.finish(reason, 128 + -code if code < 0 else code, before, survivors)
+
+    def finish(self, reason: str, code: int | None, before: tuple[int, int],
+               survivors: list[int]) -> dict[str, Any]:
         after = pressure()
         if after[1] > before[1]:
-            survivors = sweep(self.protected)
-        if req.get("shell") and reason == "exited":
-            self.load_state(state, req)
-        return {"exit_code": 128 + -code if code < 0 else code, "reason": reason, "survivors": survivors,
+            survivors = self.sweep()
+        return {"exit_code": code, "reason": reason, "survivors": survivors,
                 "oom_kills": after[0] - before[0], "pid_limit_hits": after[1] - before[1]}
 
-    def load_state(self, path: str, req: dict[str, Any]) -> None:
-        """Keep the command's cwd and exports, but not the env and workdir given for it alone."""
-        old_cwd, old_env = self.cwd, self.env
-        self.read_state(path)
-        if req.get("workdir") and self.cwd == req["workdir"]:
-            self.cwd = old_cwd
-        for name, value in (req.get("env") or {}).items():
-            if self.env.get(name) == value:
-                if name in old_env:
-                    self.env[name] = old_env[name]
-                else:
-                    self.env.pop(name, None)
-
-    def read_state(self, path: str) -> None:
+    # str commands ----------------------------------------------------------------------------
+    def run_shell(self, req: dict[str, Any], stdin: bytes | None) -> dict[str, Any]:
+        env = {str(k): str(v) for k, v in (req.get("env") or {}).items()}
+        fields = [req["command"], req.get("workdir") or "", *env, *env.values()]
+        if any("\0" in f for f in fields):
+            return error_reply("a command, variable or folder cannot contain a NUL byte", 126)
+        if not all(k.isidentifier() and k.isascii() for k in env):
+            return error_reply(f"not a valid variable name in env: {sorted(env)!r}", 126)
         try:
-            with open(path, "rb") as fh:
-                raw = fh.read()
-            os.unlink(path)
-        except OSError:
-            return
-        parts = raw.split(b"\0")
-        if len(parts) < 2:
-            return
-        self.cwd = parts[0].decode(errors="surrogateescape")
-        env = {}
-        for item in parts[1:]:
-            name, sep, value = item.decode(errors="surrogateescape").partition("=")
-            if sep:
-                env[name] = value
-        self.env = env
-
-
-class Pump:
-    """Forwards a command's output as frames, feeds its stdin, and watches its deadlines."""
-
-    def __init__(self, proc: subprocess.Popen[bytes], stdin: bytes | None) -> None:
-        self.proc = proc
-        self.sel = selectors.DefaultSelector()
-        self.kinds: dict[int, bytes] = {}
-        for stream, kind in ((proc.stdout, b"o"), (proc.stderr, b"e")):
-            if stream is not None:
-                os.set_blocking(stream.fileno(), False)
-                self.sel.register(stream.fileno(), selectors.EVENT_READ)
-                self.kinds[stream.fileno()] = kind
-        self.pending = memoryview(stdin or b"")
-        if proc.stdin is not None:
-            os.set_blocking(proc.stdin.fileno(), False)
-            self.sel.register(proc.stdin.fileno(), selectors.EVENT_WRITE)
-        self.last_output = time.monotonic()
-
-    def run(self, timeout_s: float | None, idle_s: float | None) -> str:
-        """Returns the end reason: exited, hard_timeout or idle_timeout."""
-        start = last_beat = time.monotonic()
-        exited_at: float | None = None
-        while True:
-            now = time.monotonic()
-            if exited_at is None and self.proc.poll() is not None:
-                exited_at = now
-            if exited_at is not None and (now - exited_at > DRAIN_AFTER_EXIT_S or not self.kinds):
-                return "exited"
-            if exited_at is None and timeout_s is not None and now - start >= timeout_s:
-                return "hard_timeout"
-            if exited_at is None and idle_s is not None and now - self.last_output >= idle_s:
-                return "idle_timeout"
-            if now - last_beat >= HEARTBEAT_S:
-                write_frame(b"h", b"")
-                last_beat = now
-            self.step(0.05 if exited_at is None else 0.01)
-
-    def step(self, wait_s: float) -> None:
-        if not self.sel.get_map():
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(timeout=wait_s)
-            return
-        for key, _ in self.sel.select(timeout=wait_s):
-            if key.fd in self.kinds:
-                self.forward(key.fd)
-            else:
-                self.feed(key.fd)
-
-    def forward(self, fd: int) -> None:
-        chunk = read_some(fd)
-        if chunk:
-            write_frame(self.kinds[fd], chunk)
-            self.last_output = time.monotonic()
-        elif chunk is not None:
-            self.sel.unregister(fd)
-            del self.kinds[fd]
-
-    def feed(self, fd: int) -> None:
+            self.shell.ensure(self.env, self.cwd)
+        except OSError as exc:
+            return error_reply(f"cannot start bash for a shell command: {exc}", 127)
+        before = pressure()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        in_r, in_w = os.pipe() if stdin is not None else (-1, -1)
+        me = f"/proc/{os.getpid()}/fd"
+        paths = [f"{me}/{in_r}" if stdin is not None else "/dev/null", f"{me}/{out_w}", f"{me}/{err_w}"]
+        held = [out_w, err_w, *([in_r] if stdin is not None else [])]
         try:
-            self.pending = self.pending[os.write(fd, self.pending[:CHUNK]):]
-        except BlockingIOError:
-            return
-        except BrokenPipeError:
-            self.pending = self.pending[:0]
-        if not self.pending:
-            self.sel.unregister(fd)
-            if self.proc.stdin is not None:
-                self.proc.stdin.close()
+            seq = self.shell.submit([*paths, req.get("workdir") or "", req["command"],
+                                     *(f"{k}={v}" for k, v in env.items())])
+        except OSError as exc:
+            for fd in (out_r, err_r, *held, *([in_w] if stdin is not None else [])):
+                os.close(fd)
+            self.shell.reap()
+            return error_reply(f"the session's shell did not take the command: {exc}", 126)
+        run = ShellRun(self.shell, seq, held)
+        pump = Pump(run, {out_r: b"o", err_r: b"e"}, in_w if stdin is not None else None, stdin)
+        reason = pump.run(req.get("timeout_s"), req.get("idle_timeout_s"))
+        if reason == "exited" and run.shell_died:
+            reason = "shell_died"
+        return self.end_shell(reason, run, pump, before)
 
-    def close(self) -> None:
-        self.sel.close()
-        for stream in (self.proc.stdout, self.proc.stderr, self.proc.stdin):
-            if stream is not None:
-                stream.close()
-
-
-def read_some(fd: int) -> bytes | None:
-    """Up to CHUNK bytes; b"" at end of stream; None when nothing is ready yet."""
-    try:
-        return os.read(fd, CHUNK)
-    except BlockingIOError:
-        return None
+    def end_shell(self, reason: str, run: ShellRun, pump: Pump,
+                  before: tuple[int, int]) -> dict[str, Any]:
+        survivors = self.sweep() if reason != "exited" else []
+        run.release()
+        pump.close()
+        if reason == "exited":
+            state = self.shell.take_state()
+            if state is not None:
+                self.cwd, self.env = state
+        else:
+            self.shell.take_state()  # the state of a command cut short is not kept
+        if reason in SHELL_LOST:
+            reply = self.finish("killed", None, before, survivors)
+            return dict(reply, detail=SHELL_LOST[reason] + AFTER_SHELL_LOST)
+        return self.finish(reason, run.status, before, survivors)
 
 
 def main() -> None:

@@ -1,10 +1,11 @@
 """A persistent in-container session: the agent (``sandbox/_agent.py``) in one long-lived exec.
 
-The agent is started with ``python3 -c`` and reached through the exec's hijacked socket. Docker
-multiplexes that stream (8-byte headers: stream id, length); inside stream 1 the agent sends its own
-frames (type byte, length, payload), so command output can never be mistaken for protocol. Every
-request carries a random nonce that the final frame must echo. A session that goes silent past the
-grace period, closes, or answers out of protocol is ``SessionBroken``: the caller drops it.
+The agent (with its helper modules, as one program) is started with ``python3 -c`` and reached
+through the exec's hijacked socket. Docker multiplexes that stream (8-byte headers: stream id,
+length); inside stream 1 the agent sends its own frames (type byte, length, payload), so command
+output can never be mistaken for protocol. Every request carries a random nonce that the final
+frame must echo. A session that goes silent past the grace period, closes, or answers out of
+protocol is ``SessionBroken``: the caller drops it.
 """
 
 from __future__ import annotations
@@ -23,7 +24,23 @@ import docker
 from sandbox.docker_errors import translating
 from sandbox.spool import Spool
 
-AGENT_SOURCE = (Path(__file__).parent / "_agent.py").read_text()
+AGENT_MODULES = ("_agent_procs", "_agent_pump", "_agent_shell", "_agent")
+
+
+def agent_source() -> str:
+    """One ``python3 -c`` program: the agent's stdlib-only modules, registered under ``sandbox.``."""
+    sources = [(name, (Path(__file__).parent / f"{name}.py").read_text()) for name in AGENT_MODULES]
+    return (
+        "import sys, types\n"
+        "pkg = types.ModuleType('sandbox'); pkg.__path__ = []; sys.modules['sandbox'] = pkg\n"
+        f"for name, src in {sources!r}:\n"
+        "    mod = sys.modules['sandbox.' + name] = types.ModuleType('sandbox.' + name)\n"
+        "    exec(compile(src, name + '.py', 'exec'), mod.__dict__)\n"
+        "sys.modules['sandbox._agent'].main()\n"
+    )
+
+
+AGENT_SOURCE = agent_source()
 SILENCE_GRACE_S = 6.0  # the agent beats every second while a command runs
 DEADLINE_GRACE_S = 10.0
 _HEADER = struct.Struct(">BxxxI")

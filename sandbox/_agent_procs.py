@@ -1,0 +1,80 @@
+"""In-container process helpers of the session agent (stdlib only; runs inside the sandbox).
+
+``sweep`` kills every process of the container but the protected ones (PID 1, the ``--init``
+keepalive, the agent), stopping them first so a fork loop cannot outrun it, until none is left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+
+
+def proc_stat(pid: int) -> tuple[str, int, int] | None:
+    """(state, ppid, starttime) of a process, or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            raw = fh.read().decode(errors="replace")
+    except OSError:
+        return None
+    fields = raw[raw.rfind(")") + 2:].split()
+    return fields[0], int(fields[1]), int(fields[19])
+
+
+def live_pids() -> list[int]:
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            stat = proc_stat(int(entry))
+            if stat is not None and stat[0] not in ("Z", "X"):
+                pids.append(int(entry))
+    return pids
+
+
+def keepalive_pid() -> int | None:
+    """The container's main process under ``--init``: the oldest child of PID 1."""
+    kids = [(s[2], p) for p in live_pids() if (s := proc_stat(p)) is not None and s[1] == 1]
+    return min(kids)[1] if kids else None
+
+
+def sweep(protected: set[int], budget_s: float = 5.0) -> list[int]:
+    """Kill every process but ``protected`` until none is left; returns survivors (none when it worked)."""
+    deadline = time.monotonic() + budget_s
+    victims = [p for p in live_pids() if p not in protected]
+    while victims and time.monotonic() < deadline:
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            for pid in victims:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, sig)
+        time.sleep(0.01)
+        victims = [p for p in live_pids() if p not in protected]
+    return victims
+
+
+def cgroup_counter(path: str, key: str) -> int:
+    try:
+        with open(path) as fh:
+            for line in fh:
+                name, _, value = line.partition(" ")
+                if name == key:
+                    return int(value)
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def pressure() -> tuple[int, int]:
+    """(OOM kills, pid-limit hits) of this container's cgroup so far (v1, else v2)."""
+    oom = cgroup_counter("/sys/fs/cgroup/memory/memory.oom_control", "oom_kill") or cgroup_counter(
+        "/sys/fs/cgroup/memory.events", "oom_kill")
+    pids = cgroup_counter("/sys/fs/cgroup/pids/pids.events", "max") or cgroup_counter(
+        "/sys/fs/cgroup/pids.events", "max")
+    return oom, pids
+
+
+def raise_oom_score(pid: int) -> None:
+    """Make ``pid`` (and what it forks) the OOM killer's first choice, before the agent."""
+    with contextlib.suppress(OSError), open(f"/proc/{pid}/oom_score_adj", "w") as fh:
+        fh.write("1000")
