@@ -17,9 +17,9 @@ from typing import Any
 import mcp_types as types
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
-
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+
 from runtime.paths import project_key
 
 CANAL = str(Path(sys.executable).parent / "canal")
