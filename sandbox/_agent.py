@@ -31,6 +31,7 @@ from sandbox._agent_shell import Shell, ShellRun
 SHELL_LOST = {
     "shell_died": "the command killed the session's shell",
     "wedged": "the command stopped the session's shell",
+    "out_of_step": "the session's shell answered out of step (something wrote to its own pipes)",
 }
 AFTER_SHELL_LOST = ("; every process in the sandbox was killed and a fresh shell starts with the next "
                     "command (with the working directory and variables from before this command)")
@@ -176,18 +177,18 @@ class Agent:
         paths = [f"{me}/{in_r}" if stdin is not None else "/dev/null", f"{me}/{out_w}", f"{me}/{err_w}"]
         held = [out_w, err_w, *([in_r] if stdin is not None else [])]
         try:
-            seq = self.shell.submit([*paths, req.get("workdir") or "", req["command"],
+            token = self.shell.submit([*paths, req.get("workdir") or "", req["command"],
                                      *(f"{k}={v}" for k, v in env.items())])
         except OSError as exc:
             for fd in (out_r, err_r, *held, *([in_w] if stdin is not None else [])):
                 os.close(fd)
             self.shell.reap()
             return error_reply(f"the session's shell did not take the command: {exc}", 126)
-        run = ShellRun(self.shell, seq, held)
+        run = ShellRun(self.shell, token, held)
         pump = Pump(run, {out_r: b"o", err_r: b"e"}, in_w if stdin is not None else None, stdin)
         reason = pump.run(req.get("timeout_s"), req.get("idle_timeout_s"))
-        if reason == "exited" and run.shell_died:
-            reason = "shell_died"
+        if reason == "exited" and run.lost is not None:
+            reason = run.lost
         return self.end_shell(reason, run, pump, before)
 
     def end_shell(self, reason: str, run: ShellRun, pump: Pump,

@@ -7,10 +7,11 @@ The subshell saves its working directory and exported variables on exit; the loo
 so they persist like a terminal. Shell-local variables, functions and options do not persist.
 
 Request: the agent writes a NUL-separated file (stdin path, stdout path, stderr path, workdir,
-command, then ``NAME=VALUE`` for this command only), then a sequence number line on the shell's
-stdin. The paths are ``/proc/<agent>/fd/<n>`` of pipes the agent holds, so each command gets its
-own pipes and a background child of an old command cannot write into a newer one's output. Reply:
-``<seq> <status>`` on the shell's stdout. The state file ends with a ``=`` record, so a state cut
+command, then ``NAME=VALUE`` for this command only), then a line with a fresh random token on the
+shell's stdin (the command's subshell never sees it). The paths are ``/proc/<agent>/fd/<n>`` of
+pipes the agent holds, so each command gets its own pipes and a background child of an old command
+cannot write into a newer one's output. Reply: ``<token> <status>`` on the shell's stdout; any
+other line means the shell is out of step. The state file ends with a ``=`` record, so a state cut
 short by a kill is ignored. Only builtins run in the loop, and no value is ever spliced into code.
 """
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import subprocess
 import tempfile
 
@@ -85,7 +87,7 @@ __canal_apply() {
 while IFS= read -r __canal_seq; do
   __canal_req=()
   mapfile -d '' -t __canal_req < "$__canal_dir/req"
-  ( set --; __canal_prep; eval -- "${__canal_req[4]-}" ) \
+  ( unset __canal_seq; set --; __canal_prep; eval -- "${__canal_req[4]-}" ) \
     < "${__canal_req[0]-/dev/null}" > "${__canal_req[1]-/dev/null}" 2> "${__canal_req[2]-/dev/null}"
   __canal_status=$?
   __canal_apply
@@ -100,7 +102,6 @@ class Shell:
     def __init__(self) -> None:
         self.dir = tempfile.mkdtemp(prefix=".canal-shell-")
         self.proc: subprocess.Popen[bytes] | None = None
-        self.seq = 0
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -118,19 +119,19 @@ class Shell:
         raise_oom_score(self.proc.pid)
         return self.proc
 
-    def submit(self, fields: list[str]) -> int:
-        """Write one request and wake the shell; returns its sequence number."""
+    def submit(self, fields: list[str]) -> str:
+        """Write one request and wake the shell; returns the token its status line must carry."""
         path = os.path.join(self.dir, "req")
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         with os.fdopen(fd, "wb") as fh:
             fh.write(b"\0".join(f.encode(errors="surrogateescape") for f in fields) + b"\0")
-        self.seq += 1
+        token = secrets.token_hex(8)
         assert self.proc is not None
         assert self.proc.stdin is not None
-        os.write(self.proc.stdin.fileno(), f"{self.seq}\n".encode())
-        return self.seq
+        os.write(self.proc.stdin.fileno(), f"{token}\n".encode())
+        return token
 
     def take_state(self) -> tuple[str, dict[str, str]] | None:
         """The working directory and exports the last command left, or None when it saved none."""
@@ -168,20 +169,20 @@ class Shell:
 class ShellRun:
     """One command in the shell, as the pump's ``Child``: done when the shell reports its status."""
 
-    def __init__(self, shell: Shell, seq: int, held: list[int]) -> None:
+    def __init__(self, shell: Shell, token: str, held: list[int]) -> None:
         self.shell = shell
-        self.seq = seq
+        self.token = token
         self.held = held  # our copies of the command's pipe ends: closed once it is done
         self.buf = b""
         self.status: int | None = None
-        self.shell_died = False
+        self.lost: str | None = None  # "shell_died" or "out_of_step" when the shell cannot go on
         proc = shell.proc
         assert proc is not None
         assert proc.stdout is not None
         self.fd = proc.stdout.fileno()
 
     def finished(self) -> bool:
-        return self.status is not None or self.shell_died
+        return self.status is not None or self.lost is not None
 
     def watch_fd(self) -> int | None:
         return self.fd
@@ -189,15 +190,15 @@ class ShellRun:
     def on_ready(self) -> bool:
         chunk = os.read(self.fd, 256)
         if not chunk:
-            self.shell_died = True
+            self.lost = "shell_died"
         self.buf += chunk
         if b"\n" in self.buf:
             line, _, self.buf = self.buf.partition(b"\n")
-            seq, _, status = line.decode(errors="replace").partition(" ")
-            if seq == str(self.seq) and status.isdigit():
+            token, _, status = line.decode(errors="replace").partition(" ")
+            if token == self.token and status.isdigit():
                 self.status = int(status)
             else:
-                self.shell_died = True  # out of step: treat the shell as lost
+                self.lost = "out_of_step"
         if self.finished():
             self.release()
             return False

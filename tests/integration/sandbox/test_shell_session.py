@@ -1,0 +1,120 @@
+"""The session's long-lived shell: what a str command can do to it, and what it must not change."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from sandbox.docker_backend import DockerBackend
+from sandbox.result import EndReason
+from sandbox.spec import SandboxSpec
+
+
+@pytest.fixture
+def box(docker_backend: DockerBackend, small_spec: SandboxSpec) -> Iterator[str]:
+    """A sandbox per test: these tests break shells on purpose."""
+    name = f"canal-t-{uuid.uuid4().hex[:10]}"
+    docker_backend.create(name, small_spec)
+    docker_backend.exec(name, "cd /tmp && export KEPT=yes")
+    yield name
+    docker_backend.remove(name)
+
+
+def out(backend: DockerBackend, name: str, command: str) -> bytes:
+    result = backend.exec(name, command, timeout_s=20)
+    assert (result.reason, result.exit_code, result.stderr.read_bytes()) == (EndReason.EXITED, 0, b"")
+    return result.stdout.read_bytes()
+
+
+def assert_state_kept(backend: DockerBackend, name: str) -> None:
+    assert out(backend, name, 'echo "$PWD $KEPT"') == b"/tmp yes\n"
+    assert backend.exec(name, ["printenv", "KEPT"]).stdout.read_bytes() == b"yes\n"
+
+
+@pytest.mark.parametrize(("command", "code"), [
+    ("exit", 0), ("exit 7", 7), ("set -e; false; echo no", 1), ("exec false", 1),
+    ("cd /; exec sh -c 'exit 5'", 5), ("kill -TERM $BASHPID", 143),
+])
+def test_commands_that_end_their_shell_give_exact_codes(docker_backend: DockerBackend, box: str,
+                                                        command: str, code: int) -> None:
+    result = docker_backend.exec(box, command)
+    assert (result.reason, result.exit_code) == (EndReason.EXITED, code)
+    assert_state_kept(docker_backend, box)
+
+
+def test_what_a_command_does_to_its_shell_does_not_leak(docker_backend: DockerBackend, box: str) -> None:
+    hostile = ("trap 'echo trapped' EXIT DEBUG ERR; set -euo pipefail -o noclobber; shopt -s failglob; "
+               "PS1='$ '; PROMPT_COMMAND='echo prompt'; IFS=x; alias echo=false; "
+               "unset -f __canal_save __canal_apply __canal_prep; printf() { :; }; "
+               "exec 3>/dev/null 1>&3 2>&3; echo gone")
+    docker_backend.exec(box, hostile)
+    assert out(docker_backend, box, "echo ok; [[ -o errexit || -o nounset ]] || echo clean") == b"ok\nclean\n"
+    # The subshell holds no fd but its own 0, 1, 2 (builtins only: nothing forks to look).
+    fds = "for fd in {3..32} 255; do [[ -e /proc/$BASHPID/fd/$fd ]] && echo $fd; done; echo end"
+    assert out(docker_backend, box, fds) == b"end\n"
+
+
+def test_shell_local_state_of_a_command_does_not_persist(docker_backend: DockerBackend, box: str) -> None:
+    docker_backend.exec(box, "LOCAL=1; f() { echo f; }; export -n KEPT; export KEPT=again; unset KEPT")
+    after = out(docker_backend, box, 'echo "[${LOCAL-}]"; type f 2>/dev/null; echo "[${KEPT-}]"')
+    assert after == b"[]\n[]\n"
+    assert docker_backend.exec(box, ["printenv", "KEPT"]).exit_code == 1
+
+
+def test_values_pass_through_exactly(docker_backend: DockerBackend, box: str) -> None:
+    docker_backend.exec(box, "export ODD=$'a\\nb=c \\\\ $x \\'q\\''; mkdir -p '/tmp/d ir' && cd '/tmp/d ir'")
+    assert docker_backend.exec(box, ["printenv", "ODD"]).stdout.read_bytes() == b"a\nb=c \\ $x 'q'\n"
+    assert out(docker_backend, box, "pwd") == b"/tmp/d ir\n"
+    assert docker_backend.exec(box, ["pwd"]).stdout.read_bytes() == b"/tmp/d ir\n"
+    missing = docker_backend.exec(box, "--version")
+    assert (missing.exit_code, b"command not found" in missing.stderr.read_bytes()) == (127, True)
+
+
+def test_stdin_is_empty_unless_given_and_output_is_binary_safe(docker_backend: DockerBackend,
+                                                               box: str) -> None:
+    assert out(docker_backend, box, 'read -r line; echo "[$line]"; cat') == b"[]\n"
+    data = bytes(range(256)) * 300  # past one pipe buffer
+    result = docker_backend.exec(box, "cat; printf '\\x00\\xff' >&2", stdin=data)
+    assert (result.stdout.read_bytes(), result.stderr.read_bytes()) == (data, b"\x00\xff")
+    forged = docker_backend.exec(box, "printf 'x\\0\\0\\0\\x0b{\"id\": \"1\"}'; echo 0 0")
+    assert forged.stdout.read_bytes() == b'x\0\0\0\x0b{"id": "1"}0 0\n'
+
+
+def test_per_command_env_restores_the_persistent_value(docker_backend: DockerBackend, box: str) -> None:
+    assert out(docker_backend, box, "echo $KEPT") == b"yes\n"
+    once = docker_backend.exec(box, "echo $KEPT $ONCE; export OTHER=set", env={"KEPT": "no", "ONCE": "1"})
+    assert once.stdout.read_bytes() == b"no 1\n"
+    assert out(docker_backend, box, 'echo "$KEPT [${ONCE-}] $OTHER"') == b"yes [] set\n"
+
+
+def test_a_background_child_cannot_write_into_a_later_command(docker_backend: DockerBackend,
+                                                              box: str) -> None:
+    docker_backend.exec(box, "(sleep 0.5; echo late; echo late >&2) &")
+    later = docker_backend.exec(box, "sleep 1; echo now")
+    assert (later.stdout.read_bytes(), later.stderr.read_bytes()) == (b"now\n", b"")
+
+
+@pytest.mark.parametrize(("command", "why"), [
+    ("kill -9 $$; sleep 5", "killed the session's shell"),
+    ("kill -STOP $$; sleep 5", "stopped the session's shell"),
+    ("echo forged >/proc/$$/fd/1; sleep 5", "out of step"),
+])
+def test_a_command_that_breaks_the_shell_gets_a_fresh_one(docker_backend: DockerBackend, box: str,
+                                                          command: str, why: str) -> None:
+    result = docker_backend.exec(box, command, timeout_s=30)
+    assert result.reason is EndReason.KILLED
+    assert why in result.detail
+    assert "fresh shell" in result.detail
+    assert result.survivors == ()
+    assert b"sleep 5" not in docker_backend.exec(box, ["ps", "-eo", "args"]).stdout.read_bytes()
+    assert_state_kept(docker_backend, box)
+
+
+def test_a_timeout_kills_the_shell_and_keeps_the_state_from_before(docker_backend: DockerBackend,
+                                                                   box: str) -> None:
+    result = docker_backend.exec(box, "cd /; export KEPT=no; exec sleep 1000", timeout_s=1)
+    assert (result.reason, result.exit_code, result.survivors) == (EndReason.HARD_TIMEOUT, 124, ())
+    assert b"sleep 1000" not in docker_backend.exec(box, ["ps", "-eo", "args"]).stdout.read_bytes()
+    assert_state_kept(docker_backend, box)

@@ -1,0 +1,61 @@
+"""The session shell's bash loop, driven on the host (no Docker, no agent, no sweep)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sandbox._agent_shell import Shell, ShellRun
+from sandbox.session import AGENT_MODULES, AGENT_SOURCE
+
+
+@pytest.fixture
+def shell(tmp_path: Path) -> Iterator[Shell]:
+    sh = Shell()
+    sh.ensure({"PATH": os.environ["PATH"], "HOME": str(tmp_path), "KEEP": "k"}, str(tmp_path))
+    yield sh
+    sh.reap()
+
+
+def run(shell: Shell, tmp_path: Path, command: str, *, workdir: str = "",
+        env: dict[str, str] | None = None) -> tuple[int | None, bytes, bytes]:
+    paths = [str(tmp_path / name) for name in ("in", "out", "err")]
+    Path(paths[0]).write_bytes(b"")
+    token = shell.submit([*paths, workdir, command, *(f"{k}={v}" for k, v in (env or {}).items())])
+    step = ShellRun(shell, token, held=[])
+    while step.on_ready():
+        pass
+    assert step.lost is None
+    return step.status, Path(paths[1]).read_bytes(), Path(paths[2]).read_bytes()
+
+
+def test_cwd_and_exports_persist_shell_locals_do_not(shell: Shell, tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    assert run(shell, tmp_path, "cd sub; export NEW=$'a\\nb'; LOCAL=1; exit 3")[0] == 3
+    state = shell.take_state()
+    assert state is not None
+    assert state[0] == str(tmp_path / "sub")
+    assert (state[1]["NEW"], state[1]["KEEP"], "LOCAL" in state[1]) == ("a\nb", "k", False)
+    assert run(shell, tmp_path, 'echo "$PWD|$NEW|${LOCAL-}"') == (0, f"{tmp_path}/sub|a\nb|\n".encode(), b"")
+
+
+def test_per_command_env_and_workdir_apply_once(shell: Shell, tmp_path: Path) -> None:
+    once = {"KEEP": "x", "ONCE": "1"}
+    status, out, _ = run(shell, tmp_path, "echo $KEEP $ONCE; pwd", workdir="/", env=once)
+    assert (status, out) == (0, b"x 1\n/\n")
+    assert run(shell, tmp_path, 'echo "$KEEP [${ONCE-}]"; pwd')[1] == f"k []\n{tmp_path}\n".encode()
+
+
+def test_a_state_cut_short_is_ignored(shell: Shell) -> None:
+    Path(shell.dir, "state").write_bytes(b"/tmp\0A=1\0")
+    assert shell.take_state() is None
+    assert not Path(shell.dir, "state").exists()
+
+
+def test_the_agent_program_carries_every_module() -> None:
+    compile(AGENT_SOURCE, "agent", "exec")
+    for name in AGENT_MODULES:
+        assert f"'{name}'" in AGENT_SOURCE
