@@ -36,8 +36,8 @@ def confirmation_text(reason: str, token: str, approval: str, retry: str) -> str
     head = f"CONFIRMATION_REQUIRED\n{reason}. Nothing was run."
     if approval == "human":
         return (f"{head}\nA person must approve it: ask the user to run `canal approve {token}` in a "
-                f"terminal.\nNext: after they approved, {retry} with confirm_token \"{token}\"")
-    return f"{head}\nNext: ask the user; if they agree, {retry} with confirm_token \"{token}\""
+                f"terminal.\nNext: after they approved, {retry}, adding confirm_token \"{token}\"")
+    return f"{head}\nNext: ask the user; if they agree, {retry}, adding confirm_token \"{token}\""
 
 
 def run_reply(result: RunResult, retry: str) -> Reply:

@@ -67,7 +67,7 @@ def test_unexpected_errors_are_results_too() -> None:
 def test_confirmation_says_nothing_ran_and_who_approves() -> None:
     agent = confirmation_text("rm-recursive: recursive delete", "c_1", "agent", "call run_command again")
     assert agent.startswith("CONFIRMATION_REQUIRED\nrm-recursive: recursive delete. Nothing was run.\n")
-    assert agent.endswith('if they agree, call run_command again with confirm_token "c_1"')
+    assert agent.endswith('if they agree, call run_command again, adding confirm_token "c_1"')
     human = confirmation_text("r", "c_2", "human", "call run_command again")
     assert "`canal approve c_2`" in human
 
