@@ -1,9 +1,11 @@
-"""Secret redaction: the gitleaks default rules plus entropy checks, replacing each secret found by a
-stable placeholder ``[REDACTED_SECRET:<rule>:<id>]`` before text reaches state, audit or the agent."""
+"""Secret redaction: Canal's own rules (gitleaks TOML format; an operator can add more, such as the
+upstream gitleaks config, with ``CANAL_REDACT_RULES``) plus entropy checks, replacing each secret found
+by a stable placeholder ``[REDACTED_SECRET:<rule>:<id>]`` before text reaches state, audit or the agent."""
 
 from runtime.redact.detector import PLACEHOLDER, Detector, Finding
+from runtime.redact.errors import RedactRulesError
 from runtime.redact.redactor import ID_PURPOSE, Redactor, restore
-from runtime.redact.rules import RuleSet, default_rules
+from runtime.redact.rules import ENV_VAR, RuleSet, builtin_rules, default_rules, merge_rules, parse_rules
 
-__all__ = ["ID_PURPOSE", "PLACEHOLDER", "Detector", "Finding", "Redactor", "RuleSet", "default_rules",
-           "restore"]
+__all__ = ["ENV_VAR", "ID_PURPOSE", "PLACEHOLDER", "Detector", "Finding", "RedactRulesError", "Redactor",
+           "RuleSet", "builtin_rules", "default_rules", "merge_rules", "parse_rules", "restore"]

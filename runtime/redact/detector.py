@@ -1,8 +1,8 @@
-"""Finding secrets in text: the gitleaks rules (keyword prefilter, secret group, entropy, allowlists)
-followed by the URL-password and high-entropy detectors.
+"""Finding secrets in text: the rules (gitleaks semantics: keyword prefilter, secret group, entropy,
+allowlists) followed by the high-entropy detector.
 
-The keyword prefilter matters: this runs on every presented output, and most outputs contain none of
-the ~230 keywords, so most rules never run their regex.
+The keyword prefilter matters: this runs on every presented output, and most outputs contain few of
+the keywords, so most rules never run their regex.
 """
 
 from __future__ import annotations
@@ -12,11 +12,13 @@ from dataclasses import dataclass
 
 import regex
 
-from runtime.redact.entropy import high_entropy_tokens, shannon, url_passwords
+from runtime.redact.entropy import high_entropy_tokens, shannon
 from runtime.redact.rules import Rule, RuleSet, default_rules
 
 PLACEHOLDER = regex.compile(r"\[REDACTED_SECRET:[a-z0-9-]+:[0-9a-f]+\]")
 DIGIT = regex.compile(r"\d")
+# found by shape or context only: a finding of a specific rule over the same span wins
+FALLBACK_RULES = frozenset({"high-entropy", "url-password", "authorization-header", "bearer-token"})
 
 
 @dataclass(frozen=True)
@@ -38,20 +40,24 @@ class Detector:
         return len(self._rules.rules)
 
     def find(self, text: str) -> list[Finding]:
-        """Non-overlapping findings, in text order (earliest, then longest, wins)."""
+        """Non-overlapping findings, in text order.
+
+        Specific rules are placed first (earliest, then longest, wins); generic and fallback
+        detectors then fill what is left, so a token is named by its provider's rule.
+        """
         if not text:
             return []
-        found = [*self._gitleaks(text), *self._extra(text)]
+        found = [*self._rule_findings(text), *self._extra(text)]
         taken = [m.span() for m in PLACEHOLDER.finditer(text)]
         result: list[Finding] = []
-        for f in sorted(found, key=lambda f: (f.start, -(f.end - f.start), _generic(f.rule))):
+        for f in sorted(found, key=lambda f: (_generic(f.rule), f.start, f.start - f.end)):
             if any(f.start < e and s < f.end for s, e in taken):
                 continue
             taken.append((f.start, f.end))
             result.append(f)
         return sorted(result, key=lambda f: f.start)
 
-    def _gitleaks(self, text: str) -> list[Finding]:
+    def _rule_findings(self, text: str) -> list[Finding]:
         lowered = text.lower()
         present = {k for k in self._keywords if k in lowered}
         out: list[Finding] = []
@@ -77,16 +83,14 @@ class Detector:
         if rule.id.startswith("generic") and not DIGIT.search(secret):
             return None  # gitleaks: a generic secret without a digit is almost always a word
         line = _line(text, m.start(), m.end())
-        lists = (self._rules.global_allow, *rule.allowlists)
-        if any(a.allows(secret, m.group(0), line) for a in lists):
+        if any(a.allows(secret, m.group(0), line) for a in rule.allowlists):
             return None
         return Finding(rule.id, start, end, secret)
 
     def _extra(self, text: str) -> list[Finding]:
-        spans = [("url-password", s) for s in url_passwords(text)]
-        if self._entropy:
-            spans += [("high-entropy", s) for s in high_entropy_tokens(text)]
-        return [Finding(rule, s, e, text[s:e]) for rule, (s, e) in spans]
+        if not self._entropy:
+            return []
+        return [Finding("high-entropy", s, e, text[s:e]) for s, e in high_entropy_tokens(text)]
 
 
 def _windowed(rule: Rule, text: str, lowered: str, hits: list[str]) -> Iterator[regex.Match[str]]:
@@ -121,7 +125,7 @@ def _occurrences(text: str, word: str) -> Iterator[int]:
 
 
 def _generic(rule: str) -> bool:
-    return rule.startswith("generic") or rule == "high-entropy"
+    return rule.startswith("generic") or rule in FALLBACK_RULES
 
 
 def _secret_group(rule: Rule, m: regex.Match[str]) -> int:

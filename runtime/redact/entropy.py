@@ -1,8 +1,9 @@
-"""Detectors beyond gitleaks: passwords in URLs and high-entropy tokens, with false-positive filters.
+"""Shannon entropy, and the high-entropy token detector with its false-positive filters.
 
 A token counts as a secret only if it is long, dense (Shannon entropy), mixes letters and digits the
 way random data does (many lower-to-upper and letter-digit switches), and is none of: a hex digest
-(git SHAs, sha256), a UUID, a path or identifier made of words, or one of our own placeholders.
+(git SHAs, sha256), a UUID, a path or identifier made of words, a subresource-integrity digest
+(``sha512-...``), an SSH public key, or a line of a public PEM block (certificate, public key).
 """
 
 from __future__ import annotations
@@ -15,15 +16,19 @@ import regex
 
 from runtime.redact.rules import FLAGS
 
-URL_PASSWORD = regex.compile(
-    r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@'\"]{1,128}:([^\s/@'\"]{3,256})@[^\s/@'\"]", FLAGS | regex.I)
-URL_PASSWORD_ALLOWED = regex.compile(r"^(?:\$\{?\w+\}?|\*+|x+|<[^>]*>|\{\{[^}]*\}\}|%[\w]+%)$", FLAGS)
 TOKEN = regex.compile(r"(?<![\w+/=-])[A-Za-z0-9+/_-]{24,}={0,2}(?![\w+/=-])", FLAGS)
 HEX = regex.compile(r"^[0-9a-fA-F]+$", FLAGS)
 UUIDISH = regex.compile(r"^[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$", FLAGS)
 WORDLIKE = regex.compile(r"^(?:[A-Za-z][a-z]{1,}\d{0,4}|[A-Z]{1,8}\d{0,4}|\d{1,8})$", FLAGS)
 SWITCH = regex.compile(r"(?<=[a-z])[A-Z]|(?<=[A-Za-z])[0-9]|(?<=[0-9])[A-Za-z]", FLAGS)
 LOWER, UPPER, DIGITS = (regex.compile(p, FLAGS) for p in ("[a-z]", "[A-Z]", "[0-9]"))
+# published by design: SRI digests (npm, pip), SSH public keys (base64 of length + "ssh-..." etc.)
+PUBLIC_TOKEN = regex.compile(
+    r"^(?:sha(?:1|256|384|512)-|AAAA[B-I][0-9A-Za-z]{1,3}(?:NzaC1|VjZHNh|NrLXNza|NrLWVjZHNh))", FLAGS)
+# a PEM block that is not a private key, complete or cut short; its base64 lines are public data
+PUBLIC_PEM = regex.compile(
+    r"-----BEGIN (?![A-Z0-9 ]*PRIVATE)[A-Z0-9 ]{1,40}-----"
+    r"(?:(?:\r?\n|\\r?\\n)[ \t]*(?:[A-Za-z0-9+/=]{1,128}|[A-Za-z-]{1,30}:[^\r\n\\]{0,200})?)+", FLAGS)
 MIN_ENTROPY = 4.0
 MIN_SWITCH_RATE = 0.3
 
@@ -34,12 +39,6 @@ def shannon(text: str) -> float:
         return 0.0
     n = len(text)
     return -sum(c / n * math.log2(c / n) for c in Counter(text).values())
-
-
-def url_passwords(text: str) -> Iterator[tuple[int, int]]:
-    for m in URL_PASSWORD.finditer(text):
-        if not URL_PASSWORD_ALLOWED.match(m.group(1)):
-            yield m.span(1)
 
 
 def _switch_rate(token: str) -> float:
@@ -63,7 +62,14 @@ def looks_random(token: str) -> bool:
     return _switch_rate(core) >= MIN_SWITCH_RATE and not _made_of_words(core)
 
 
+def _public_blocks(text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in PUBLIC_PEM.finditer(text)] if "-----BEGIN " in text else []
+
+
 def high_entropy_tokens(text: str) -> Iterator[tuple[int, int]]:
+    public = _public_blocks(text)
     for m in TOKEN.finditer(text):
+        if PUBLIC_TOKEN.match(m.group(0)) or any(s <= m.start() < e for s, e in public):
+            continue
         if looks_random(m.group(0)):
             yield m.span()
