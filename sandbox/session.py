@@ -22,6 +22,7 @@ from typing import Any
 import docker
 
 from sandbox.docker_errors import translating
+from sandbox.errors import SessionFailed
 from sandbox.spool import Spool
 
 AGENT_MODULES = ("_agent_procs", "_agent_pump", "_agent_shell", "_agent")
@@ -70,6 +71,7 @@ class _Demux:
         self.sock = sock
         self.buf = bytearray()
         self.agent_stderr = bytearray()
+        self.first = bytearray()  # the first bytes of stdout, to explain an agent that never spoke
 
     def _recv_exact(self, n: int) -> bytes:
         parts = []
@@ -94,6 +96,8 @@ class _Demux:
         payload = self._recv_exact(length)
         if stream == 1:
             self.buf += payload
+            if len(self.first) < 512:
+                self.first += payload[:512 - len(self.first)]
         else:
             self.agent_stderr = (self.agent_stderr + payload)[-8192:]
 
@@ -122,8 +126,20 @@ class Session:
         self.sock.settimeout(SILENCE_GRACE_S)
         self.demux = _Demux(self.sock)
         self.closed = False
-        hello = self.request(Request({"op": "hello"}, deadline_s=30.0), None, None)
+        try:
+            hello = self.request(Request({"op": "hello"}, deadline_s=30.0), None, None)
+        except SessionBroken as exc:
+            raise self._failed(exc) from exc
         self.agent_pid = int(hello["pid"])
+
+    def _failed(self, exc: SessionBroken) -> SessionFailed:
+        said = bytes(self.demux.first + self.demux.agent_stderr)[:600]
+        msg = (f"Canal's session agent did not start in sandbox {self.container_id[:12]} ({exc.why}); "
+               f"it needs python3 and bash in the image. The sandbox said: {said!r}")
+        return SessionFailed(msg, hint="use an image with python3 and bash, such as the default one "
+                                       "(canal image build)",
+                             details={"container": self.container_id, "why": exc.why,
+                                      "output": said.decode(errors="replace")})
 
     def request(self, req: Request, out: Spool | None, err: Spool | None) -> dict[str, Any]:
         """Send one request and collect its frames until the final one; ``SessionBroken`` on failure."""

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import uuid
 from collections.abc import Iterator
 
 import pytest
 
 from sandbox.docker_backend import DockerBackend
+from sandbox.errors import SessionFailed
 from sandbox.result import EndReason
 from sandbox.spec import SandboxSpec
 
@@ -118,3 +120,32 @@ def test_a_timeout_kills_the_shell_and_keeps_the_state_from_before(docker_backen
     assert (result.reason, result.exit_code, result.survivors) == (EndReason.HARD_TIMEOUT, 124, ())
     assert b"sleep 1000" not in docker_backend.exec(box, ["ps", "-eo", "args"]).stdout.read_bytes()
     assert_state_kept(docker_backend, box)
+
+
+def test_an_image_without_python_is_a_typed_error(docker_backend: DockerBackend, small_spec: SandboxSpec,
+                                                  sandbox_image: str) -> None:
+    dockerfile = f"FROM {sandbox_image}\nUSER root\nRUN rm -f /usr/bin/python3*\nUSER agent\n"
+    tag = f"canal/test-nopython:{uuid.uuid4().hex[:8]}"
+    docker_backend.client.images.build(fileobj=io.BytesIO(dockerfile.encode()), tag=tag, rm=True)
+    name = f"canal-t-{uuid.uuid4().hex[:10]}"
+    try:
+        docker_backend.create(name, small_spec.model_copy(update={"image": tag}))
+        with pytest.raises(SessionFailed) as info:
+            docker_backend.exec(name, "echo hi")
+        assert "python3" in info.value.message
+        assert info.value.code == "SESSION_FAILED"
+    finally:
+        docker_backend.remove(name)
+        docker_backend.client.images.remove(tag, force=True)
+
+
+def test_the_agent_keeps_no_fd_of_finished_commands(docker_backend: DockerBackend, box: str) -> None:
+    count = "ls /proc/$PPID/fd | wc -l"  # $PPID of a str command is the agent
+    before = out(docker_backend, box, count)
+    for _ in range(5):
+        docker_backend.exec(box, "cat", stdin=b"x" * 100_000)
+        docker_backend.exec(box, "echo; exit 3")
+        docker_backend.exec(box, ["cat"], stdin=b"x")
+    docker_backend.exec(box, "sleep 5", timeout_s=0.5)
+    docker_backend.exec(box, "kill -9 $$")
+    assert out(docker_backend, box, count) == before
