@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
@@ -54,8 +55,13 @@ def _read_chain(path: Path, depth: int = 0) -> list[_Spec]:
     return [*chain, (path, spec, positions)]
 
 
-def build_policy(paths: Sequence[Path], checker: SyntaxChecker = bash_n) -> Policy:
-    """Policy from files in order; later files add rules, and the last file names the default."""
+def build_policy(paths: Sequence[Path], checker: SyntaxChecker = bash_n,
+                 verified_dir: Path | None = None) -> Policy:
+    """Policy from files in order; later files add rules, and the last file names the default.
+
+    ``verified_dir``: a private folder remembering which (policy, engine code) pairs already passed
+    their inline examples, so a new process does not re-run them. Rules are compiled either way.
+    """
     rules: list[CompiledRule] = []
     specs: list[_Spec] = []
     if not paths:
@@ -85,8 +91,29 @@ def build_policy(paths: Sequence[Path], checker: SyntaxChecker = bash_n) -> Poli
         "rules": [[r.id, r.decision, r.compiled.source, list(r.programs), list(r.when), r.scope]
                   for r in rules]}).encode()).hexdigest()
     policy = Policy(name, default, rules, "sha256:" + digest[:32], checker)
-    check_examples(policy, specs)
+    marker = None if verified_dir is None else verified_dir / f"{digest[:32]}-{_engine_digest()}"
+    if marker is None or not marker.is_file():
+        check_examples(policy, specs)
+        if marker is not None:
+            _remember(marker)
     return policy
+
+
+def _engine_digest() -> str:
+    """A digest of the policy engine's own code: an upgrade re-runs every example once."""
+    root = Path(__file__).parent
+    sha = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        sha.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return sha.hexdigest()[:16]
+
+
+def _remember(marker: Path) -> None:
+    try:
+        marker.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600))
+    except OSError:
+        return  # only a cache: the examples simply run again next time
 
 
 def check_examples(policy: Policy, specs: Sequence[_Spec]) -> None:
@@ -124,6 +151,6 @@ def fires(policy: Policy, rule_id: str, command: str) -> tuple[bool, str]:
 
 
 def load_policy(profile: str = "standard", files: Sequence[Path] = (),
-                checker: SyntaxChecker = bash_n) -> Policy:
+                checker: SyntaxChecker = bash_n, verified_dir: Path | None = None) -> Policy:
     """The shipped ``profile`` plus extra rule ``files``; refuses to load on any failure."""
-    return build_policy([profile_path(profile), *files], checker)
+    return build_policy([profile_path(profile), *files], checker, verified_dir)

@@ -65,7 +65,8 @@ class Canal:
     @cached_property
     def policy(self) -> Policy:
         settings = self.config.policy
-        return load_policy(settings.profile, [self.project_dir / f for f in settings.files])
+        return load_policy(settings.profile, [self.project_dir / f for f in settings.files],
+                           verified_dir=self.services.state_dir / "policy-verified")
 
     @cached_property
     def backend(self) -> SandboxBackend:

@@ -10,24 +10,45 @@ import click
 
 from runtime.errors import ExitCode, error_json, is_canal_error, render_error
 
-# Each module exposes ``register(group)``; one module per command group keeps this file small.
-COMMAND_MODULES = (
-    "runtime.cli.run_cmd",
-    "runtime.cli.sandbox_cmd",
-    "runtime.cli.image_cmd",
-    "runtime.cli.policy_cmd",
-    "runtime.cli.doctor_cmd",
-    "runtime.cli.key_cmd", "runtime.cli.state_cmd",
-    "runtime.cli.audit_cmd", "runtime.cli.approve_cmd",
-    "runtime.cli.files_cmd",
-    "runtime.cli.workflow_cmd",
-    "runtime.cli.mcp_cmd",
-    "runtime.cli.tool_cmd", "runtime.cli.discover_cmd", "runtime.cli.help_cmd",
-)
+# Command name -> the module whose ``register(group)`` adds it. Modules load only when their command
+# runs, so ``canal run`` does not pay for importing the MCP server or the workflow engine.
+COMMANDS: dict[str, str] = {
+    "run": "runtime.cli.run_cmd",
+    **dict.fromkeys(("up", "down", "ps", "gc"), "runtime.cli.sandbox_cmd"),
+    "image": "runtime.cli.image_cmd",
+    "policy": "runtime.cli.policy_cmd",
+    "doctor": "runtime.cli.doctor_cmd",
+    "key": "runtime.cli.key_cmd",
+    "state": "runtime.cli.state_cmd",
+    "audit": "runtime.cli.audit_cmd",
+    **dict.fromkeys(("approve", "approvals"), "runtime.cli.approve_cmd"),
+    **dict.fromkeys(("rm", "restore", "trash", "edit", "write", "view"), "runtime.cli.files_cmd"),
+    "workflow": "runtime.cli.workflow_cmd",
+    "mcp": "runtime.cli.mcp_cmd",
+    "tool": "runtime.cli.tool_cmd",
+    "discover": "runtime.cli.discover_cmd",
+    "help": "runtime.cli.help_cmd",
+}
+COMMAND_MODULES = tuple(dict.fromkeys(COMMANDS.values()))
+
+
+def load_command(name: str) -> click.Command | None:
+    module = COMMANDS.get(name)
+    if module is None:
+        return None
+    scratch = click.Group()
+    importlib.import_module(module).register(scratch)
+    return scratch.commands.get(name)
 
 
 class CanalGroup(click.Group):
-    """Renders every Canal error in one shape, on stderr (or as JSON on stdout with --json)."""
+    """Loads commands lazily; renders every Canal error in one shape, on stderr (or JSON with --json)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return load_command(cmd_name)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         options = args[: args.index("--")] if "--" in args else args
@@ -59,10 +80,6 @@ def cli(ctx: click.Context) -> None:
         from runtime.project import find_project_dir
 
         click.echo(level0_index(cli, find_project_dir()))
-
-
-for _name in COMMAND_MODULES:
-    importlib.import_module(_name).register(cli)
 
 
 def main() -> None:

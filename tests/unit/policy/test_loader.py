@@ -112,3 +112,16 @@ def test_hash_is_stable_and_depends_on_rules(tmp_path: Path) -> None:
 def test_extra_file_cannot_loosen_default(tmp_path: Path) -> None:
     extra = _write(tmp_path, "name: extra\ndefault: allow\nrules:" + GOOD_RULE)
     assert load_policy("strict", [extra]).default == "confirm"
+
+
+def test_verified_examples_are_remembered_per_policy_and_engine(tmp_path: Path) -> None:
+    from policy.loader import load_policy
+
+    first = load_policy("standard", verified_dir=tmp_path / "v")
+    markers = list((tmp_path / "v").iterdir())
+    assert len(markers) == 1
+    assert markers[0].stat().st_mode & 0o777 == 0o600
+    assert markers[0].name.startswith(first.hash.removeprefix("sha256:"))
+    again = load_policy("standard", verified_dir=tmp_path / "v")
+    assert again.hash == first.hash
+    assert again.decide("rm -rf /").action == "deny"
