@@ -24,7 +24,7 @@ from runtime.fsutil import FILE_MODE, atomic_write, private_dir
 
 Status = Literal["pending", "approved", "consumed"]
 Mode = Literal["agent", "human"]
-How = Literal["tty", "approver-key", "token"]
+How = Literal["tty", "approver-key", "token", "elicitation"]
 
 
 class ApproverInfo(BaseModel):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import getpass
 import os
-from typing import Any, get_args
+from typing import Any
 
 import mcp_types as types
 from mcp.server.elicitation import render_elicitation_schema
@@ -19,7 +19,6 @@ from mcp.server.session import ServerSession
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from runtime.approvals import Approver, Pending
-from runtime.approvals.store import How
 
 # The approval record's ``how`` names the channel; until it knows "elicitation", the person is
 # recorded as a terminal user with the channel spelled out in their name.
@@ -56,10 +55,7 @@ def question(pending: Pending, tool: str) -> str:
 def approver_for(answer: ApprovalAnswer, session: ServerSession) -> Approver:
     person = answer.name.strip()[:80] or _os_user()
     client = client_name(session)
-    if ELICITATION_HOW in get_args(How):
-        how: Any = ELICITATION_HOW
-        return Approver(user=f"{person} (via {client})", how=how)
-    return Approver(user=f"{person} (answered in MCP client {client}, elicitation)", how="tty")
+    return Approver(user=f"{person} (via {client})", how="elicitation")
 
 
 async def ask_person(session: ServerSession, pending: Pending, tool: str,

@@ -9,12 +9,12 @@ import pytest
 from click.testing import CliRunner
 
 from runtime.approvals import ApprovalPendingError, ApprovalService, DecisionSummary
-from runtime.services import APPROVAL_PURPOSE, Services
 from runtime.cli import approve_cmd
 from runtime.cli.audit_cmd import open_audit_log
 from runtime.cli.main import CanalGroup
 from runtime.paths import state_dir_for
 from runtime.project import find_project_dir
+from runtime.services import APPROVAL_PURPOSE, Services
 
 CMD = "rm -rf build/"
 BINDING = {"sandbox": "default", "cwd": "/workspace", "policy_hash": "p1"}
@@ -38,7 +38,8 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def human_token() -> str:
     # what the pipeline builds under canal.yaml's `approval: human`
-    svc = ApprovalService(state_dir_for(find_project_dir()), Services(find_project_dir()).keys.derive(APPROVAL_PURPOSE), mode="human")
+    key = Services(find_project_dir()).keys.derive(APPROVAL_PURPOSE)
+    svc = ApprovalService(state_dir_for(find_project_dir()), key, mode="human")
     return svc.request(CMD, **BINDING, decision_summary=DecisionSummary(("rm-recursive",), "recursive")).token
 
 
