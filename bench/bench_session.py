@@ -8,6 +8,7 @@ trip, the same container).
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 import uuid
@@ -26,36 +27,50 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
     return statistics.median(ordered) * 1000, p99 * 1000
 
 
-def measure(fn: Callable[[], object], rounds: int, warmup: int = 5) -> list[float]:
-    for _ in range(warmup):
-        fn()
-    out = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - start)
-    return out
-
-
 def row(label: str, samples: list[float]) -> tuple[float, float]:
     p50, p99 = percentiles(samples)
-    print(f"  {label:<38} n={len(samples):<4} p50 {p50:8.2f} ms   p99 {p99:8.2f} ms")
+    print(f"  {label:<48} n={len(samples):<4} p50 {p50:8.2f} ms   p99 {p99:8.2f} ms")
     return p50, p99
 
 
+def timed(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
 def round_trip(backend: DockerBackend, spec: SandboxSpec, rounds: int, exec_rounds: int) -> None:
+    """Every path in turn within each round, so all of them see the same machine load."""
     name = f"canal-bench-{uuid.uuid4().hex[:8]}"
     backend.create(name, spec)
     try:
         backend.warm(name)
         container = backend.client.containers.get(name)
-        print("Command round trip on one container (command: true)")
-        shell = row("session, str command (bash)", measure(lambda: backend.exec(name, "true"), rounds))
-        argv = row("session, argv command", measure(lambda: backend.exec(name, ["true"]), rounds))
-        base = row("docker SDK exec_run(['true'])",
-                   measure(lambda: container.exec_run(["true"]), exec_rounds))
-        print(f"  ratio p50 exec_run / session str : {base[0] / shell[0]:6.1f}x")
-        print(f"  ratio p50 exec_run / session argv: {base[0] / argv[0]:6.1f}x")
+        paths: dict[str, Callable[[], object]] = {
+            "session, str command (`true`)": lambda: backend.exec(name, "true"),
+            "session, str command (`cd /tmp && export X=1`)":
+                lambda: backend.exec(name, "cd /tmp && export X=1"),
+            "session, str command (`echo hi`)": lambda: backend.exec(name, "echo hi"),
+            "session, argv command (`['true']`)": lambda: backend.exec(name, ["true"]),
+        }
+        def exec_run() -> object:
+            return container.exec_run(["true"])
+
+        samples: dict[str, list[float]] = {label: [] for label in paths}
+        baseline: list[float] = []
+        every = max(1, rounds // max(1, exec_rounds))
+        for fn in [*paths.values(), exec_run, exec_run, exec_run]:
+            fn()  # warm-up
+        for i in range(rounds):
+            for label, fn in paths.items():
+                samples[label].append(timed(fn))
+            if i % every == 0:
+                baseline.append(timed(exec_run))
+        print("Command round trip on one container, paths interleaved")
+        base = row("docker SDK exec_run(['true'])", baseline)
+        for label, values in samples.items():
+            p50, _ = row(label, values)
+            print(f"    ratio p50 exec_run / this: {base[0] / p50:6.1f}x")
     finally:
         backend.remove(name)
 
@@ -94,11 +109,13 @@ def main() -> None:
     args = parser.parse_args()
     backend = DockerBackend(docker_client(), owner=f"canal-bench-{uuid.uuid4().hex[:6]}")
     spec = SandboxSpec(image=DEFAULT_IMAGE)
+    print(f"load average before: {os.getloadavg()}, cpus: {os.cpu_count()}")
     try:
         round_trip(backend, spec, args.rounds, args.exec_run_rounds)
         acquire(backend, spec, args.acquires)
     finally:
         backend.close()
+    print(f"load average after: {os.getloadavg()}")
 
 
 if __name__ == "__main__":

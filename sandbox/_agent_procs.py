@@ -53,7 +53,18 @@ def sweep(protected: set[int], budget_s: float = 5.0) -> list[int]:
     return victims
 
 
-def cgroup_counter(path: str, key: str) -> int:
+OOM_FILES = ("/sys/fs/cgroup/memory/memory.oom_control", "/sys/fs/cgroup/memory.events")
+PIDS_FILES = ("/sys/fs/cgroup/pids/pids.events", "/sys/fs/cgroup/pids.events")
+_found: dict[tuple[str, ...], str | None] = {}
+
+
+def cgroup_counter(paths: tuple[str, ...], key: str) -> int:
+    """``key`` in the first of ``paths`` that exists (cgroup v1, else v2); 0 when none has it."""
+    if paths not in _found:
+        _found[paths] = next((p for p in paths if os.path.exists(p)), None)
+    path = _found[paths]
+    if path is None:
+        return 0
     try:
         with open(path) as fh:
             for line in fh:
@@ -66,12 +77,8 @@ def cgroup_counter(path: str, key: str) -> int:
 
 
 def pressure() -> tuple[int, int]:
-    """(OOM kills, pid-limit hits) of this container's cgroup so far (v1, else v2)."""
-    oom = cgroup_counter("/sys/fs/cgroup/memory/memory.oom_control", "oom_kill") or cgroup_counter(
-        "/sys/fs/cgroup/memory.events", "oom_kill")
-    pids = cgroup_counter("/sys/fs/cgroup/pids/pids.events", "max") or cgroup_counter(
-        "/sys/fs/cgroup/pids.events", "max")
-    return oom, pids
+    """(OOM kills, pid-limit hits) of this container's cgroup so far."""
+    return cgroup_counter(OOM_FILES, "oom_kill"), cgroup_counter(PIDS_FILES, "max")
 
 
 def raise_oom_score(pid: int) -> None:

@@ -3,8 +3,8 @@
 One bash per session saves a bash start per ``str`` command. It never runs a command itself: for
 each request it forks a subshell, so nothing a command does to its shell (``exit``, ``exec``,
 traps, ``set -e``, ``exec`` redirections, options, functions, reading stdin) reaches the loop.
-The subshell saves its working directory and exported variables on exit; the loop applies them,
-so they persist like a terminal. Shell-local variables, functions and options do not persist.
+The subshell saves its working directory and exported variables on exit when they changed; the loop
+applies them, so they persist like a terminal. Shell-local variables, functions and options do not persist.
 
 Request: the agent writes a NUL-separated file (stdin path, stdout path, stderr path, workdir,
 command, then ``NAME=VALUE`` for this command only), then a line with a fresh random token on the
@@ -43,8 +43,22 @@ __canal_prep() {
   fi
   trap __canal_save EXIT
 }
+__canal_records() {
+  local __canal_n
+  compgen -e >| "$__canal_dir/names"
+  mapfile -t __canal_names < "$__canal_dir/names"
+  __canal_rec=("$1")
+  for __canal_n in "${__canal_names[@]}"; do __canal_rec+=("$__canal_n=${!__canal_n}"); done
+}
+__canal_same() {
+  local __canal_i
+  (( ${#__canal_rec[@]} == ${#__canal_last[@]} )) || return 1
+  for __canal_i in "${!__canal_rec[@]}"; do
+    [[ ${__canal_rec[__canal_i]} == "${__canal_last[__canal_i]}" ]] || return 1
+  done
+}
 __canal_save() {
-  set +eu
+  { set +eux; } 2>/dev/null
   local __canal_i __canal_n __canal_cwd=$PWD
   if [[ -n ${__canal_req[3]} && $__canal_cwd == "${__canal_req[3]}" ]]; then __canal_cwd=$__canal_base; fi
   for __canal_i in "${!__canal_ovn[@]}"; do
@@ -57,13 +71,8 @@ __canal_save() {
       fi
     fi
   done
-  compgen -e >| "$__canal_dir/names"
-  mapfile -t __canal_names < "$__canal_dir/names"
-  {
-    printf '%s\0' "$__canal_cwd"
-    for __canal_n in "${__canal_names[@]}"; do printf '%s=%s\0' "$__canal_n" "${!__canal_n}"; done
-    printf '=\0'
-  } >| "$__canal_dir/state"
+  __canal_records "$__canal_cwd"
+  __canal_same || printf '%s\0' "${__canal_rec[@]}" = >| "$__canal_dir/state"
 }
 __canal_apply() {
   local -a __canal_st __canal_cur
@@ -72,7 +81,8 @@ __canal_apply() {
   [[ -f $__canal_dir/state ]] || return 0
   mapfile -d '' -t __canal_st < "$__canal_dir/state"
   (( ${#__canal_st[@]} >= 2 )) && [[ ${__canal_st[-1]} == = ]] || return 0
-  for __canal_kv in "${__canal_st[@]:1:${#__canal_st[@]}-2}"; do
+  unset '__canal_st[-1]'
+  for __canal_kv in "${__canal_st[@]:1}"; do
     __canal_n=${__canal_kv%%=*}
     __canal_keep[$__canal_n]=1
     case $__canal_n in PWD|SHLVL) ;; *) export "$__canal_kv" 2>/dev/null ;; esac
@@ -83,7 +93,10 @@ __canal_apply() {
     [[ -n ${__canal_keep[$__canal_n]-} ]] || unset -v "$__canal_n" 2>/dev/null
   done
   CDPATH= cd -- "${__canal_st[0]}" 2>/dev/null
+  __canal_last=("${__canal_st[@]}")
 }
+__canal_records "$PWD"
+__canal_last=("${__canal_rec[@]}")
 while IFS= read -r __canal_seq; do
   __canal_req=()
   mapfile -d '' -t __canal_req < "$__canal_dir/req"
