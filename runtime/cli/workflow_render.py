@@ -107,7 +107,7 @@ def completed_line(c: CompletedView) -> str:
     line = f"  {c.id} [{c.type}]: {c.status}{code}"
     if c.gate is not None:
         line += f"; gate {_compact(c.gate)}"
-    if c.result is not None:
+    if c.result not in (None, ""):
         line += f"; result {_compact(c.result)}"
     return line
 

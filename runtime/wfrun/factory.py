@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import workflows
 from runtime.wfrun.events import audit_hook
 from runtime.wfrun.executor import CanalStepExecutor
 from runtime.wfrun.store import SealedRunStore
+from workflows import library
 from workflows.engine import Engine
 from workflows.tools import ToolDefinition, ToolRegistry
 
@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from runtime.api import Canal
 
 PROJECT_WORKFLOWS = "workflows"
-EXAMPLES = Path(workflows.__file__).parent / "examples"
+# from a module file: the package itself may be a namespace when a test folder shadows its name
+EXAMPLES = Path(library.__file__).parent / "examples"
 
 
 def workflow_roots(project_dir: Path) -> list[Path]:
