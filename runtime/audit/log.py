@@ -165,7 +165,12 @@ def _write_failed(path: Path, step: str, exc: OSError) -> AuditWriteError:
 
 def _redact_values(value: Any, redact: Redactor, key: str = "") -> Any:
     if isinstance(value, str):
-        return value if key in INTEGRITY_KEYS else redact(value)
+        if key in INTEGRITY_KEYS:
+            return value
+        # the field name is context a detector needs ({"DB_PASSWORD": "..."} reads as DB_PASSWORD=...)
+        prefix = f"{key}="
+        joined = redact(prefix + value) if key else redact(value)
+        return joined[len(prefix):] if key and joined.startswith(prefix) else joined
     if isinstance(value, Mapping):
         return {str(k): _redact_values(v, redact, str(k)) for k, v in value.items()}
     if isinstance(value, list | tuple):

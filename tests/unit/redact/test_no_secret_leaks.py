@@ -129,3 +129,14 @@ def test_no_secret_in_presented_output_cut_in_head_and_tail(tmp_path: Path, reda
                     output_dir=tmp_path / "out", redact=redactor)
     assert shown.truncated
     assert leaked(json.dumps(shown.to_json()).encode()) == []
+
+
+def test_a_secret_named_only_by_its_field_is_redacted_in_the_audit_log(tmp_path: Path) -> None:
+    from runtime.audit import AuditLog
+    from runtime.redact import Redactor
+
+    log = AuditLog(tmp_path / "audit.jsonl", b"k" * 32, "k-1", redact=Redactor(b"r" * 32))
+    log.append("run.started", {"env": {"DB_PASSWORD": "x9Qv7Lr2Tz8Wm4Kp"}, "command": "ls"})
+    text = (tmp_path / "audit.jsonl").read_text()
+    assert "x9Qv7Lr2Tz8Wm4Kp" not in text
+    assert '"command":"ls"' in text
