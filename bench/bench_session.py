@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import statistics
 import time
 import uuid
@@ -40,7 +41,7 @@ def timed(fn: Callable[[], object]) -> float:
 
 
 def round_trip(backend: DockerBackend, spec: SandboxSpec, rounds: int, exec_rounds: int) -> None:
-    """Every path in turn within each round, so all of them see the same machine load."""
+    """Every path once per round, in shuffled order, so all of them see the same machine load."""
     name = f"canal-bench-{uuid.uuid4().hex[:8]}"
     backend.create(name, spec)
     try:
@@ -61,9 +62,12 @@ def round_trip(backend: DockerBackend, spec: SandboxSpec, rounds: int, exec_roun
         every = max(1, rounds // max(1, exec_rounds))
         for fn in [*paths.values(), exec_run, exec_run, exec_run]:
             fn()  # warm-up
+        order = list(paths)
+        shuffle = random.Random(7).shuffle
         for i in range(rounds):
-            for label, fn in paths.items():
-                samples[label].append(timed(fn))
+            shuffle(order)  # no path always runs right after the baseline's engine work
+            for label in order:
+                samples[label].append(timed(paths[label]))
             if i % every == 0:
                 baseline.append(timed(exec_run))
         print("Command round trip on one container, paths interleaved")
