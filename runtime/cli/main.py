@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import click
@@ -44,11 +45,17 @@ def load_command(name: str) -> click.Command | None:
 class CanalGroup(click.Group):
     """Loads commands lazily; renders every Canal error in one shape, on stderr (or JSON with --json)."""
 
+    def __init__(self, *args: Any, lazy: Mapping[str, str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy or {})  # command name -> module, loaded on first use
+
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(COMMANDS)
+        return sorted({*self.commands, *self.lazy})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        return load_command(cmd_name)
+        if cmd_name in self.commands:
+            return self.commands[cmd_name]
+        return load_command(cmd_name) if cmd_name in self.lazy else None
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         options = args[: args.index("--")] if "--" in args else args
@@ -69,7 +76,7 @@ class CanalGroup(click.Group):
             ctx.exit(getattr(exc, "exit_code", ExitCode.CANAL_ERROR))
 
 
-@click.group(cls=CanalGroup, invoke_without_command=True,
+@click.group(cls=CanalGroup, invoke_without_command=True, lazy=COMMANDS,
              context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="canal")
 @click.pass_context
