@@ -32,6 +32,7 @@ SHELL_LOST = {
     "shell_died": "the command killed the session's shell",
     "wedged": "the command stopped the session's shell",
     "out_of_step": "the session's shell answered out of step (something wrote to its own pipes)",
+    "stuck": "the session's shell stopped taking commands (something read its own input)",
 }
 AFTER_SHELL_LOST = ("; every process in the sandbox was killed and a fresh shell starts with the next "
                     "command (with the working directory and variables from before this command)")
@@ -187,7 +188,7 @@ class Agent:
         run = ShellRun(self.shell, token, held)
         pump = Pump(run, {out_r: b"o", err_r: b"e"}, in_w if stdin is not None else None, stdin)
         reason = pump.run(req.get("timeout_s"), req.get("idle_timeout_s"))
-        if reason == "exited" and run.lost is not None:
+        if reason in ("exited", "wedged") and run.lost is not None:
             reason = run.lost
         return self.end_shell(reason, run, pump, before)
 

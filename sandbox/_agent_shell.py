@@ -4,7 +4,8 @@ One bash per session saves a bash start per ``str`` command. It never runs a com
 each request it forks a subshell, so nothing a command does to its shell (``exit``, ``exec``,
 traps, ``set -e``, ``exec`` redirections, options, functions, reading stdin) reaches the loop.
 The subshell saves its working directory and exported variables on exit when they changed; the loop
-applies them, so they persist like a terminal. Shell-local variables, functions and options do not persist.
+applies them, so they persist like a terminal. Shell-local variables, functions and options do
+not persist.
 
 Request: the agent writes a NUL-separated file (stdin path, stdout path, stderr path, workdir,
 command, then ``NAME=VALUE`` for this command only), then a line with a fresh random token on the
@@ -13,17 +14,24 @@ pipes the agent holds, so each command gets its own pipes and a background child
 cannot write into a newer one's output. Reply: ``<token> <status>`` on the shell's stdout; any
 other line means the shell is out of step. The state file ends with a ``=`` record, so a state cut
 short by a kill is ignored. Only builtins run in the loop, and no value is ever spliced into code.
+
+The agent gives up on the shell (and starts a fresh one with the state from before the command)
+when it dies, answers out of step, is stopped, or sits idle without answering at two heartbeats
+in a row, which is what happens when something else read its input.
 """
 
 from __future__ import annotations
 
+import array
 import contextlib
+import fcntl
 import os
 import secrets
 import subprocess
 import tempfile
+import termios
 
-from sandbox._agent_procs import proc_stat, raise_oom_score
+from sandbox._agent_procs import live_pids, proc_stat, raise_oom_score
 
 SCRIPT = r"""
 __canal_dir=$1
@@ -100,6 +108,7 @@ __canal_last=("${__canal_rec[@]}")
 while IFS= read -r __canal_seq; do
   __canal_req=()
   mapfile -d '' -t __canal_req < "$__canal_dir/req"
+  : >| "$__canal_dir/req"
   ( unset __canal_seq; set --; __canal_prep; eval -- "${__canal_req[4]-}" ) \
     < "${__canal_req[0]-/dev/null}" > "${__canal_req[1]-/dev/null}" 2> "${__canal_req[2]-/dev/null}"
   __canal_status=$?
@@ -166,6 +175,22 @@ class Shell:
         stat = None if self.proc is None else proc_stat(self.proc.pid)
         return stat is not None and stat[0] in ("T", "t")
 
+    def busy(self) -> bool:
+        """True while the shell has input it has not read yet, or a child (the command's subshell)."""
+        if self.proc is None or self.proc.stdin is None:
+            return False
+        unread = array.array("i", [0])
+        with contextlib.suppress(OSError):
+            fcntl.ioctl(self.proc.stdin.fileno(), termios.FIONREAD, unread)
+        if unread[0]:
+            return True
+        pid = self.proc.pid
+        try:
+            with open(f"/proc/{pid}/task/{pid}/children", "rb") as fh:
+                return bool(fh.read().strip())
+        except OSError:
+            return any((s := proc_stat(p)) is not None and s[1] == pid for p in live_pids())
+
     def reap(self) -> None:
         """Forget a dead (or swept) shell; the next command starts a fresh one."""
         if self.proc is None:
@@ -188,7 +213,8 @@ class ShellRun:
         self.held = held  # our copies of the command's pipe ends: closed once it is done
         self.buf = b""
         self.status: int | None = None
-        self.lost: str | None = None  # "shell_died" or "out_of_step" when the shell cannot go on
+        self.lost: str | None = None  # why the shell cannot go on: a key of the agent's SHELL_LOST
+        self.idle_beats = 0
         proc = shell.proc
         assert proc is not None
         assert proc.stdout is not None
@@ -229,4 +255,11 @@ class ShellRun:
                 self.shell.proc.wait(timeout=timeout_s)
 
     def wedged(self) -> bool:
-        return self.shell.stopped()
+        """Stopped, or idle without having answered at two heartbeats in a row (its input was taken)."""
+        if self.shell.stopped():
+            self.lost = "wedged"
+            return True
+        self.idle_beats = 0 if self.shell.busy() else self.idle_beats + 1
+        if self.idle_beats >= 2:
+            self.lost = "stuck"
+        return self.lost is not None

@@ -149,3 +149,15 @@ def test_the_agent_keeps_no_fd_of_finished_commands(docker_backend: DockerBacken
     docker_backend.exec(box, "sleep 5", timeout_s=0.5)
     docker_backend.exec(box, "kill -9 $$")
     assert out(docker_backend, box, count) == before
+
+
+def test_a_thief_of_the_shells_input_does_not_hang_the_session(docker_backend: DockerBackend,
+                                                                box: str) -> None:
+    docker_backend.exec(box, "(sleep 0.3; exec cat /proc/$$/fd/0 >/dev/null) &")
+    docker_backend.exec(box, "sleep 0.6")  # the thief is reading the shell's input by now
+    raced = docker_backend.exec(box, "pwd")  # whoever reads first gets the shell's next input
+    if raced.reason is EndReason.KILLED:
+        assert "stopped taking commands" in raced.detail
+    else:
+        assert raced.stdout.read_bytes() == b"/tmp\n"
+    assert_state_kept(docker_backend, box)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -59,3 +60,25 @@ def test_the_agent_program_carries_every_module() -> None:
     compile(AGENT_SOURCE, "agent", "exec")
     for name in AGENT_MODULES:
         assert f"'{name}'" in AGENT_SOURCE
+
+
+def test_a_shell_that_waits_for_input_it_never_got_is_stuck(shell: Shell, tmp_path: Path) -> None:
+    paths = [str(tmp_path / name) for name in ("in", "out", "err")]
+    Path(paths[0]).write_bytes(b"")
+    busy = ShellRun(shell, shell.submit([*paths, "", "sleep 2"]), held=[])
+    # Whether the shell has read its input yet or already forked the command, it is busy.
+    assert (beats(busy, 3), busy.lost) == ([False, False, False], None)
+    while busy.on_ready():
+        pass
+    assert busy.status == 0
+    never = ShellRun(shell, "a-token-the-shell-never-got", held=[])  # as if its input was stolen
+    assert (beats(never, 2), never.lost) == ([False, True], "stuck")
+
+
+def beats(run: ShellRun, count: int) -> list[bool]:
+    """``wedged()`` as the pump calls it: once per heartbeat (shortened here)."""
+    seen = []
+    for _ in range(count):
+        seen.append(run.wedged())
+        time.sleep(0.1)
+    return seen
