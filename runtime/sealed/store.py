@@ -82,17 +82,32 @@ class SealedStore:
 
     def load(self, doc_id: str) -> tuple[Any, int]:
         """The verified plaintext document (secrets as placeholders) and its revision."""
+        env = self._checked_envelope(doc_id)
+        return codec.unseal(env, self.keys), env.revision
+
+    def _checked_envelope(self, doc_id: str) -> Envelope:
+        """The file, checked against the ledger. A writer may replace the file and record a newer
+        revision between our read and our check: a file that changed since we read it is read again;
+        a file that stays older than the ledger is a rollback."""
         env = self.envelope(doc_id)
-        doc = codec.unseal(env, self.keys)
+        for _ in range(3):
+            try:
+                self._check_ledger(env)
+            except SealedRolledBackError:
+                again = self.envelope(doc_id)
+                if again.revision == env.revision and again.mac == env.mac:
+                    raise
+                env = again
+            else:
+                return env
         self._check_ledger(env)
-        return doc, env.revision
+        return env
 
     def secrets(self, doc_id: str) -> dict[str, str]:
         """The sealed placeholder -> value map; read only when a value must flow into a later step."""
-        env = self.envelope(doc_id)
+        env = self._checked_envelope(doc_id)
         codec.unseal(env, self.keys)
-        self._check_ledger(env)
-        return codec.unseal_secrets(self.envelope(doc_id), self.keys)
+        return codec.unseal_secrets(env, self.keys)
 
     def save(self, doc_id: str, doc: Any, *, sensitive_paths: Sensitive = None,
              expected_revision: int) -> int:
