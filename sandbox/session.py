@@ -42,7 +42,9 @@ def agent_source() -> str:
 
 
 AGENT_SOURCE = agent_source()
-SILENCE_GRACE_S = 6.0  # the agent beats every second while a command runs
+# The agent beats every second while a command runs. A generous grace: a CPU-starved host (2 cores
+# under load) must not be mistaken for a wedged session, which would kill the command.
+SILENCE_GRACE_S = 15.0
 DEADLINE_GRACE_S = 10.0
 _HEADER = struct.Struct(">BxxxI")
 _FRAME = struct.Struct(">cI")
