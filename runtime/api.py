@@ -12,6 +12,8 @@ the MCP server and the benchmarks use it::
 
 from __future__ import annotations
 
+import shutil
+import time
 from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -27,7 +29,7 @@ from runtime.presenter import PresenterConfig
 from runtime.project import find_project_dir
 from runtime.result import RunResult
 from runtime.sandboxes import SandboxRef, ensure_sandbox, sandbox_ref
-from runtime.services import Services
+from runtime.services import OUTPUTS, Services
 from sandbox.backend import SandboxBackend, SandboxInfo
 from sandbox.docker_backend import DockerBackend
 from sandbox.engine import docker_client
@@ -35,6 +37,18 @@ from sandbox.image import BuildEvent
 from sandbox.reaper import reap
 
 DEFAULT_SANDBOX = "default"
+OUTPUT_RETENTION_S = 24 * 3600  # full outputs older than this go at `canal gc`
+
+
+def purge_outputs(root: Path, older_than_s: float) -> int:
+    """Delete saved full outputs older than ``older_than_s``; returns how many went."""
+    cutoff = time.time() - older_than_s
+    gone = 0
+    for path in root.glob("*/*"):
+        if path.is_file() and not path.is_symlink() and path.lstat().st_mtime < cutoff:
+            path.unlink(missing_ok=True)
+            gone += 1
+    return gone
 
 
 class Canal:
@@ -121,6 +135,8 @@ class Canal:
         ref = self.ref(name)
         existed = self.backend.get(ref.container) is not None
         self.backend.remove(ref.container)
+        # full outputs were for this sandbox's next commands only; they may hold what commands printed
+        shutil.rmtree(self.services.outputs_dir(ref.name), ignore_errors=True)
         if existed:
             self.services.audit.append("sandbox.down", {"sandbox": ref.name}, actor=self.actor)
         return existed
@@ -139,8 +155,10 @@ class Canal:
     def gc(self, *, all_projects: bool = False) -> list[str]:
         """Remove expired or orphaned Canal sandboxes (only containers Canal can prove it owns)."""
         removed = reap(self.backend, all_owners=all_projects)
-        if removed:
-            self.services.audit.append("sandbox.gc", {"removed": removed}, actor=self.actor)
+        purged = purge_outputs(self.services.state_dir / OUTPUTS, OUTPUT_RETENTION_S)
+        if removed or purged:
+            self.services.audit.append("sandbox.gc", {"removed": removed, "outputs_purged": purged},
+                                       actor=self.actor)
         return removed
 
     def close(self) -> None:
