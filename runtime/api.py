@@ -105,17 +105,22 @@ class Canal:
 
     def run_argv(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
                  sandbox: str | None = None, timeout_s: float | None = None, confirm: str | None = None,
-                 unattended: bool | None = None) -> RunResult:
-        """Run an exact argv with no shell: each element reaches the program whole."""
-        return self._run(list(argv), sandbox, timeout_s, None, confirm, unattended, env, None)
+                 unattended: bool | None = None, secrets: Sequence[str] = ()) -> RunResult:
+        """Run an exact argv with no shell: each element reaches the program whole.
+
+        ``secrets``: exact values (e.g. sensitive gate fields) masked in everything written or shown.
+        """
+        return self._run(list(argv), sandbox, timeout_s, None, confirm, unattended, env, None,
+                         tuple(secrets))
 
     def _run(self, command: str | list[str], sandbox: str | None, timeout_s: float | None,
              idle_timeout_s: float | None, confirm: str | None, unattended: bool | None,
-             env: Mapping[str, str] | None, presenter: PresenterConfig | None) -> RunResult:
+             env: Mapping[str, str] | None, presenter: PresenterConfig | None,
+             secrets: tuple[str, ...] = ()) -> RunResult:
         req = RunRequest(command=command, ref=self.ref(sandbox), timeout_s=timeout_s,
                          idle_timeout_s=idle_timeout_s, confirm=confirm,
                          unattended=self.unattended if unattended is None else unattended, env=env,
-                         actor=self.actor, presenter=presenter)
+                         actor=self.actor, presenter=presenter, secrets=secrets)
         return self.pipeline.run(req)
 
     # -- lifecycle ------------------------------------------------------------------------------

@@ -18,7 +18,9 @@ from runtime.audit import Decision as AuditDecision
 from runtime.audit import RunCompleted, RunStarted
 from runtime.errors import format_error
 from runtime.files.errors import FileOpError
+from runtime.ports import Redactor
 from runtime.presenter import PresenterConfig, present
+from runtime.redact.exact import mask_exact
 from runtime.result import BackupView, ConfirmationView, DecisionView, RunResult, Status
 from runtime.sandboxes import OUTPUT_MOUNT, SandboxRef, ensure_sandbox, sandbox_uid_gid
 from runtime.services import Services
@@ -26,6 +28,7 @@ from runtime.trash.errors import CannotTrashWorkspace
 from sandbox.backend import SandboxBackend
 from sandbox.image import BuildEvent
 from sandbox.result import EndReason, ExecResult
+from workflows.templates import MASK
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,7 @@ class RunRequest:
     env: Mapping[str, str] | None = None
     actor: str = "agent"
     presenter: PresenterConfig | None = None
+    secrets: tuple[str, ...] = ()  # exact values (e.g. a workflow's sensitive gate fields) never shown
 
     @property
     def text(self) -> str:
@@ -84,7 +88,7 @@ class Pipeline:
                                                       decision.policy_hash)
         info = ensure_sandbox(self.services, self.backend, req.ref, self.on_build)
         backups = self._backup(decision, req) if approval is not None else []
-        redact = self.services.redactor
+        redact = self._redactor(req)
         started = self.services.audit.append(RunStarted.event, RunStarted(
             sandbox=req.ref.name, container_id=info.id, image_digest=info.image_digest or info.image,
             command=redact(req.text), cwd=cwd, decision=_audit_decision(decision),
@@ -119,8 +123,17 @@ class Pipeline:
             return self.policy.decide(req.command, cwd=cwd, unattended=req.unattended)
         return self.policy.decide_argv(list(req.command), cwd=cwd, unattended=req.unattended)
 
+    def _redactor(self, req: RunRequest) -> Redactor:
+        """The services' secret redactor, after masking the request's exact secrets."""
+        base = self.services.redactor
+        if not req.secrets:
+            return base
+        secrets = req.secrets
+        return lambda text: base(mask_exact(text, secrets, MASK))
+
     def _refused(self, req: RunRequest, decision: Decision, view: DecisionView) -> RunResult:
-        redacted = self.services.redactor(req.text)
+        redact = self._redactor(req)
+        redacted = redact(req.text)
         audit_id = self.services.audit.append("run.denied", {
             "sandbox": req.ref.name, "command": redacted, "decision": view.model_dump()}, actor=req.actor)
         rules = ", ".join(decision.rule_ids) or decision.source
@@ -128,25 +141,26 @@ class Pipeline:
         hint = ("ask the user to run it outside the sandbox, or use a command the policy allows; "
                 f"see why: canal policy check -- {_shell_words(req.text)}")
         text = format_error("POLICY_DENIED",
-                           f"{self.services.redactor(decision.segment or req.text)} matches {rules} ({why}). "
+                           f"{redact(decision.segment or req.text)} matches {rules} ({why}). "
                            "Nothing was run.", hint)
         return RunResult(status="denied", exit_code=None, reason=why, duration_s=0.0, decision=view,
                          sandbox=req.ref.name, audit_id=audit_id, text=text)
 
     def _ask(self, req: RunRequest, decision: Decision, view: DecisionView, cwd: str) -> RunResult:
+        redact = self._redactor(req)
         pending = self.services.approvals.request(
             req.text, req.ref.name, cwd, decision.policy_hash,
-            DecisionSummary(rule_ids=decision.rule_ids, reason=decision.reason))
+            DecisionSummary(rule_ids=decision.rule_ids, reason=decision.reason), display=redact(req.text))
         rerun = req.rerun(pending.token)
         human = pending.needs_human
         confirmation = ConfirmationView(
             token=pending.token, reason=decision.reason, rule_ids=list(decision.rule_ids),
             expires_at=_iso(pending.expires_at), approval="human" if human else "agent", rerun=rerun)
         audit_id = self.services.audit.append("run.confirmation_required", {
-            "sandbox": req.ref.name, "command": self.services.redactor(req.text), "token": pending.token,
+            "sandbox": req.ref.name, "command": redact(req.text), "token": pending.token,
             "decision": view.model_dump(), "approval": confirmation.approval}, actor=req.actor)
         rules = ", ".join(decision.rule_ids) or decision.source
-        shown = self.services.redactor(decision.segment or req.text)
+        shown = redact(decision.segment or req.text)
         if human:
             hint = (f"a person approves it first (canal approve {pending.token}, from a terminal), "
                     f"then run: {rerun}")

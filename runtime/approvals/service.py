@@ -46,12 +46,17 @@ class ApprovalService:
         self.store = ApprovalStore(state_dir / "approvals", key)
 
     def request(self, command: str, sandbox: str, cwd: str, policy_hash: str,
-                decision_summary: DecisionSummary) -> Pending:
-        """Mint a token for exactly this command; nothing is approved yet."""
+                decision_summary: DecisionSummary, *, display: str | None = None) -> Pending:
+        """Mint a token for exactly this command; nothing is approved yet.
+
+        ``display`` is the text stored and shown for it (default: the command, redacted); a caller
+        that knows exact secrets in the command passes it with them masked.
+        """
         token, token_id = tokens.mint(self._key)
         now = self._clock()
         rec = ApprovalRecord(token_id=token_id, status="pending", mode=self._mode,
-                             command=self._redact(command), command_mac=self._command_mac(command),
+                             command=self._redact(command if display is None else display),
+                             command_mac=self._command_mac(command),
                              sandbox=sandbox, cwd=cwd, policy_hash=policy_hash,
                              rule_ids=list(decision_summary.rule_ids), reason=decision_summary.reason,
                              created_at=now, expires_at=now + self._ttl)

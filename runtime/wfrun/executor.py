@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from runtime.result import RunResult
-from runtime.wfrun.masking import mask_text, masking
+from runtime.wfrun.masking import mask_text
 from workflows.errors import WorkflowError
 from workflows.ports import OutcomeStatus, StepOutcome, StepRequest
 from workflows.tools import ToolDefinition, parse_result, prepare_call
@@ -50,10 +50,9 @@ class CanalStepExecutor:
             call = self._call(request)
         except WorkflowError as exc:
             return StepOutcome(status="error", reason=mask_text(exc.message, request.secrets))
-        with masking(self.canal.services, request.secrets):
-            result = self.canal.run_argv(
-                call.argv, env=call.env or None, timeout_s=call.timeout_s, confirm=request.confirm_token,
-                unattended=request.unattended or self.canal.unattended)
+        result = self.canal.run_argv(
+            call.argv, env=call.env or None, timeout_s=call.timeout_s, confirm=request.confirm_token,
+            unattended=request.unattended or self.canal.unattended, secrets=request.secrets)
         return self._outcome(request, call, result)
 
     def _call(self, request: StepRequest) -> _Call:

@@ -17,5 +17,6 @@ def test_every_code_is_upper_snake_with_a_known_exit_code() -> None:
     found = entries()
     assert len(found) > 80
     for entry in found:
-        assert entry.code.isupper() and " " not in entry.code, entry
+        assert entry.code.isupper(), entry
+        assert " " not in entry.code, entry
         assert entry.exit_code in {1, 2, 120, 121, 122, 124, 125, 137}, entry

@@ -32,9 +32,9 @@ class StandIn:
 
     def run_argv(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
                  timeout_s: float | None = None, confirm: str | None = None,
-                 unattended: bool | None = None) -> RunResult:
+                 unattended: bool | None = None, secrets: Sequence[str] = ()) -> RunResult:
         self.calls.append({"argv": list(argv), "env": env, "timeout_s": timeout_s, "confirm": confirm,
-                           "unattended": unattended, "audited": self.services.redactor(" ".join(argv))})
+                           "unattended": unattended, "secrets": tuple(secrets)})
         return self.reply(self)
 
 
@@ -73,7 +73,7 @@ def test_json_result_is_parsed_from_the_full_stdout_not_the_presented_cut(projec
     assert SECRET not in outcome.output
     assert canal.calls[0]["argv"] == ["echo", SECRET]  # the command itself gets the real value
     assert canal.calls[0]["env"] == {"TOKEN": SECRET}
-    assert SECRET not in canal.calls[0]["audited"]  # what the pipeline audits is masked
+    assert SECRET in canal.calls[0]["secrets"]  # the pipeline masks it in what it audits and shows
     assert SECRET in canal.services.redactor(SECRET)  # and only while the step runs
 
 
