@@ -7,6 +7,7 @@ import click
 from runtime.api import DEFAULT_SANDBOX, Canal
 from runtime.cli.image_cmd import BuildProgress
 from runtime.cli.render import echo_json
+from runtime.presenter import PresenterConfig
 
 REFUSED = ("confirmation_required", "denied")
 
@@ -21,10 +22,14 @@ REFUSED = ("confirmation_required", "denied")
 @click.option("--confirm", "token", metavar="TOKEN", help="Run a command the policy asked to confirm, "
               "with the token CONFIRMATION_REQUIRED gave for exactly this command.")
 @click.option("--unattended", is_flag=True, help="No person is watching: confirm becomes deny.")
+@click.option("--max-lines", type=click.IntRange(min=1), help="Show at most this many lines before "
+              "cutting to head and tail (canal.yaml presenter.max_lines, default 200).")
+@click.option("--show-stderr", is_flag=True, help="Show stderr even when the command succeeds.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 def run(sandbox: str, timeout: float | None, idle_timeout: float | None, token: str | None,
-        unattended: bool, as_json: bool, command: tuple[str, ...]) -> None:
+        unattended: bool, max_lines: int | None, show_stderr: bool, as_json: bool,
+        command: tuple[str, ...]) -> None:
     """Run COMMAND in the sandbox under the policy; print what the model should read.
 
     \b
@@ -37,12 +42,27 @@ def run(sandbox: str, timeout: float | None, idle_timeout: float | None, token: 
     text = " ".join(command)
     with Canal(sandbox=sandbox, unattended=unattended or None,
                on_build=BuildProgress(verbose=False)) as canal:
-        result = canal.run(text, timeout_s=timeout, idle_timeout_s=idle_timeout, confirm=token)
+        presenter = presenter_overrides(canal.config.presenter, max_lines, show_stderr)
+        result = canal.run(text, timeout_s=timeout, idle_timeout_s=idle_timeout, confirm=token,
+                           presenter=presenter)
     if as_json:
         echo_json(result.to_json())
     else:
         click.echo(result.text, err=result.status in REFUSED)
     raise SystemExit(result.process_exit_code())
+
+
+def presenter_overrides(base: PresenterConfig, max_lines: int | None,
+                        show_stderr: bool) -> PresenterConfig | None:
+    """canal.yaml's presenter settings with this call's flags on top (None: nothing to change)."""
+    update: dict[str, object] = {}
+    if max_lines is not None:
+        update["max_lines"] = max_lines
+        update["head_lines"] = min(base.head_lines, max(1, max_lines * 5 // 14))
+        update["tail_lines"] = min(base.tail_lines, max(1, max_lines * 2 // 14))
+    if show_stderr:
+        update["show_stderr_on_success"] = True
+    return PresenterConfig.model_validate({**base.model_dump(), **update}) if update else None
 
 
 def register(cli: click.Group) -> None:
