@@ -148,6 +148,28 @@ def engine_case(store: RunStore, roots: list[Path], samples: int,
     return times, size
 
 
+def runtime_store_case(base_dir: Path, roots: list[Path], samples: int) -> list[float]:
+    """The real path: runtime.wfrun.SealedRunStore over SealedStore (lock, revision CAS, AES-GCM,
+    HMAC, atomic write) with the audit log as revision ledger. A ledger refuses a file put back, so
+    each sample advances its own run, prepared beforehand."""
+    import os
+
+    from runtime.services import Services
+    from runtime.wfrun.store import SealedRunStore
+
+    os.environ["CANAL_STATE_DIR"] = str(base_dir / "state")
+    os.environ["CANAL_CONFIG_DIR"] = str(base_dir / "config")
+    (base_dir / "project").mkdir()
+    store = SealedRunStore(Services(base_dir / "project").sealed)
+    prepared = [prepare(store, roots) for _ in range(samples)]
+    out = []
+    for engine, run in prepared:
+        start = time.perf_counter()
+        engine.advance(run, gate_for(START_AT))
+        out.append((time.perf_counter() - start) * 1000)
+    return out
+
+
 def memory_snapshot(store: MemoryRunStore) -> Callable[[str], Callable[[], None]]:
     def make(run: str) -> Callable[[], None]:
         saved = (store._docs[run], list(store.sensitive[run]))
@@ -197,6 +219,8 @@ def row(name: str, times: list[float], base: float | None) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--samples", type=int, default=300)
+    parser.add_argument("--runtime-samples", type=int, default=40,
+                        help="runs prepared for the runtime-store case (each costs 25 sealed advances)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         base_dir = Path(tmp)
@@ -220,7 +244,10 @@ def main() -> None:
         except ImportError as exc:
             print(f"engine/sealed-file          unavailable ({exc}); target judged on engine/memory")
             verdict = statistics.median(mem_times)
-        print(f"target p50 < 20 ms: {'met' if verdict < 20 else 'MISSED'} ({verdict:.2f} ms)")
+        real = runtime_store_case(base_dir, roots, args.runtime_samples)
+        print(row("engine/runtime SealedRunStore", real, base_p50))
+        verdict = statistics.median(real)
+        print(f"target p50 < 20 ms (runtime store): {'met' if verdict < 20 else 'MISSED'} ({verdict:.2f} ms)")
 
 
 if __name__ == "__main__":
