@@ -177,10 +177,12 @@ def _build(
     stream: Iterator[dict[str, Any]] = client.api.build(
         path=str(folder), tag=tag, buildargs=buildargs, labels=labels, decode=True, rm=True, forcerm=True
     )
+    error = ""
     try:
-        for chunk in stream:
+        for chunk in stream:  # read to the end even after an error, so the connection is released
             if "error" in chunk:
-                _fail(tag, current, recent, str(chunk["error"]))
+                error = error or str(chunk["error"])
+                continue
             for line in str(chunk.get("stream", "")).splitlines():
                 if not line.strip():
                     continue
@@ -193,6 +195,8 @@ def _build(
                     on_event(BuildEvent("log", line))
     except docker.errors.APIError as exc:
         _fail(tag, current, recent, _first_line(exc))
+    if error:
+        _fail(tag, current, recent, error)
     return str(client.images.get(tag).id)
 
 
