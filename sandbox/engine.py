@@ -9,7 +9,8 @@ import docker.errors
 
 from sandbox.errors import EngineUnavailable
 
-ENGINE_HINT = "sudo scripts/ensure-docker   (or start Docker yourself, then check with: docker info)"
+ENGINE_HINT = ("start Docker (sudo systemctl start docker; on a bare Debian machine, from a Canal checkout: "
+               "sudo scripts/ensure-docker), then check: docker info")
 
 
 def docker_client(timeout: int = 120) -> docker.DockerClient:
