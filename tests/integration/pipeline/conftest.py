@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from project_helpers import chown_tree
 
 from runtime.api import Canal
-
-SANDBOX_UID = 1000
 
 
 def make_project(root: Path, config: str = "") -> Path:
@@ -20,9 +18,7 @@ def make_project(root: Path, config: str = "") -> Path:
     (project / "notes.txt").write_text("keep me\n")
     if config:
         (project / "canal.yaml").write_text(config)
-    if os.geteuid() == 0:  # the sandbox runs as uid 1000: let it write its workspace
-        for path in [project, *project.rglob("*")]:
-            os.chown(path, SANDBOX_UID, SANDBOX_UID)
+    chown_tree(project)  # the sandbox runs as uid 1000: let it write its workspace
     return project
 
 

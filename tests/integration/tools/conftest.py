@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tool_cli import ToolProject, chown_tree, remove_project_containers
+from project_helpers import chown_tree, remove_project_containers
+from tool_cli import ToolProject
 
 TOOLS = {
     "clean_build.yaml": (

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from wf_cli import CliProject, chown_tree, remove_project_containers
+from project_helpers import chown_tree, remove_project_containers
+from wf_cli import CliProject
 
 
 @pytest.fixture(scope="module")
