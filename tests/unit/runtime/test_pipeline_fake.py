@@ -1,0 +1,58 @@
+"""The run pipeline over the in-package FakeBackend: ordering guarantees that need no Docker."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from runtime.api import Canal
+from runtime.config import CanalConfig
+from sandbox.fake import FakeBackend
+
+
+@pytest.fixture
+def canal(tmp_path: Path, state_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Canal:
+    monkeypatch.setenv("CANAL_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.delenv("CANAL_KEY", raising=False)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "build").mkdir()
+    return Canal(project, config=CanalConfig(), backend=FakeBackend())
+
+
+def test_allowed_command_runs_between_its_intent_and_outcome_records(canal: Canal) -> None:
+    result = canal.run("echo hello")
+    assert result.status == "ok", result.text
+    assert result.output == "hello"
+    events = [line.split('"event":"')[1].split('"')[0]
+              for line in canal.services.audit.path.read_text().splitlines()]
+    assert events[-2:] == ["run.started", "run.completed"]
+
+
+def test_no_intent_record_means_nothing_runs(canal: Canal) -> None:
+    backend = canal.backend
+    assert isinstance(backend, FakeBackend)
+    canal.run("true")  # the sandbox exists and the log is open
+    runs = len(backend.calls)
+    log = canal.services.audit.path
+    os.chmod(log, 0o400)
+    if os.geteuid() == 0:  # root ignores file modes: fill the disk instead
+        os.chmod(log, 0o600)
+        log.unlink()
+        log.symlink_to("/dev/full")
+    with pytest.raises(Exception) as failed:  # noqa: PT011 - the code is what matters
+        canal.run("echo must-not-run")
+    assert getattr(failed.value, "code", "") in ("AUDIT_WRITE_FAILED", "AUDIT_LOG_CORRUPT")
+    assert len(backend.calls) == runs
+
+
+def test_confirmation_required_runs_nothing(canal: Canal) -> None:
+    backend = canal.backend
+    assert isinstance(backend, FakeBackend)
+    before = len(backend.calls)
+    asked = canal.run("rm -rf build")
+    assert asked.status == "confirmation_required"
+    assert len(backend.calls) == before
+    assert (canal.project_dir / "build").is_dir()
