@@ -21,6 +21,8 @@ from celpy.celparser import CELParseError
 from celpy.evaluation import CELEvalError
 from lark import Token, Tree
 
+from policy.fastcel import Fn, translate
+
 MACROS = frozenset({"exists", "all", "exists_one", "map", "filter"})
 MAX_MACRO_NESTING = 1
 _LOCK = threading.RLock()
@@ -63,6 +65,7 @@ class Compiled:
     source: str
     program: Any  # celpy.Runner
     names: frozenset[str] = frozenset()  # identifiers the expression reads: the activation holds only these
+    fast: Fn | None = None  # closures over plain facts (policy.fastcel); None: interpreter only
 
 
 def environment() -> celpy.Environment:
@@ -107,7 +110,18 @@ def compile_expression(text: str) -> Compiled:
             )
             raise CelCompileError(msg, 1, 1)
         program = env.program(ast, functions=FUNCTIONS)
-    return Compiled(text, program, _identifiers(ast))
+        fast = translate(ast, _literal)
+    return Compiled(text, program, _identifiers(ast), fast)
+
+
+def _literal(text: str) -> Any:
+    """A literal token's value as the interpreter reads it, as a plain Python value (None: other type)."""
+    env = environment()
+    value = env.program(env.compile(text)).evaluate({})
+    for cel_type, plain in ((celtypes.BoolType, bool), (celtypes.IntType, int), (celtypes.StringType, str)):
+        if type(value) is cel_type:
+            return plain(value)
+    return None
 
 
 def compile_combined(parts: list[Compiled]) -> Compiled:

@@ -12,6 +12,7 @@ from typing import Any
 from policy.celenv import Compiled, EvalFailure, activation, compile_combined, evaluate, evaluate_many
 from policy.decision import STRICTNESS, Action, Decision, Source
 from policy.facts import segment_facts
+from policy.fastcel import run
 from policy.shell import PARSER_VERSION, Segment, parse
 from policy.shell.model import MAX_ARG_CHARS, MAX_ARGV, Word
 from policy.shell.parser import expand_argv
@@ -62,6 +63,7 @@ class Policy:
         self.hash = policy_hash
         self.checker = checker
         self.cache_enabled = True
+        self.fast_eval = True  # translated closures (policy.fastcel) where they can vouch for the result
         self._cache: OrderedDict[tuple[str, str, bool], Decision] = OrderedDict()
         self._combined: OrderedDict[tuple[str, ...], Compiled] = OrderedDict()
         self._index: dict[str, list[CompiledRule]] = {}
@@ -153,6 +155,17 @@ class Policy:
         if not rules:
             return [], []
         facts_all = {**facts, "command": cmd, "ctx": ctx}
+        if not self.fast_eval:
+            return self._interpret(rules, facts_all)
+        fast = [run(r.compiled.fast, facts_all) if r.compiled.fast is not None else None for r in rules]
+        slow = [r for r, hit in zip(rules, fast, strict=True) if hit is None]
+        matched, errors = self._interpret(slow, facts_all) if slow else ([], [])
+        slow_hits = {r.id for r in matched}
+        return [r for r, hit in zip(rules, fast, strict=True) if hit or r.id in slow_hits], errors
+
+    def _interpret(self, rules: Sequence[CompiledRule],
+                   facts_all: Mapping[str, Any]) -> tuple[list[CompiledRule], list[str]]:
+        """cel-python's interpreter: the authority for rules outside the fast path and for errors."""
         if len(rules) > 1:
             combined = self._combined_for(rules)
             try:
