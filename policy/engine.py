@@ -13,6 +13,7 @@ from policy.celenv import Compiled, EvalFailure, activation, compile_combined, e
 from policy.decision import STRICTNESS, Action, Decision, Source
 from policy.facts import segment_facts
 from policy.fastcel import run
+from policy.fastops import plain
 from policy.shell import PARSER_VERSION, Segment, parse
 from policy.shell.model import MAX_ARG_CHARS, MAX_ARGV, Word
 from policy.shell.parser import expand_argv
@@ -155,7 +156,7 @@ class Policy:
         if not rules:
             return [], []
         facts_all = {**facts, "command": cmd, "ctx": ctx}
-        if not self.fast_eval:
+        if not self.fast_eval or not plain(facts_all):  # e.g. a float or an object in the context
             return self._interpret(rules, facts_all)
         fast = [run(r.compiled.fast, facts_all) if r.compiled.fast is not None else None for r in rules]
         slow = [r for r, hit in zip(rules, fast, strict=True) if hit is None]

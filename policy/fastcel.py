@@ -10,131 +10,18 @@ tests/unit/policy/test_fast_eval.py checks fast == interpreter over every shippe
 
 from __future__ import annotations
 
-import operator
-import posixpath
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import re2
 from lark import Token, Tree
+
+from policy.fastops import BINARY, FUNCTIONS, METHOD_ONLY, Fallback, as_bool, as_int, index, key, ranged
 
 Scope = dict[str, Any]
 Fn = Callable[[Mapping[str, Any], Scope], Any]
 MACROS = frozenset({"exists", "all", "exists_one", "map", "filter"})
-INT64 = (-(2**63), 2**63 - 1)
-_REGEX: dict[str, Any] = {}
-
-
-class Fallback(Exception):
-    """The fast path cannot vouch for this evaluation: ask the interpreter."""
-
-
 class Unsupported(Exception):
     """The expression uses something outside the translated subset."""
-
-
-def _fail() -> Any:
-    raise Fallback
-
-
-def _bool(v: Any) -> bool:
-    return v if type(v) is bool else _fail()
-
-
-def _int(v: Any) -> int:
-    return v if type(v) is int else _fail()
-
-
-def _str(v: Any) -> str:
-    return v if type(v) is str else _fail()
-
-
-def _strs(v: Any) -> list[str]:
-    return v if type(v) is list and all(type(i) is str for i in v) else _fail()
-
-
-def _ranged(v: int) -> int:
-    return v if INT64[0] <= v <= INT64[1] else _fail()
-
-
-def _matches(text: Any, pattern: Any) -> bool:
-    text, pattern = _str(text), _str(pattern)
-    regex = _REGEX.get(pattern)
-    if regex is None:
-        regex = re2.compile(pattern)  # re2.error is caught by run(): the interpreter reports it
-        if len(_REGEX) < 1024:
-            _REGEX[pattern] = regex
-    return bool(regex.search(text) is not None)
-
-
-def _eq(a: Any, b: Any) -> bool:
-    return bool(a == b) if type(a) is type(b) and type(a) in (str, int, bool) else _fail()
-
-
-def _in(a: Any, c: Any) -> bool:
-    if type(a) not in (str, int, bool):
-        raise Fallback
-    if type(c) is list and all(type(i) is type(a) for i in c):
-        return a in c
-    if type(c) is dict and type(a) is str and all(type(k) is str for k in c):
-        return a in c
-    raise Fallback
-
-
-def _order(a: Any, b: Any) -> tuple[Any, Any]:
-    return (a, b) if type(a) is type(b) and type(a) in (str, int) else _fail()
-
-
-def _add(a: Any, b: Any) -> Any:
-    if type(a) is int and type(b) is int:
-        return _ranged(a + b)
-    if type(a) is type(b) and type(a) in (str, list):
-        return a + b
-    raise Fallback
-
-
-def _size(v: Any) -> int:
-    return len(v) if type(v) in (str, list, dict) else _fail()
-
-
-def _join(items: Any, sep: Any = "") -> str:
-    return _str(sep).join(_strs(items))
-
-
-def _split(text: Any, sep: Any) -> list[str]:
-    return _str(text).split(_str(sep))
-
-
-BINARY: dict[str, Callable[[Any, Any], Any]] = {
-    "relation_eq": _eq,
-    "relation_ne": lambda a, b: not _eq(a, b),
-    "relation_in": _in,
-    "relation_lt": lambda a, b: operator.lt(*_order(a, b)),
-    "relation_le": lambda a, b: operator.le(*_order(a, b)),
-    "relation_gt": lambda a, b: operator.gt(*_order(a, b)),
-    "relation_ge": lambda a, b: operator.ge(*_order(a, b)),
-    "addition_add": _add,
-    "addition_sub": lambda a, b: _ranged(_int(a) - _int(b)),
-    "multiplication_mul": lambda a, b: _ranged(_int(a) * _int(b)),
-}
-
-# Functions callable as f(x, ...) or x.f(...): the builtins we translate plus policy/celenv.FUNCTIONS.
-FUNCTIONS: dict[str, Callable[..., Any]] = {
-    "size": _size,
-    "startsWith": lambda s, p: _str(s).startswith(_str(p)),
-    "endsWith": lambda s, p: _str(s).endswith(_str(p)),
-    "contains": lambda s, p: _str(p) in _str(s),
-    "matches": _matches,
-    "join": _join,
-    "split": _split,
-    "lower": lambda t: _str(t).lower(),
-    "lowerAscii": lambda t: _str(t).lower(),
-    "upperAscii": lambda t: _str(t).upper(),
-    "trim": lambda t: _str(t).strip(),
-    "replace": lambda t, old, new: _str(t).replace(_str(old), _str(new)),
-    "basename": lambda t: posixpath.basename(_str(t)),
-}
-METHOD_ONLY = frozenset({"startsWith", "endsWith", "contains", "matches"})
 
 
 def run(fn: Fn, facts: Mapping[str, Any]) -> bool | None:
@@ -172,15 +59,15 @@ class _Translator:
 
     def t_expr(self, ch: list[Any], bound: frozenset[str]) -> Fn:
         cond, yes, no = (self.node(c, bound) for c in ch)
-        return lambda f, s: yes(f, s) if _bool(cond(f, s)) else no(f, s)
+        return lambda f, s: yes(f, s) if as_bool(cond(f, s)) else no(f, s)
 
     def t_conditionalor(self, ch: list[Any], bound: frozenset[str]) -> Fn:
         a, b = (self.node(c, bound) for c in ch)
-        return lambda f, s: (_bool(a(f, s)), _bool(b(f, s))) != (False, False)
+        return lambda f, s: (as_bool(a(f, s)), as_bool(b(f, s))) != (False, False)
 
     def t_conditionaland(self, ch: list[Any], bound: frozenset[str]) -> Fn:
         a, b = (self.node(c, bound) for c in ch)
-        return lambda f, s: (_bool(a(f, s)), _bool(b(f, s))) == (True, True)
+        return lambda f, s: (as_bool(a(f, s)), as_bool(b(f, s))) == (True, True)
 
     def _binary(self, ch: list[Any], bound: frozenset[str]) -> Fn:
         op_tree = ch[0]
@@ -195,18 +82,18 @@ class _Translator:
     def t_unary(self, ch: list[Any], bound: frozenset[str]) -> Fn:
         op, operand = ch[0], self.node(ch[1], bound)
         if isinstance(op, Tree) and op.data == "unary_not":
-            return lambda f, s: not _bool(operand(f, s))
+            return lambda f, s: not as_bool(operand(f, s))
         if isinstance(op, Tree) and op.data == "unary_neg":
-            return lambda f, s: _ranged(-_int(operand(f, s)))
+            return lambda f, s: ranged(-as_int(operand(f, s)))
         raise Unsupported
 
     def t_member_dot(self, ch: list[Any], bound: frozenset[str]) -> Fn:
         obj, name = self.node(ch[0], bound), str(ch[1])
-        return lambda f, s: _key(obj(f, s), name)
+        return lambda f, s: key(obj(f, s), name)
 
     def t_member_index(self, ch: list[Any], bound: frozenset[str]) -> Fn:
-        obj, index = self.node(ch[0], bound), self.node(ch[1], bound)
-        return lambda f, s: _index(obj(f, s), index(f, s))
+        obj, at = self.node(ch[0], bound), self.node(ch[1], bound)
+        return lambda f, s: index(obj(f, s), at(f, s))
 
     def t_member_dot_arg(self, ch: list[Any], bound: frozenset[str]) -> Fn:
         name = str(ch[1])
@@ -273,22 +160,12 @@ _PASS = frozenset({"expr", "conditionalor", "conditionaland", "relation", "addit
                    "unary", "member", "primary"})
 _LITERALS = frozenset({"INT_LIT", "STRING_LIT", "MLSTRING_LIT", "BOOL_LIT"})
 _COMBINE: dict[str, Callable[[list[Any], list[Any]], Any]] = {
-    "exists": lambda _, r: any([_bool(x) for x in r]),
-    "all": lambda _, r: all([_bool(x) for x in r]),
-    "exists_one": lambda _, r: [_bool(x) for x in r].count(True) == 1,
+    "exists": lambda _, r: any([as_bool(x) for x in r]),
+    "all": lambda _, r: all([as_bool(x) for x in r]),
+    "exists_one": lambda _, r: [as_bool(x) for x in r].count(True) == 1,
     "map": lambda _, r: r,
-    "filter": lambda v, r: [x for x, keep in zip(v, r, strict=True) if _bool(keep)],
+    "filter": lambda v, r: [x for x, keep in zip(v, r, strict=True) if as_bool(keep)],
 }
-
-
-def _key(obj: Any, name: str) -> Any:
-    return obj[name] if type(obj) is dict and name in obj else _fail()
-
-
-def _index(obj: Any, i: Any) -> Any:
-    ok = (type(obj) is list and type(i) is int and 0 <= i < len(obj)) or (
-        type(obj) is dict and type(i) is str and i in obj)
-    return obj[i] if ok else _fail()
 
 
 def _bare_ident(tree: Any) -> str:

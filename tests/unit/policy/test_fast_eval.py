@@ -28,6 +28,7 @@ from policy.celenv import (
 from policy.engine import CompiledRule
 from policy.facts import segment_facts
 from policy.fastcel import run
+from policy.fastops import plain
 from policy.shell import parse
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -167,7 +168,8 @@ EDGE_CASES = [
     "n == 3 && l == ['a', 'b']", "[1, 2] + [3] == [1, 2, 3]", "s + n == 'abc3'", "e.all(x, x == 1)",
     "e.exists(x, x)", "s.exists(x, x == 'a')", "m.exists(k, k == 'k')", "has(m.k)", "int(s) == 1",
     "1u == 1u", "3.0 > 1.0", "n / 0 == 1", "n % 2 == 1", "'\\x41' == 'A'", "r'\\d' == '\\\\d'",
-    "'''a''' == 'a'", "0x10 == 16", "-9223372036854775808 < 0", "ints.exists(i, i > 1)",
+    "'''a''' == 'a'", "0x10 == 16", "m.k == 'v'", "m['k'] == 'v'", "m.k.size() == 1",
+    "-9223372036854775808 < 0", "ints.exists(i, i > 1)",
 ]
 
 
@@ -191,3 +193,26 @@ def test_the_fast_path_answers_the_common_forms() -> None:
     assert "false && s" not in answered  # an operand of the wrong type: the interpreter decides
     assert "l[-1] == 'b'" not in answered
     assert len(answered) >= 25
+
+
+def test_plain_values_only() -> None:
+    assert plain({"a": ["x", 1, True, None, {"b": []}]})
+    for odd in (1.5, ("a",), 2**63, {1: "a"}, {"a": {"x"}}, object()):
+        assert not plain({"a": odd}), odd
+
+
+def test_odd_context_values_go_to_the_interpreter(policies: dict[str, Policy]) -> None:
+    policy = policies["strict"]
+    policy.cache_enabled = False
+    try:
+        got = []
+        for fast in (True, False):
+            policy.fast_eval = fast
+            decision = policy.decide("cat README.md", context={"step": 1.5, "mounts": ("a",)}).to_json()
+            decision.pop("elapsed_ms")
+            got.append(decision)
+        assert got[0] == got[1]
+        assert got[0]["action"] == "allow"
+    finally:
+        policy.fast_eval = True
+        policy.cache_enabled = True
