@@ -3,7 +3,9 @@
 cel-python notes that shape this module: one runner class for the whole process (CompiledRunner breaks
 custom functions, cel-python #145, and the parser cache is class-wide), so we use InterpretedRunner;
 environments are not thread-safe, so evaluation holds a lock; there is no cost limit, so inputs are
-capped by the parser and nested comprehensions are refused at load.
+capped by the parser and nested comprehensions are refused at load. Each Compiled also carries the
+rule translated into Python closures (policy.fastcel), which the engine tries first; the fast path needs
+no lock (pure functions over plain values) and hands anything doubtful back to this interpreter.
 """
 
 from __future__ import annotations

@@ -169,7 +169,8 @@ EDGE_CASES = [
     "e.exists(x, x)", "s.exists(x, x == 'a')", "m.exists(k, k == 'k')", "has(m.k)", "int(s) == 1",
     "1u == 1u", "3.0 > 1.0", "n / 0 == 1", "n % 2 == 1", "'\\x41' == 'A'", "r'\\d' == '\\\\d'",
     "'''a''' == 'a'", "0x10 == 16", "m.k == 'v'", "m['k'] == 'v'", "m.k.size() == 1",
-    "-9223372036854775808 < 0", "ints.exists(i, i > 1)",
+    "-9223372036854775808 < 0", "size(l + l) == 4", "'c' in l + ['c']", "(l + ints).size() == 4",
+    "s + s == 'abcabc'", "!(b && s.matches('z'))", "ints.exists(i, i > 1)",
 ]
 
 
