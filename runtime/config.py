@@ -4,6 +4,7 @@ Example::
 
     sandbox:
       image: canal/sandbox:0.1.0
+      user: auto             # the project folder's owner (1000:1000 when root owns it)
       network: none
       limits: {memory: 1g, cpus: 1, pids: 256}
     workspace: rw            # rw | ro | none: the project folder at /workspace
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from runtime.errors import ConfigError
 from runtime.presenter import PresenterConfig
@@ -47,12 +48,21 @@ class Timeouts(_Model):
 
 
 class CanalConfig(_Model):
-    sandbox: SandboxSpec = SandboxSpec()
+    # user "auto": the project folder's owner (the image's agent, 1000:1000, when root owns it)
+    sandbox: SandboxSpec = SandboxSpec(user="auto")
     workspace: Literal["rw", "ro", "none"] = "rw"
     policy: PolicySettings = PolicySettings()
     timeouts: Timeouts = Timeouts()
     presenter: PresenterConfig = PresenterConfig()
     unattended: bool = False
+
+    @field_validator("sandbox", mode="before")
+    @classmethod
+    def _auto_user(cls, value: Any) -> Any:
+        """A sandbox section that names no user gets ``auto`` too, like no section at all."""
+        if isinstance(value, dict) and "user" not in value:
+            return {**value, "user": "auto"}
+        return value
 
 
 def _line_of(node: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:

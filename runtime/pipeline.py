@@ -22,7 +22,7 @@ from runtime.ports import Redactor
 from runtime.presenter import PresenterConfig, present
 from runtime.redact.exact import mask_exact
 from runtime.result import BackupView, ConfirmationView, DecisionView, RunResult, Status
-from runtime.sandboxes import OUTPUT_MOUNT, SandboxRef, ensure_sandbox, sandbox_uid_gid
+from runtime.sandboxes import OUTPUT_MOUNT, SandboxRef, ensure_sandbox, sandbox_user, uid_gid
 from runtime.services import Services
 from runtime.trash.errors import CannotTrashWorkspace
 from sandbox.backend import SandboxBackend
@@ -229,7 +229,7 @@ def _digest(result: ExecResult) -> tuple[int, str]:
 
 
 def _file_owner(services: Services) -> tuple[int, int] | None:
-    return sandbox_uid_gid(services.config.sandbox) if os.geteuid() == 0 else None
+    return uid_gid(sandbox_user(services)) if os.geteuid() == 0 else None
 
 
 def _decision_view(d: Decision) -> DecisionView:

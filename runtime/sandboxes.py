@@ -22,6 +22,9 @@ from sandbox.image import DEFAULT_IMAGE, BuildEvent, build_default_image
 from sandbox.spec import Mount, SandboxSpec, check_mounts
 
 OUTPUT_MOUNT = "/canal/output"
+AUTO_USER = "auto"
+DEFAULT_USER = "1000:1000"
+HOME = "/home/agent"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,40}$")
 
 
@@ -51,17 +54,28 @@ def sandbox_spec(services: Services, ref: SandboxRef) -> SandboxSpec:
                             read_only=config.workspace == "ro"))
     out = services.outputs_dir(ref.name)
     out.mkdir(mode=0o700, parents=True, exist_ok=True)
+    user = sandbox_user(services)
     if os.geteuid() == 0:
         # the sandbox user must traverse its own output folder; the files in it stay 0600
-        os.chown(out, *sandbox_uid_gid(base))
+        os.chown(out, *uid_gid(user))
     mounts.append(Mount(source=out, target=OUTPUT_MOUNT, read_only=True))
-    labels = {**base.labels}
-    return base.model_copy(update={"mounts": tuple(mounts), "labels": labels})
+    env = {"HOME": HOME, **base.env}  # a uid missing from the image's passwd would get HOME=/
+    return base.model_copy(update={"mounts": tuple(mounts), "user": user, "env": env})
 
 
-def sandbox_uid_gid(spec: SandboxSpec) -> tuple[int, int]:
-    user, _, group = spec.user.partition(":")
-    uid = int(user) if user.isdigit() else 1000
+def sandbox_user(services: Services) -> str:
+    """canal.yaml's sandbox.user; ``auto`` is the project folder's owner, so the sandbox can write the
+    workspace as its owner would, except root, which becomes the image's agent (1000:1000)."""
+    user = services.config.sandbox.user
+    if user != AUTO_USER:
+        return user
+    info = services.project_dir.stat()
+    return DEFAULT_USER if info.st_uid == 0 else f"{info.st_uid}:{info.st_gid}"
+
+
+def uid_gid(user: str) -> tuple[int, int]:
+    name, _, group = user.partition(":")
+    uid = int(name) if name.isdigit() else 1000
     gid = int(group) if group.isdigit() else uid
     return uid, gid
 
