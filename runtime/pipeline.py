@@ -102,7 +102,7 @@ class Pipeline:
         shown = present(result, config=req.presenter or self.services.config.presenter,
                         output_dir=self.services.outputs_dir(req.ref.name), sandbox_output_dir=OUTPUT_MOUNT,
                         redact=redact, file_owner=_file_owner(self.services),
-                        name_hint=req.ref.name)
+                        name_hint=req.ref.name, redact_saved=self._saved_redactor(req))
         size, digest = _digest(result)
         audit_id = self.services.audit.append(RunCompleted.event, RunCompleted(
             started=started, sandbox=req.ref.name, exit_code=result.exit_code, reason=result.reason.value,
@@ -130,6 +130,12 @@ class Pipeline:
             return base
         secrets = req.secrets
         return lambda text: base(mask_exact(text, secrets, MASK))
+
+    def _saved_redactor(self, req: RunRequest) -> Redactor:
+        """For saved full outputs: secrets replaced, line numbers kept (hints point into them)."""
+        keep = self.services.redactor.redact_keep_lines
+        secrets = req.secrets
+        return (lambda text: keep(mask_exact(text, secrets, MASK))) if secrets else keep
 
     def _refused(self, req: RunRequest, decision: Decision, view: DecisionView) -> RunResult:
         redact = self._redactor(req)

@@ -43,13 +43,17 @@ class Presentation:
 
 def present(result: ExecResult, *, config: PresenterConfig, output_dir: Path,
             sandbox_output_dir: str = "/canal/output", redact: Redactor = no_redaction,
-            file_owner: tuple[int, int] | None = None, name_hint: str = "") -> Presentation:
+            file_owner: tuple[int, int] | None = None, name_hint: str = "",
+            redact_saved: Redactor | None = None) -> Presentation:
     """Render ``result``; full outputs that are cut short or binary are saved under ``output_dir``.
 
     ``output_dir`` is the host folder; ``sandbox_output_dir`` is where the sandbox sees it, and every
     path in the text is that in-sandbox path. Memory stays bounded whatever the output size.
+    ``redact_saved`` (line-preserving) cleans a saved text output held in memory before it is written;
+    a stream already spooled to disk is linked or copied as it is.
     """
-    store = OutputStore(output_dir, sandbox_output_dir, file_owner=file_owner, name_hint=name_hint)
+    store = OutputStore(output_dir, sandbox_output_dir, file_owner=file_owner, name_hint=name_hint,
+                        redact_saved=redact_saved)
     out = render_stream(result.stdout, config.stdout_limits(), config=config, store=store, redact=redact,
                         name="output")
     err: StreamView | None = None

@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
 from runtime.fsutil import FILE_MODE, private_dir
+from runtime.ports import Redactor
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.]+")
 _OPEN_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -33,7 +34,8 @@ class OutputStore:
     """Creates uniquely named 0600 files in ``host_dir``; names them as the sandbox sees them."""
 
     def __init__(self, host_dir: Path, sandbox_dir: str, *, file_owner: tuple[int, int] | None = None,
-                 name_hint: str = "") -> None:
+                 name_hint: str = "", redact_saved: Redactor | None = None) -> None:
+        self.redact_saved = redact_saved
         self._host_dir = host_dir
         self._sandbox_dir = PurePosixPath(sandbox_dir)
         self._owner = file_owner if file_owner is not None and os.geteuid() == 0 else None
@@ -46,6 +48,16 @@ class OutputStore:
             os.chown(folder, *self._owner)
         name = f"{self._stem}{suffix}"
         return folder / name, SavedFile(folder / name, str(self._sandbox_dir / name))
+
+    def write_clean(self, data: bytes, suffix: str) -> SavedFile:
+        """Save text held in memory with secrets replaced (line numbers kept); bytes that are not
+        UTF-8 pass through unchanged."""
+        assert self.redact_saved is not None
+        text = data.decode("utf-8", "surrogateescape")
+        clean = self.redact_saved(text).encode("utf-8", "surrogateescape")
+        with self.create(suffix) as (sink, saved):
+            sink.write(clean)
+        return saved
 
     def link(self, source: Path, suffix: str) -> SavedFile | None:
         """Hard-link a finished spool file in: no copy at all. None when that is not possible (another

@@ -46,7 +46,9 @@ def render_stream(captured: CapturedOutput, limits: StreamLimits, *, config: Pre
         suffix = ext if name == "output" else f".{name}{ext}"
         head, tail = (0, 0) if kind is not None else (limits.head_lines, limits.tail_lines)
         spool = captured.path if config.link_spooled else None
-        index, saved, error = _save(src, spool, store, suffix, (head, tail), config.chunk_bytes)
+        in_memory_text = captured.data if kind is None else None
+        index, saved, error = _save(src, spool, store, suffix, (head, tail), config.chunk_bytes,
+                                    in_memory_text)
         if kind is not None:
             return _binary_view(name, kind, index, saved, error)
         overflow = render_overflow(src, index, limits, saved=saved, save_error=error, redact=redact)
@@ -54,7 +56,7 @@ def render_stream(captured: CapturedOutput, limits: StreamLimits, *, config: Pre
 
 
 def _save(src: BinaryIO, spool: Path | None, store: OutputStore, suffix: str, keep: tuple[int, int],
-          chunk: int) -> tuple[StreamIndex, str | None, str]:
+          chunk: int, text: bytes | None = None) -> tuple[StreamIndex, str | None, str]:
     """Put the stream in the output folder (a link to its spool file, else a copy), then index it.
 
     When saving fails the stream is still indexed, so the agent sees head and tail either way.
@@ -64,6 +66,8 @@ def _save(src: BinaryIO, spool: Path | None, store: OutputStore, suffix: str, ke
         return scan(src, head=keep[0], tail=keep[1], chunk_bytes=chunk)
 
     try:
+        if text is not None and store.redact_saved is not None:
+            return index(), store.write_clean(text, suffix).sandbox_path, ""
         linked = store.link(spool, suffix) if spool is not None else None
         if linked is not None:
             return index(), linked.sandbox_path, ""

@@ -84,6 +84,15 @@ class Redactor:
     def redact(self, text: str) -> str:
         return self.redact_with_map(text)[0]
 
+    def redact_keep_lines(self, text: str) -> str:
+        """Like ``redact``, but a multi-line secret leaves as many line breaks as it had, so line
+        numbers stay true (a saved full output that hints point into by line number)."""
+        by_value = self._values(text)
+        if not by_value:
+            return text
+        self._remember(by_value)
+        return _replacer({v: p + "\n" * v.count("\n") for v, p in by_value.items()})(text)
+
     __call__ = redact
 
 

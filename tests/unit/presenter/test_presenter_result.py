@@ -140,3 +140,24 @@ def test_binary_stderr_is_described_on_failure(show: Present, output_dir: Path) 
     assert p.stderr_file is not None
     assert p.stderr_file.endswith(".stderr.bin")
     assert not p.binary  # stdout was not binary
+
+
+def test_saved_text_held_in_memory_is_redacted_with_line_numbers_kept(tmp_path: Path) -> None:
+    from runtime.presenter import PresenterConfig, present
+    from runtime.redact import Redactor
+    from sandbox.result import CapturedOutput, ExecResult
+
+    key = "-----BEGIN RSA PRIVATE KEY-----\n" + "MIIEowIBAAKCAQEA7bq9" * 3 + "\nAbCdEf0123456789+/ZZ\n" \
+          "-----END RSA PRIVATE KEY-----"
+    body = "\n".join([*(f"line {i}" for i in range(1, 301)), key, "token ghp_" + "a1B2" * 9, "last"])
+    result = ExecResult(stdout=CapturedOutput.of(body.encode()), stderr=CapturedOutput.of(b""), exit_code=0,
+                        duration_s=0.1)
+    shown = present(result, config=PresenterConfig(), output_dir=tmp_path, sandbox_output_dir="/o",
+                    redact=Redactor(b"k" * 32), redact_saved=Redactor(b"k" * 32).redact_keep_lines)
+    assert shown.output_file is not None
+    saved = (tmp_path / shown.output_file.removeprefix("/o/")).read_text()
+    assert "MIIEowIBAAKCAQEA" not in saved
+    assert "ghp_" + "a1B2" * 9 not in saved
+    assert saved.count("\n") == body.count("\n")
+    assert saved.splitlines()[-1] == "last"
+    assert saved.splitlines()[299] == "line 300"
