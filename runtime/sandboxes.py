@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from runtime.errors import ConfigError
-from runtime.paths import project_key
+from runtime.errors import ConfigError, StateDirError
+from runtime.paths import config_dir, project_key
 from runtime.services import Services
 from sandbox.backend import SandboxBackend, SandboxInfo
 from sandbox.engine import docker_client
@@ -50,6 +50,7 @@ def sandbox_spec(services: Services, ref: SandboxRef) -> SandboxSpec:
     check_mounts(base, [services.state_dir])  # the user's own mounts may never reach host state
     mounts = list(base.mounts)
     if config.workspace != "none":
+        _state_outside(services)
         mounts.append(Mount(source=services.project_dir, target=base.workdir,
                             read_only=config.workspace == "ro"))
     out = services.outputs_dir(ref.name)
@@ -61,6 +62,17 @@ def sandbox_spec(services: Services, ref: SandboxRef) -> SandboxSpec:
     mounts.append(Mount(source=out, target=OUTPUT_MOUNT, read_only=True))
     env = {"HOME": HOME, **base.env}  # a uid missing from the image's passwd would get HOME=/
     return base.model_copy(update={"mounts": tuple(mounts), "user": user, "env": env})
+
+
+def _state_outside(services: Services) -> None:
+    """The workspace mount must not carry Canal's host state or keys into the sandbox."""
+    for what, folder in (("state", services.state_dir), ("config and keys", config_dir())):
+        if folder.resolve().is_relative_to(services.project_dir):
+            msg = (f"Canal's {what} folder {folder} is inside the project {services.project_dir}, "
+                   "which the sandbox mounts at /workspace; nothing was started.")
+            variable = "CANAL_STATE_DIR" if what == "state" else "CANAL_CONFIG_DIR"
+            raise StateDirError(msg, hint=f"export {variable}=<a folder outside the project> (or unset it)",
+                                details={"folder": str(folder), "project": str(services.project_dir)})
 
 
 def sandbox_user(services: Services) -> str:

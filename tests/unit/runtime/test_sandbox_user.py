@@ -5,7 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from runtime.config import CanalConfig, parse_config
+from runtime.errors import StateDirError
 from runtime.sandboxes import sandbox_ref, sandbox_spec, sandbox_user
 from runtime.services import Services
 
@@ -38,3 +41,14 @@ def test_a_root_owned_project_runs_as_the_images_agent_user(state_dir: Path) -> 
 def test_an_explicit_user_is_kept(state_dir: Path, tmp_path: Path) -> None:
     config = parse_config("sandbox:\n  user: '2000:2000'\n")
     assert sandbox_user(Services(tmp_path, config=config)) == "2000:2000"
+
+
+def test_state_inside_the_project_is_refused_before_anything_starts(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.setenv("CANAL_STATE_DIR", str(project / ".canal-state"))
+    with pytest.raises(StateDirError) as refused:
+        sandbox_spec(Services(project, config=CanalConfig()), sandbox_ref(project, "default"))
+    assert refused.value.code == "STATE_DIR_UNUSABLE"
+    assert "CANAL_STATE_DIR" in refused.value.hint
