@@ -6,6 +6,7 @@ and spooled to a file past it. Text for a model is derived later, by the present
 
 from __future__ import annotations
 
+import hashlib
 import io
 from dataclasses import dataclass
 from enum import StrEnum
@@ -31,10 +32,11 @@ class CapturedOutput:
     size: int
     data: bytes | None = None
     path: Path | None = None
+    sha256: str = ""  # hex digest of every byte, taken as they arrived ("" when not known)
 
     @classmethod
     def of(cls, data: bytes) -> CapturedOutput:
-        return cls(size=len(data), data=data)
+        return cls(size=len(data), data=data, sha256=hashlib.sha256(data).hexdigest())
 
     @property
     def spooled(self) -> bool:

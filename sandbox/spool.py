@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import tempfile
@@ -26,12 +27,14 @@ class Spool:
         self.spool_dir = spool_dir
         self.label = label
         self.size = 0
+        self._sha = hashlib.sha256()  # one pass over the bytes as they arrive: nobody re-reads a spool
         self._mem: io.BytesIO | None = io.BytesIO()
         self._file: BinaryIO | None = None
         self.path: Path | None = None
 
     def write(self, chunk: bytes | memoryview) -> None:
         self.size += len(chunk)
+        self._sha.update(chunk)
         if self._mem is not None and self._mem.tell() + len(chunk) <= self.cap:
             self._mem.write(chunk)
             return
@@ -54,6 +57,6 @@ class Spool:
     def finish(self) -> CapturedOutput:
         if self._file is not None:
             self._file.close()
-            return CapturedOutput(size=self.size, path=self.path)
+            return CapturedOutput(size=self.size, path=self.path, sha256=self._sha.hexdigest())
         data = self._mem.getvalue() if self._mem is not None else b""
-        return CapturedOutput(size=self.size, data=data)
+        return CapturedOutput(size=self.size, data=data, sha256=self._sha.hexdigest())
