@@ -77,5 +77,5 @@ class Services:
         """Host folders no sandbox mount may touch: keys and every state folder but outputs."""
         self.state_dir.mkdir(parents=True, exist_ok=True)
         inner = [p for p in self.state_dir.iterdir() if p.name != OUTPUTS]
-        fixed = [self.state_dir / name for name in ("audit", "trash", "approvals", "state", "sealed")]
+        fixed = [self.state_dir / name for name in ("audit", "trash", "approvals", "state")]
         return [config_dir(), *fixed, *inner]
