@@ -17,7 +17,7 @@ from runtime.approvals import Approval, DecisionSummary
 from runtime.audit import Decision as AuditDecision
 from runtime.audit import RunCompleted, RunStarted
 from runtime.errors import format_error
-from runtime.files.errors import FileOpError
+from runtime.files.errors import PathNotFound, PathOutsideWorkspace, SymlinkEscape
 from runtime.ports import Redactor
 from runtime.presenter import PresenterConfig, present
 from runtime.redact.exact import mask_exact
@@ -191,8 +191,9 @@ class Pipeline:
             entry = trash.put(host, workspace=root, move=False, actor=actor)
         except CannotTrashWorkspace:
             return [v for child in sorted(host.iterdir()) for v in self._backup_one(child, actor)]
-        except FileOpError:
-            return []  # nothing there yet (or outside the workspace): nothing to back up
+        except (PathNotFound, PathOutsideWorkspace, SymlinkEscape):
+            return []  # nothing there yet, or not the workspace's to keep: nothing to back up
+        # any other failure (disk full, unreadable file) propagates: no backup, so the command won't run
         return [BackupView(trash_id=entry.id, path=entry.rel_path, restore=entry.restore_command())]
 
 

@@ -56,3 +56,23 @@ def test_confirmation_required_runs_nothing(canal: Canal) -> None:
     assert asked.status == "confirmation_required"
     assert len(backend.calls) == before
     assert (canal.project_dir / "build").is_dir()
+
+
+def test_a_backup_that_fails_stops_the_confirmed_command(canal: Canal,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from runtime.files.errors import FileIOError
+
+    backend = canal.backend
+    assert isinstance(backend, FakeBackend)
+    token = canal.run("rm -rf build").confirmation.token  # type: ignore[union-attr]
+
+    def full_disk(*_: object, **__: object) -> None:
+        msg = "No space left on device"
+        raise FileIOError(msg)
+
+    monkeypatch.setattr(canal.services.trash, "put", full_disk)
+    before = len(backend.calls)
+    with pytest.raises(FileIOError):
+        canal.run("rm -rf build", confirm=token)
+    assert len(backend.calls) == before
+    assert (canal.project_dir / "build").is_dir()
