@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from runtime.api import Canal
+from canal.runtime.api import Canal
 
 
 def pct(samples: list[float], q: float) -> float:

@@ -20,9 +20,9 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from policy import Policy, build_policy, load_policy  # noqa: E402
-from policy.shell import parse  # noqa: E402
-from policy.shell.syntax import bash_n  # noqa: E402
+from canal.policy import Policy, build_policy, load_policy  # noqa: E402
+from canal.policy.shell import parse  # noqa: E402
+from canal.policy.shell.syntax import bash_n  # noqa: E402
 
 PROGRAMS = ["ls", "cat", "git", "rm", "grep", "find", "sed", "curl", "python3", "npm", "make", "docker",
             "kubectl", "tar", "cp", "mv", "chmod", "echo", "head", "jq"]

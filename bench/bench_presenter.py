@@ -28,8 +28,8 @@ CHILD = r"""
 import json, resource, sys, time
 from pathlib import Path
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-from runtime.presenter import PresenterConfig, present
-from sandbox.result import CapturedOutput, ExecResult
+from canal.runtime.presenter import PresenterConfig, present
+from canal.sandbox.result import CapturedOutput, ExecResult
 spool, out, link = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3] == "link"
 imported = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 result = ExecResult(CapturedOutput(size=spool.stat().st_size, path=spool), CapturedOutput.of(b""), 0, 1.0)

@@ -23,9 +23,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from runtime.fsutil import atomic_write
-from runtime.keys import KeyStore
-from runtime.sealed import MemoryLedger, SealedStore
+from canal.runtime.fsutil import atomic_write
+from canal.runtime.keys import KeyStore
+from canal.runtime.sealed import MemoryLedger, SealedStore
 
 SENSITIVE = ["gate.*.password", "gate.*.token", "steps.*.result"]
 

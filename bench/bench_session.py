@@ -15,11 +15,11 @@ import time
 import uuid
 from collections.abc import Callable
 
-from sandbox.docker_backend import DockerBackend
-from sandbox.engine import docker_client
-from sandbox.image import DEFAULT_IMAGE
-from sandbox.pool import WarmPool
-from sandbox.spec import SandboxSpec
+from canal.sandbox.docker_backend import DockerBackend
+from canal.sandbox.engine import docker_client
+from canal.sandbox.image import DEFAULT_IMAGE
+from canal.sandbox.pool import WarmPool
+from canal.sandbox.spec import SandboxSpec
 
 
 def percentiles(samples: list[float]) -> tuple[float, float]:

@@ -28,11 +28,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from workflows.engine import Engine  # noqa: E402
-from workflows.errors import RunConflictError, RunNotFoundError  # noqa: E402
-from workflows.fakes import ScriptedExecutor  # noqa: E402
-from workflows.memory_store import MemoryRunStore  # noqa: E402
-from workflows.ports import JsonPath, RunStore, StaticCatalog, StepOutcome, StoredRun  # noqa: E402
+from canal.workflows.engine import Engine  # noqa: E402
+from canal.workflows.errors import RunConflictError, RunNotFoundError  # noqa: E402
+from canal.workflows.fakes import ScriptedExecutor  # noqa: E402
+from canal.workflows.memory_store import MemoryRunStore  # noqa: E402
+from canal.workflows.ports import JsonPath, RunStore, StaticCatalog, StepOutcome, StoredRun  # noqa: E402
 
 STEPS = 50
 START_AT = 26  # the advance measured submits the gate of this step (1-based)
@@ -71,7 +71,7 @@ class SealedFileStore:
     """A RunStore over runtime.sealed.codec + atomic_write: what the runtime's sealed store does per save."""
 
     def __init__(self, folder: Path) -> None:
-        from runtime.keys.store import KeyStore
+        from canal.runtime.keys.store import KeyStore
 
         self.folder = folder
         self.keys = KeyStore(folder / "keys", env={})
@@ -84,8 +84,8 @@ class SealedFileStore:
         return 1
 
     def load(self, run_id: str) -> StoredRun:
-        from runtime.sealed.codec import unseal
-        from runtime.sealed.envelope import Envelope
+        from canal.runtime.sealed.codec import unseal
+        from canal.runtime.sealed.envelope import Envelope
 
         path = self._path(run_id)
         if not path.exists():
@@ -95,7 +95,7 @@ class SealedFileStore:
 
     def save(self, run_id: str, doc: Mapping[str, Any], *, expected_revision: int,
              sensitive_paths: Sequence[JsonPath]) -> int:
-        from runtime.sealed.envelope import Envelope
+        from canal.runtime.sealed.envelope import Envelope
 
         current = Envelope.model_validate_json(self._path(run_id).read_bytes()).revision
         if current != expected_revision:
@@ -107,8 +107,8 @@ class SealedFileStore:
         return sorted(p.stem for p in self.folder.glob("*.json"))
 
     def _write(self, run_id: str, doc: Mapping[str, Any], revision: int, paths: Sequence[JsonPath]) -> None:
-        from runtime.fsutil import atomic_write
-        from runtime.sealed.codec import seal
+        from canal.runtime.fsutil import atomic_write
+        from canal.runtime.sealed.codec import seal
 
         # The predicate runs on every node of the document (~2,700 here): keep it a set lookup.
         wanted = frozenset(tuple(p) for p in paths)
@@ -154,8 +154,8 @@ def runtime_store_case(base_dir: Path, roots: list[Path], samples: int) -> list[
     each sample advances its own run, prepared beforehand."""
     import os
 
-    from runtime.services import Services
-    from runtime.wfrun.store import SealedRunStore
+    from canal.runtime.services import Services
+    from canal.runtime.wfrun.store import SealedRunStore
 
     os.environ["CANAL_STATE_DIR"] = str(base_dir / "state")
     os.environ["CANAL_CONFIG_DIR"] = str(base_dir / "config")
@@ -196,7 +196,7 @@ def file_snapshot(store: SealedFileStore) -> Callable[[str], Callable[[], None]]
 
 
 def baseline_file(doc: dict[str, Any], folder: Path, samples: int) -> list[float]:
-    from runtime.fsutil import atomic_write
+    from canal.runtime.fsutil import atomic_write
 
     path = folder / "baseline.json"
     atomic_write(path, json.dumps(doc).encode())

@@ -1,0 +1,1 @@
+"""Sandbox image build contexts, installed as ``canal._images`` (data only)."""

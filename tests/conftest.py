@@ -14,7 +14,7 @@ REQUIRE_DOCKER = os.environ.get("CANAL_REQUIRE_DOCKER") == "1"
 
 def _engine_problem() -> str | None:
     try:
-        from sandbox.engine import docker_client
+        from canal.sandbox.engine import docker_client
 
         docker_client(timeout=10).close()
     except Exception as exc:

@@ -7,7 +7,7 @@ import pytest
 
 @pytest.fixture(scope="session")
 def docker_client():  # type: ignore[no-untyped-def]
-    from sandbox.engine import docker_client as make
+    from canal.sandbox.engine import docker_client as make
 
     client = make()
     yield client
@@ -17,6 +17,6 @@ def docker_client():  # type: ignore[no-untyped-def]
 @pytest.fixture(scope="session")
 def sandbox_image(docker_client) -> str:  # type: ignore[no-untyped-def]
     """The default sandbox image, built (or found in the build cache) once per session."""
-    from sandbox.image import build_default_image
+    from canal.sandbox.image import build_default_image
 
     return build_default_image(docker_client).tag

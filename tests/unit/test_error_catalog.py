@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runtime.error_catalog import entries, render
+from canal.runtime.error_catalog import entries, render
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "errors.md"
 
 
 def test_docs_errors_md_is_current() -> None:
-    assert DOC.read_text() == render(), "regenerate: python -m runtime.error_catalog > docs/errors.md"
+    assert DOC.read_text() == render(), "regenerate: python -m canal.runtime.error_catalog > docs/errors.md"
 
 
 def test_every_code_is_upper_snake_with_a_known_exit_code() -> None:

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from runtime.trash import Trash, remove_paths
-from sandbox.docker_backend import DockerBackend
-from sandbox.errors import MountRefused
-from sandbox.spec import Mount, SandboxSpec
+from canal.runtime.trash import Trash, remove_paths
+from canal.sandbox.docker_backend import DockerBackend
+from canal.sandbox.errors import MountRefused
+from canal.sandbox.spec import Mount, SandboxSpec
 
 SMALL = {"memory": "256m", "pids": 128, "cpus": 1.0}
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from project_helpers import chown_tree
 
-from runtime.api import Canal
+from canal.runtime.api import Canal
 
 
 def make_project(root: Path, config: str = "") -> Path:

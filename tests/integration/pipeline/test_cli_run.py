@@ -8,12 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from runtime.api import Canal
+from canal.runtime.api import Canal
 
 
 def canal_cli(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "runtime.cli", *args], cwd=project, env=os.environ.copy(),
-                          capture_output=True, text=True, timeout=300, check=False)
+    return subprocess.run([sys.executable, "-m", "canal.runtime.cli", *args], cwd=project,
+                          env=os.environ.copy(), capture_output=True, text=True, timeout=300, check=False)
 
 
 def test_echo_hello_prints_hello_and_a_footer(project: Path, canal: Canal) -> None:

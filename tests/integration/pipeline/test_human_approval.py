@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from runtime.api import Canal
-from runtime.approvals import Approver
+from canal.runtime.api import Canal
+from canal.runtime.approvals import Approver
 
 from .conftest import make_project
 

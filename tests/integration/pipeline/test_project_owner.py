@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime.api import Canal
+from canal.runtime.api import Canal
 
 OWNER = (1234, 1234) if os.geteuid() == 0 else (os.getuid(), os.getgid())
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from runtime.api import Canal
-from runtime.audit import verify_log
-from runtime.services import AUDIT_PURPOSE
+from canal.runtime.api import Canal
+from canal.runtime.audit import verify_log
+from canal.runtime.services import AUDIT_PURPOSE
 
 
 def events(canal: Canal) -> list[dict[str, object]]:

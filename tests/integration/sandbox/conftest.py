@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from sandbox.docker_backend import DockerBackend
-from sandbox.spec import SandboxSpec
+from canal.sandbox.docker_backend import DockerBackend
+from canal.sandbox.spec import SandboxSpec
 
 SMALL = {"memory": "256m", "pids": 128, "cpus": 1.0}
 

@@ -9,11 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.backend import LABEL_EXPIRES, LABEL_OWNER, LABEL_SANDBOX, SandboxBackend
-from sandbox.errors import FileTransferRefused, MountRefused, SandboxExists, SandboxNotFound, SpecInvalid
-from sandbox.fake import FakeBackend
-from sandbox.result import EndReason
-from sandbox.spec import Mount, SandboxSpec
+from canal.sandbox.backend import LABEL_EXPIRES, LABEL_OWNER, LABEL_SANDBOX, SandboxBackend
+from canal.sandbox.errors import (
+    FileTransferRefused,
+    MountRefused,
+    SandboxExists,
+    SandboxNotFound,
+    SpecInvalid,
+)
+from canal.sandbox.fake import FakeBackend
+from canal.sandbox.result import EndReason
+from canal.sandbox.spec import Mount, SandboxSpec
 
 
 def unique() -> str:

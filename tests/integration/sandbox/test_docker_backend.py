@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.backend import LABEL_POOL
-from sandbox.docker_backend import DockerBackend
-from sandbox.errors import ImageNotFound, RuntimeUnknown, SandboxNotRunning
-from sandbox.pool import WarmPool
-from sandbox.reaper import reap
-from sandbox.result import EndReason
-from sandbox.spec import SandboxSpec
+from canal.sandbox.backend import LABEL_POOL
+from canal.sandbox.docker_backend import DockerBackend
+from canal.sandbox.errors import ImageNotFound, RuntimeUnknown, SandboxNotRunning
+from canal.sandbox.pool import WarmPool
+from canal.sandbox.reaper import reap
+from canal.sandbox.result import EndReason
+from canal.sandbox.spec import SandboxSpec
 
 
 def unique() -> str:

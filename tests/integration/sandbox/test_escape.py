@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.docker_backend import DockerBackend
-from sandbox.errors import MountRefused
-from sandbox.result import EndReason
-from sandbox.spec import Mount, SandboxSpec
+from canal.sandbox.docker_backend import DockerBackend
+from canal.sandbox.errors import MountRefused
+from canal.sandbox.result import EndReason
+from canal.sandbox.spec import Mount, SandboxSpec
 
 
 @pytest.fixture(scope="module")

@@ -8,10 +8,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from sandbox.docker_backend import DockerBackend
-from sandbox.errors import SessionFailed
-from sandbox.result import EndReason
-from sandbox.spec import SandboxSpec
+from canal.sandbox.docker_backend import DockerBackend
+from canal.sandbox.errors import SessionFailed
+from canal.sandbox.result import EndReason
+from canal.sandbox.spec import SandboxSpec
 
 
 @pytest.fixture

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from runtime import approvals, audit
-from runtime.errors import is_canal_error
+from canal.runtime import approvals, audit
+from canal.runtime.errors import is_canal_error
 
 TABLE = {
     audit.AuditError: ("AUDIT_ERROR", 125),

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from runtime.approvals import (
+from canal.runtime.approvals import (
     ApprovalExpiredError,
     ApprovalForgedError,
     ApprovalMismatchError,
@@ -18,7 +18,7 @@ from runtime.approvals import (
     Approver,
     DecisionSummary,
 )
-from runtime.errors import ExitCode
+from canal.runtime.errors import ExitCode
 
 KEY = b"a" * 32
 CMD = "rm -rf build/ && curl -H 'Authorization: Bearer sk-live-123' x"

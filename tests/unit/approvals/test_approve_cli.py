@@ -8,13 +8,13 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from runtime.approvals import ApprovalPendingError, ApprovalService, DecisionSummary
-from runtime.cli import approve_cmd
-from runtime.cli.audit_cmd import open_audit_log
-from runtime.cli.main import CanalGroup
-from runtime.paths import state_dir_for
-from runtime.project import find_project_dir
-from runtime.services import APPROVAL_PURPOSE, Services
+from canal.runtime.approvals import ApprovalPendingError, ApprovalService, DecisionSummary
+from canal.runtime.cli import approve_cmd
+from canal.runtime.cli.audit_cmd import open_audit_log
+from canal.runtime.cli.main import CanalGroup
+from canal.runtime.paths import state_dir_for
+from canal.runtime.project import find_project_dir
+from canal.runtime.services import APPROVAL_PURPOSE, Services
 
 CMD = "rm -rf build/"
 BINDING = {"sandbox": "default", "cwd": "/workspace", "policy_hash": "p1"}

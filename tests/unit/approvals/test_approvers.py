@@ -6,7 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from runtime.approvals import ApprovalStoreError, ApproverRegistry, ApproverUnverifiedError, from_terminal
+from canal.runtime.approvals import (
+    ApprovalStoreError,
+    ApproverRegistry,
+    ApproverUnverifiedError,
+    from_terminal,
+)
 
 KEY = b"a" * 32
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime.audit import AuditLog
+from canal.runtime.audit import AuditLog
 
 KEY = b"k" * 32
 KEY_ID = "k-test"

@@ -9,8 +9,8 @@ import click.testing
 import pytest
 from click.testing import CliRunner
 
-from runtime.cli import audit_cmd
-from runtime.cli.main import CanalGroup
+from canal.runtime.cli import audit_cmd
+from canal.runtime.cli.main import CanalGroup
 
 MASTER = base64.b64encode(b"m" * 32).decode()
 
@@ -138,5 +138,5 @@ def test_forged_checkpoint_is_a_usage_error(cli: click.Group, env: Path, tmp_pat
 def test_bad_master_key_is_reported(cli: click.Group, env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CANAL_KEY", "c2hvcnQ=")
     result = CliRunner().invoke(cli, ["audit", "verify"])
-    assert result.exit_code == 2  # keys come from runtime.keys.KeyStore
+    assert result.exit_code == 2  # keys come from canal.runtime.keys.KeyStore
     assert result.stderr.startswith("KEY_ENV_INVALID")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime.audit import (
+from canal.runtime.audit import (
     AuditLog,
     AuditLogCorruptError,
     AuditRecordInvalidError,
@@ -18,8 +18,8 @@ from runtime.audit import (
     parse_line,
     verify_log,
 )
-from runtime.audit.record import GENESIS_HASH
-from runtime.errors import ExitCode
+from canal.runtime.audit.record import GENESIS_HASH
+from canal.runtime.errors import ExitCode
 
 KEY = b"k" * 32
 KEY_ID = "k-test"
@@ -147,7 +147,7 @@ def test_long_records_are_found_as_the_tail(log: AuditLog, log_path: Path) -> No
 WRITER = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from runtime.audit import AuditLog
+    from canal.runtime.audit import AuditLog
     log = AuditLog(Path(sys.argv[1]), b"k" * 32, "k-test")
     for i in range(int(sys.argv[3])):
         log.append("test.concurrent", {"writer": sys.argv[2], "i": i})

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from runtime.files import BinaryView, DirView, TextView, Workspace, view_path, write_file
-from runtime.files.errors import FileChanged, InvalidRange, IsADirectory
-from runtime.ports import Redactor
+from canal.runtime.files import BinaryView, DirView, TextView, Workspace, view_path, write_file
+from canal.runtime.files.errors import FileChanged, InvalidRange, IsADirectory
+from canal.runtime.ports import Redactor
 
 
 def _text(result: object) -> TextView:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime.keys import (
+from canal.runtime.keys import (
     KeyEnvInvalidError,
     KeyFileInsecureError,
     KeyRetireRefusedError,
@@ -17,7 +17,7 @@ from runtime.keys import (
     KeyStore,
     KeyUnknownError,
 )
-from runtime.keys.errors import KEY_ERROR_CODES
+from canal.runtime.keys.errors import KEY_ERROR_CODES
 
 
 @pytest.fixture

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import re
 
-from runtime.files.errors import PathNotFound
-from runtime.mcp.operations import confirmation_text
-from runtime.mcp.server import error_reply
-from runtime.mcp.tools import TOOLS, input_schema
-from runtime.mcp.workflow import mcp_next
-from workflows.views import FieldView, StartView, StepView
+from canal.runtime.files.errors import PathNotFound
+from canal.runtime.mcp.operations import confirmation_text
+from canal.runtime.mcp.server import error_reply
+from canal.runtime.mcp.tools import TOOLS, input_schema
+from canal.runtime.mcp.workflow import mcp_next
+from canal.workflows.views import FieldView, StartView, StepView
 
 
 def test_names_are_distinct_verbs_and_descriptions_are_prompts() -> None:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from policy import Policy, load_policy
+from canal.policy import Policy, load_policy
 
 
 @pytest.fixture(scope="session")

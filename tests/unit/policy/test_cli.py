@@ -7,9 +7,9 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from runtime.cli.main import cli
+from canal.runtime.cli.main import cli
 
-PROFILES = Path(__file__).parents[3] / "policy" / "profiles"
+PROFILES = Path(__file__).parents[3] / "canal" / "policy" / "profiles"
 
 
 def test_check_exit_codes_and_json() -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from policy import Policy
+from canal.policy import Policy
 
 CORPUS = Path(__file__).resolve().parents[2] / "data" / "corpus"
 

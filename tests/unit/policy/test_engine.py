@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from policy import Policy, build_policy
-from policy.shell.syntax import bash_n
+from canal.policy import Policy, build_policy
+from canal.policy.shell.syntax import bash_n
 
 
 def test_strictest_wins_across_segments(standard: Policy) -> None:
@@ -42,7 +42,7 @@ def test_parse_failures_deny(standard: Policy, command: str) -> None:
 
 
 def test_bash_disagreement_fails_closed(tmp_path: Path) -> None:
-    policy = build_policy([Path(__file__).parents[3] / "policy" / "profiles" / "standard.yaml"],
+    policy = build_policy([Path(__file__).parents[3] / "canal" / "policy" / "profiles" / "standard.yaml"],
                           checker=lambda text: "bash says no" if text == "ls -la" else bash_n(text))
     assert policy.decide("ls -la").source == "parse_failure"
 

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 import yaml
 
-from policy import Policy, build_policy, load_policy
-from policy.celenv import (
+from canal.policy import Policy, build_policy, load_policy
+from canal.policy.celenv import (
     Compiled,
     EvalFailure,
     activation,
@@ -25,11 +25,11 @@ from policy.celenv import (
     evaluate,
     evaluate_many,
 )
-from policy.engine import CompiledRule
-from policy.facts import segment_facts
-from policy.fastcel import run
-from policy.fastops import plain
-from policy.shell import parse
+from canal.policy.engine import CompiledRule
+from canal.policy.facts import segment_facts
+from canal.policy.fastcel import run
+from canal.policy.fastops import plain
+from canal.policy.shell import parse
 
 ROOT = Path(__file__).resolve().parents[3]
 CORPUS = ROOT / "tests" / "data" / "corpus"

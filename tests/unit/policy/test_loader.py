@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from policy import build_policy, load_policy
-from policy.errors import PolicyLoadError, PolicyNotFoundError
+from canal.policy import build_policy, load_policy
+from canal.policy.errors import PolicyLoadError, PolicyNotFoundError
 
 GOOD_RULE = """
   - id: no-curl
@@ -115,7 +115,7 @@ def test_extra_file_cannot_loosen_default(tmp_path: Path) -> None:
 
 
 def test_verified_examples_are_remembered_per_policy_and_engine(tmp_path: Path) -> None:
-    from policy.loader import load_policy
+    from canal.policy.loader import load_policy
 
     first = load_policy("standard", verified_dir=tmp_path / "v")
     markers = list((tmp_path / "v").iterdir())

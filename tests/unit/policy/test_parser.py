@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from policy.shell import parse
+from canal.policy.shell import parse
 
 
 def _argvs(command: str) -> list[tuple[str, ...]]:

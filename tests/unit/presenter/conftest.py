@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from presenter_helpers import Present, make_result
 
-from runtime.presenter import Presentation, PresenterConfig, present
-from sandbox.result import CapturedOutput
+from canal.runtime.presenter import Presentation, PresenterConfig, present
+from canal.sandbox.result import CapturedOutput
 
 
 @pytest.fixture

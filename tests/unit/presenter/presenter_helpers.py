@@ -6,8 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from runtime.presenter import Presentation
-from sandbox.result import CapturedOutput, ExecResult
+from canal.runtime.presenter import Presentation
+from canal.sandbox.result import CapturedOutput, ExecResult
 
 Present = Callable[..., Presentation]
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from presenter_helpers import make_result
 
-from runtime.presenter import PresenterConfig, present
-from sandbox.result import CapturedOutput
+from canal.runtime.presenter import PresenterConfig, present
+from canal.sandbox.result import CapturedOutput
 
 MIB = 1024 * 1024
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from presenter_helpers import Present, host_path, lines
 
-from runtime.presenter import PresenterConfig
-from sandbox.result import CapturedOutput
+from canal.runtime.presenter import PresenterConfig
+from canal.sandbox.result import CapturedOutput
 
 MARKER = re.compile(r"^\[\.\.\. (\d+) lines truncated\. Full output: (/canal/output/\S+) \.\.\.\]$", re.M)
 

@@ -9,8 +9,8 @@ import pytest
 from presenter_helpers import Present, host_path, lines, make_result
 from pydantic import ValidationError
 
-from runtime.presenter import PresenterConfig, present, render_footer
-from sandbox.result import EndReason
+from canal.runtime.presenter import PresenterConfig, present, render_footer
+from canal.sandbox.result import EndReason
 
 
 def test_stderr_is_hidden_on_success(show: Present) -> None:
@@ -143,9 +143,9 @@ def test_binary_stderr_is_described_on_failure(show: Present, output_dir: Path) 
 
 
 def test_saved_text_held_in_memory_is_redacted_with_line_numbers_kept(tmp_path: Path) -> None:
-    from runtime.presenter import PresenterConfig, present
-    from runtime.redact import Redactor
-    from sandbox.result import CapturedOutput, ExecResult
+    from canal.runtime.presenter import PresenterConfig, present
+    from canal.runtime.redact import Redactor
+    from canal.sandbox.result import CapturedOutput, ExecResult
 
     key = "-----BEGIN RSA PRIVATE KEY-----\n" + "MIIEowIBAAKCAQEA7bq9" * 3 + "\nAbCdEf0123456789+/ZZ\n" \
           "-----END RSA PRIVATE KEY-----"

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from runtime.errors import ExitCode
-from runtime.redact import ENV_VAR, Detector, Redactor, RedactRulesError, builtin_rules, default_rules
+from canal.runtime.errors import ExitCode
+from canal.runtime.redact import ENV_VAR, Detector, Redactor, RedactRulesError, builtin_rules, default_rules
 
 GHP = "ghp_4r6bSr0pFBOPCWBRDFOxEzf5FJtRBZRAJyu5"
 ACME = "acme_k3y_9f8e7d6c5b4a39281706"

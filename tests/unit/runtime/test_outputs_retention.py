@@ -6,7 +6,7 @@ import os
 import time
 from pathlib import Path
 
-from runtime.api import purge_outputs
+from canal.runtime.api import purge_outputs
 
 
 def test_only_old_outputs_are_purged(tmp_path: Path) -> None:

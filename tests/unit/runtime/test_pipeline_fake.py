@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from runtime.api import Canal
-from runtime.config import CanalConfig
-from sandbox.fake import FakeBackend
+from canal.runtime.api import Canal
+from canal.runtime.config import CanalConfig
+from canal.sandbox.fake import FakeBackend
 
 
 @pytest.fixture
@@ -60,7 +60,7 @@ def test_confirmation_required_runs_nothing(canal: Canal) -> None:
 
 def test_a_backup_that_fails_stops_the_confirmed_command(canal: Canal,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    from runtime.files.errors import FileIOError
+    from canal.runtime.files.errors import FileIOError
 
     backend = canal.backend
     assert isinstance(backend, FakeBackend)

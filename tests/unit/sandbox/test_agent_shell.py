@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from sandbox._agent_shell import Shell, ShellRun
-from sandbox.session import AGENT_MODULES, AGENT_SOURCE
+from canal.sandbox._agent_shell import Shell, ShellRun
+from canal.sandbox.session import AGENT_MODULES, AGENT_SOURCE
 
 
 @pytest.fixture

@@ -5,9 +5,9 @@ import inspect
 import docker.errors
 import pytest
 
-from sandbox import errors
-from sandbox.docker_errors import ERROR_MAP, translate, translating
-from sandbox.errors import EngineError, ImageNotFound, SandboxError, SandboxExists, SandboxNotFound
+from canal.sandbox import errors
+from canal.sandbox.docker_errors import ERROR_MAP, translate, translating
+from canal.sandbox.errors import EngineError, ImageNotFound, SandboxError, SandboxExists, SandboxNotFound
 
 
 def test_every_docker_exception_has_an_explicit_entry() -> None:

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.errors import FileTransferRefused
-from sandbox.files import pack, unpack
-from sandbox.outcome import Call, to_result
-from sandbox.result import EMPTY, EndReason
-from sandbox.spool import Spool
+from canal.sandbox.errors import FileTransferRefused
+from canal.sandbox.files import pack, unpack
+from canal.sandbox.outcome import Call, to_result
+from canal.sandbox.result import EMPTY, EndReason
+from canal.sandbox.spool import Spool
 
 CALL = Call(timeout_s=5.0, idle_timeout_s=None, memory_limit_bytes=1024)
 

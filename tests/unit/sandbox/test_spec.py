@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from sandbox.docker_spec import run_kwargs
-from sandbox.errors import MountRefused
-from sandbox.spec import Mount, SandboxSpec, check_mount, check_mounts
+from canal.sandbox.docker_spec import run_kwargs
+from canal.sandbox.errors import MountRefused
+from canal.sandbox.spec import Mount, SandboxSpec, check_mount, check_mounts
 
 
 def test_defaults_are_hardened() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from sandbox.spool import Spool
+from canal.sandbox.spool import Spool
 
 
 def test_digest_is_taken_as_bytes_arrive_in_memory_and_spooled(tmp_path: Path) -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from runtime.cli.main import cli
-from runtime.cli.state_cmd import project_store
+from canal.runtime.cli.main import cli
+from canal.runtime.cli.state_cmd import project_store
 from tests.unit.sealed.conftest import run_doc
 
 
@@ -63,7 +63,7 @@ def test_key_rotate_then_retire(env: Path) -> None:
 def test_retire_is_refused_while_a_file_uses_the_key(env: Path) -> None:
     runner = CliRunner()
     old = json.loads(runner.invoke(cli, ["key", "show", "--json"]).output)["keys"][0]["id"]
-    from runtime.keys import KeyStore
+    from canal.runtime.keys import KeyStore
     KeyStore().rotate()  # a new primary, but nothing re-sealed
     result = runner.invoke(cli, ["key", "retire", old])
     assert result.exit_code == 2

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from runtime.keys import KeyStore
-from runtime.sealed import (
+from canal.runtime.keys import KeyStore
+from canal.runtime.sealed import (
     SEALED_ERRORS,
     MemoryLedger,
     SealedDeletedError,

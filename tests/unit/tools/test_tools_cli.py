@@ -8,10 +8,10 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from runtime.cli import discover_cmd, help_cmd, tool_cmd
-from runtime.cli.main import CanalGroup
-from runtime.result import ConfirmationView, RunResult
-from workflows.tools import PreparedCall, ToolDefinition
+from canal.runtime.cli import discover_cmd, help_cmd, tool_cmd
+from canal.runtime.cli.main import CanalGroup
+from canal.runtime.result import ConfirmationView, RunResult
+from canal.workflows.tools import PreparedCall, ToolDefinition
 
 
 @click.group(cls=CanalGroup)

@@ -7,11 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from runtime.fsutil import atomic_write_text
-from workflows.tools import discover
-from workflows.tools.errors import RulesInvalid, ToolDefinitionInvalid, UnsafePath, WorkflowHeaderInvalid
-from workflows.tools.index import estimate_tokens
-from workflows.tools.layout import index_json_path, index_text_path, meta_path, rules_path
+from canal.runtime.fsutil import atomic_write_text
+from canal.workflows.tools import discover
+from canal.workflows.tools.errors import (
+    RulesInvalid,
+    ToolDefinitionInvalid,
+    UnsafePath,
+    WorkflowHeaderInvalid,
+)
+from canal.workflows.tools.index import estimate_tokens
+from canal.workflows.tools.layout import index_json_path, index_text_path, meta_path, rules_path
 
 
 def run(project: Path) -> dict[str, object]:

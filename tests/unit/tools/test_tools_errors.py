@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from runtime.cli.tool_cmd import ToolRunnerUnavailable
-from runtime.errors import is_canal_error
-from workflows.tools import errors
+from canal.runtime.cli.tool_cmd import ToolRunnerUnavailable
+from canal.runtime.errors import is_canal_error
+from canal.workflows.tools import errors
 
 
 def test_error_codes_are_pinned() -> None:

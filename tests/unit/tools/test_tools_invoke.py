@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from workflows.tools import ToolRegistry, build_argv, parse_result, prepare_call
-from workflows.tools.errors import ToolArgsInvalid, ToolResultInvalid
-from workflows.tools.model import ToolDefinition
+from canal.workflows.tools import ToolRegistry, build_argv, parse_result, prepare_call
+from canal.workflows.tools.errors import ToolArgsInvalid, ToolResultInvalid
+from canal.workflows.tools.model import ToolDefinition
 
 GOOD = {"name": "demo", "host": "demo.example", "api_token": "s3cret"}
 

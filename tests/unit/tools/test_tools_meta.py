@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runtime.fsutil import atomic_write_text
-from workflows.tools import ToolRegistry, discover, tool_meta
-from workflows.tools.layout import rules_path
+from canal.runtime.fsutil import atomic_write_text
+from canal.workflows.tools import ToolRegistry, discover, tool_meta
+from canal.workflows.tools.layout import rules_path
 
 
 def test_required_only_lists_just_the_required_fields(project: Path) -> None:

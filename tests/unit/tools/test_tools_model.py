@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from workflows.tools import ToolRegistry, load_tool
-from workflows.tools.errors import ToolDefinitionInvalid, ToolNotFound
-from workflows.tools.templates import code_positions
+from canal.workflows.tools import ToolRegistry, load_tool
+from canal.workflows.tools.errors import ToolDefinitionInvalid, ToolNotFound
+from canal.workflows.tools.templates import code_positions
 
 
 def write_tool(folder: Path, name: str, body: str) -> Path:

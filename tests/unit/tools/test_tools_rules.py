@@ -4,12 +4,12 @@ from pathlib import Path
 
 import pytest
 
-from runtime.fsutil import atomic_write_text
-from workflows.tools import ToolRegistry, discover, tool_meta
-from workflows.tools.errors import RulesInvalid
-from workflows.tools.extract import auto_rules, enum_in_text, is_system_field
-from workflows.tools.layout import rules_path
-from workflows.tools.rules import EnumOption, parse_rules
+from canal.runtime.fsutil import atomic_write_text
+from canal.workflows.tools import ToolRegistry, discover, tool_meta
+from canal.workflows.tools.errors import RulesInvalid
+from canal.workflows.tools.extract import auto_rules, enum_in_text, is_system_field
+from canal.workflows.tools.layout import rules_path
+from canal.workflows.tools.rules import EnumOption, parse_rules
 
 
 def rules_lines(project: Path, tool: str) -> list[str]:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from runtime.trash import Trash
+from canal.runtime.trash import Trash
 
 
 class RecordingAudit:

@@ -4,10 +4,10 @@ from datetime import timedelta
 
 import pytest
 
-from runtime.files import errors as file_errors
-from runtime.trash import errors as trash_errors
-from runtime.trash import parse_age
-from runtime.trash.errors import InvalidDuration
+from canal.runtime.files import errors as file_errors
+from canal.runtime.trash import errors as trash_errors
+from canal.runtime.trash import parse_age
+from canal.runtime.trash.errors import InvalidDuration
 
 
 @pytest.mark.parametrize(("text", "expected"), [("30d", timedelta(days=30)), ("12h", timedelta(hours=12)),

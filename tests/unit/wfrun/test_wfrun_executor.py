@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from runtime.result import ConfirmationView, RunResult
-from runtime.services import Services
-from runtime.wfrun.executor import CanalStepExecutor
-from runtime.wfrun.factory import ProjectTools
-from sandbox.result import CapturedOutput, EndReason, ExecResult
-from workflows.ports import StepRequest
+from canal.runtime.result import ConfirmationView, RunResult
+from canal.runtime.services import Services
+from canal.runtime.wfrun.executor import CanalStepExecutor
+from canal.runtime.wfrun.factory import ProjectTools
+from canal.sandbox.result import CapturedOutput, EndReason, ExecResult
+from canal.workflows.ports import StepRequest
 
 SECRET = "s3cret-value-that-no-pattern-knows"
 

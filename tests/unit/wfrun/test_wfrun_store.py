@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from runtime.services import Services
-from runtime.wfrun.store import SealedRunStore
-from workflows.errors import RunConflictError, RunNotFoundError
+from canal.runtime.services import Services
+from canal.runtime.wfrun.store import SealedRunStore
+from canal.workflows.errors import RunConflictError, RunNotFoundError
 
 # Detected by the redactor's GitHub rule: stored as a placeholder and restored on load.
 GITHUB_TOKEN = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from wf_helpers import BASIC, Events, write_workflow
 
-from workflows.memory_store import MemoryRunStore
+from canal.workflows.memory_store import MemoryRunStore
 
 
 @pytest.fixture

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from workflows.creator import add_step, init_workflow
-from workflows.errors import StepNotFoundError, WorkflowError, WorkflowExistsError
-from workflows.ports import StaticCatalog
-from workflows.validate import validate
+from canal.workflows.creator import add_step, init_workflow
+from canal.workflows.errors import StepNotFoundError, WorkflowError, WorkflowExistsError
+from canal.workflows.ports import StaticCatalog
+from canal.workflows.validate import validate
 
 
 def names(folder: Path) -> list[str]:

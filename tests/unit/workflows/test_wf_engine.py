@@ -8,16 +8,16 @@ from pathlib import Path
 import pytest
 from wf_helpers import Events, make_engine, write_workflow
 
-from workflows.errors import (
+from canal.workflows.errors import (
     ConfirmationPendingError,
     GateRejectedError,
     RunConflictError,
     RunFinishedError,
     WorkflowInvalidError,
 )
-from workflows.fakes import ScriptedExecutor
-from workflows.memory_store import MemoryRunStore
-from workflows.ports import StepOutcome
+from canal.workflows.fakes import ScriptedExecutor
+from canal.workflows.memory_store import MemoryRunStore
+from canal.workflows.ports import StepOutcome
 
 GOOD = {"name": "demo", "token": "s3cr3t-token-value", "tier": "team"}
 BUILT = StepOutcome(status="ok", exit_code=0, result={"id": "b-1", "tags": ["x", "y"]},

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from wf_helpers import EXAMPLES, Events
 
-from workflows.engine import Engine
-from workflows.memory_store import MemoryRunStore
-from workflows.ports import StaticCatalog, StepOutcome, StepRequest
+from canal.workflows.engine import Engine
+from canal.workflows.memory_store import MemoryRunStore
+from canal.workflows.ports import StaticCatalog, StepOutcome, StepRequest
 
 
 class LocalExecutor:

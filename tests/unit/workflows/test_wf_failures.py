@@ -6,10 +6,10 @@ from pathlib import Path
 
 from wf_helpers import ASK, Events, make_engine, write_workflow
 
-from workflows.engine import Engine
-from workflows.fakes import ScriptedExecutor
-from workflows.memory_store import MemoryRunStore
-from workflows.ports import StepOutcome, StepRequest
+from canal.workflows.engine import Engine
+from canal.workflows.fakes import ScriptedExecutor
+from canal.workflows.memory_store import MemoryRunStore
+from canal.workflows.ports import StepOutcome, StepRequest
 
 GOOD = {"name": "demo", "token": "s3cr3t-token-value"}
 FAIL = StepOutcome(status="failed", exit_code=1, output="boom", reason="exit code 1")

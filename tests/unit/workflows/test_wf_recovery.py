@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from wf_helpers import BASIC, Events, catalog, make_engine, write_workflow
 
-from workflows.errors import RunBusyError, RunNeedsAttentionError
-from workflows.fakes import ScriptedExecutor
-from workflows.memory_store import MemoryRunStore
-from workflows.ports import StepOutcome, StepRequest
+from canal.workflows.errors import RunBusyError, RunNeedsAttentionError
+from canal.workflows.fakes import ScriptedExecutor
+from canal.workflows.memory_store import MemoryRunStore
+from canal.workflows.ports import StepOutcome, StepRequest
 
 GOOD = {"name": "demo", "token": "s3cr3t-token-value"}
 BUILT = StepOutcome(status="ok", exit_code=0, result={"id": "b-1", "tags": []})

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from workflows.errors import TemplateError
-from workflows.templates import (
+from canal.workflows.errors import TemplateError
+from canal.workflows.templates import (
     Context,
     parse_ref,
     refs_in,

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from wf_helpers import EXAMPLES, catalog
 
-from workflows.errors import WorkflowInvalidError
-from workflows.ports import StaticCatalog
-from workflows.validate import load_valid, validate
+from canal.workflows.errors import WorkflowInvalidError
+from canal.workflows.ports import StaticCatalog
+from canal.workflows.validate import load_valid, validate
 
 BROKEN = Path(__file__).resolve().parents[2] / "data" / "workflows"
 

@@ -7,12 +7,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from workflows.engine import Engine
-from workflows.fakes import ScriptedExecutor
-from workflows.memory_store import MemoryRunStore
-from workflows.ports import StaticCatalog
+from canal.workflows.engine import Engine
+from canal.workflows.fakes import ScriptedExecutor
+from canal.workflows.memory_store import MemoryRunStore
+from canal.workflows.ports import StaticCatalog
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "workflows" / "examples"
+EXAMPLES = Path(__file__).resolve().parents[3] / "canal" / "workflows" / "examples"
 
 
 def write_workflow(root: Path, name: str, steps: Mapping[str, str], *, description: str = "A test") -> Path:
@@ -78,8 +78,8 @@ BASIC = {"01-ask.md": ASK, "02-build.md": BUILD, "03-publish.md": PUBLISH, "04-d
 
 
 def catalog(idempotent: bool = False) -> StaticCatalog:
-    from workflows.fields import FieldSpec
-    from workflows.ports import StaticTool
+    from canal.workflows.fields import FieldSpec
+    from canal.workflows.ports import StaticTool
 
     params = {"id": FieldSpec(type="string", required=True), "tags": FieldSpec(type="array"),
               "label": FieldSpec(type="string")}

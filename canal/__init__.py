@@ -1,0 +1,34 @@
+"""Canal: agent commands in hardened containers, under a CEL policy, with an audit log.
+
+The public API::
+
+    from canal import Canal
+
+    with Canal("/path/to/project") as canal:
+        result = canal.run("pytest -q")
+        print(result.text)
+
+Names are imported on first use, so ``import canal`` (and every ``canal.*`` submodule) stays cheap.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from canal.runtime.api import Canal
+    from canal.runtime.result import RunResult
+
+__all__ = ["Canal", "RunResult"]
+__version__ = "0.1.0"
+
+_EXPORTS = {"Canal": "canal.runtime.api", "RunResult": "canal.runtime.result"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        msg = f"module 'canal' has no attribute {name!r}"
+        raise AttributeError(msg)
+    return getattr(import_module(module), name)

@@ -1,0 +1,254 @@
+"""Policy: decide allow | confirm | deny for a command, strictest wins, failing closed."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from canal.policy.celenv import Compiled, EvalFailure, activation, compile_combined, evaluate, evaluate_many
+from canal.policy.decision import STRICTNESS, Action, Decision, Source
+from canal.policy.facts import segment_facts
+from canal.policy.fastcel import run
+from canal.policy.fastops import plain
+from canal.policy.shell import PARSER_VERSION, Segment, parse
+from canal.policy.shell.model import MAX_ARG_CHARS, MAX_ARGV, Word
+from canal.policy.shell.parser import expand_argv
+from canal.policy.shell.syntax import SyntaxChecker, bash_n
+from canal.policy.targets import segment_targets
+
+CACHE_SIZE = 4096
+COMBINED_CACHE_SIZE = 512
+
+
+@dataclass(frozen=True)
+class CompiledRule:
+    id: str
+    decision: Action
+    compiled: Compiled
+    programs: tuple[str, ...]
+    when: tuple[str, ...]
+    scope: str
+    message: str
+    file: str
+
+
+@dataclass(frozen=True)
+class SegmentReport:
+    """One segment's facts and what each rule said about it (for `canal policy explain`)."""
+
+    facts: dict[str, Any]
+    matched: tuple[str, ...]
+    errors: tuple[str, ...]
+    action: Action
+
+
+@dataclass
+class _Outcome:
+    action: Action = "allow"
+    source: Source = "no_match"
+    rule_ids: list[str] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+    segment: str = ""
+
+
+class Policy:
+    def __init__(self, name: str, default: Action, rules: Sequence[CompiledRule], policy_hash: str,
+                 checker: SyntaxChecker = bash_n) -> None:
+        self.name = name
+        self.default: Action = default
+        self.rules = tuple(rules)
+        self.hash = policy_hash
+        self.checker = checker
+        self.cache_enabled = True
+        self.fast_eval = True  # translated closures (policy.fastcel) where they can vouch for the result
+        self._cache: OrderedDict[tuple[str, str, bool], Decision] = OrderedDict()
+        self._combined: OrderedDict[tuple[str, ...], Compiled] = OrderedDict()
+        self._index: dict[str, list[CompiledRule]] = {}
+        self._generic: list[CompiledRule] = []
+        for rule in self.rules:
+            if rule.scope != "segment":
+                continue
+            if rule.programs:
+                for key in rule.programs:
+                    self._index.setdefault(key, []).append(rule)
+            else:
+                self._generic.append(rule)
+
+    # --- public API -------------------------------------------------------------------------------
+    def decide(self, command: str, *, cwd: str = "/workspace", unattended: bool = False,
+               context: Mapping[str, Any] | None = None) -> Decision:
+        key = (command, cwd, unattended)
+        if self.cache_enabled and context is None and key in self._cache:
+            self._cache.move_to_end(key)
+            return self._cache[key]
+        start = time.monotonic()
+        parsed = parse(command, cwd=cwd, checker=self.checker)
+        if not parsed.ok:
+            decision = self._final(_Outcome("deny", "parse_failure", [], [
+                f"the command could not be parsed safely ({parsed.failure}); rewrite it in plain shell "
+                "syntax"], command), (), 0, unattended, start)
+        else:
+            decision = self._decide_segments(command, parsed.segments, unattended, context, start)
+        if self.cache_enabled and context is None:
+            self._cache[key] = decision
+            if len(self._cache) > CACHE_SIZE:
+                self._cache.popitem(last=False)
+        return decision
+
+    def decide_argv(self, argv: Sequence[str], *, cwd: str = "/workspace", unattended: bool = False,
+                    context: Mapping[str, Any] | None = None) -> Decision:
+        """Decide an exact argv run without a shell: facts come from the argv; wrappers still unwrap."""
+        start = time.monotonic()
+        text = " ".join(argv)
+        if not argv or len(argv) > MAX_ARGV or any(len(a) > MAX_ARG_CHARS or "\x00" in a for a in argv):
+            return self._final(_Outcome("deny", "parse_failure", [], [
+                "the argv is empty, too long or holds a NUL byte"], text), (), 0, unattended, start)
+        parsed = expand_argv(tuple(Word(a) for a in argv), cwd=cwd, checker=self.checker)
+        if not parsed.ok:
+            return self._final(_Outcome("deny", "parse_failure", [], [
+                f"an inner script could not be parsed safely ({parsed.failure})"], text), (), 0, unattended,
+                start)
+        return self._decide_segments(text, parsed.segments, unattended, context, start)
+
+    def explain(self, command: str, *, cwd: str = "/workspace", unattended: bool = False,
+                context: Mapping[str, Any] | None = None) -> tuple[Decision, list[SegmentReport]]:
+        parsed = parse(command, cwd=cwd, checker=self.checker)
+        decision = self.decide(command, cwd=cwd, unattended=unattended, context=context or {})
+        if not parsed.ok:
+            return decision, []
+        cmd, ctx = self._command_facts(command, parsed.segments, unattended, context)
+        reports = []
+        for seg in parsed.segments:
+            facts = segment_facts(seg)
+            matched, errors = self._evaluate(self._candidates(facts), facts, cmd, ctx)
+            action = self.default if not matched else max((r.decision for r in matched),
+                                                          key=STRICTNESS.__getitem__)
+            reports.append(SegmentReport(facts, tuple(r.id for r in matched), tuple(errors),
+                                         "deny" if errors else action))
+        return decision, reports
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+
+    # --- evaluation -------------------------------------------------------------------------------
+    def _command_facts(self, text: str, segments: Sequence[Segment], unattended: bool,
+                       context: Mapping[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
+        ctx = {"profile": self.name, "unattended": unattended, "network": "", "mounts": [],
+               "workflow": "", "step": ""}
+        ctx.update({k: v for k, v in (context or {}).items() if k in ctx})
+        programs = [segment_facts(s)["program"] for s in segments]
+        return {"text": text, "count": len(segments), "programs": programs}, ctx
+
+    def _candidates(self, facts: Mapping[str, Any]) -> list[CompiledRule]:
+        program = facts["program"]
+        found = list(self._index.get(program, ()))
+        if facts["subcommand"]:
+            found += self._index.get(f"{program} {facts['subcommand']}", ())
+        found += self._generic
+        return [r for r in found if all(facts[w] for w in r.when)]
+
+    def _evaluate(self, rules: Sequence[CompiledRule], facts: Mapping[str, Any], cmd: Mapping[str, Any],
+                  ctx: Mapping[str, Any]) -> tuple[list[CompiledRule], list[str]]:
+        if not rules:
+            return [], []
+        facts_all = {**facts, "command": cmd, "ctx": ctx}
+        if not self.fast_eval or not plain(facts_all):  # e.g. a float or an object in the context
+            return self._interpret(rules, facts_all)
+        fast = [run(r.compiled.fast, facts_all) if r.compiled.fast is not None else None for r in rules]
+        slow = [r for r, hit in zip(rules, fast, strict=True) if hit is None]
+        matched, errors = self._interpret(slow, facts_all) if slow else ([], [])
+        slow_hits = {r.id for r in matched}
+        return [r for r, hit in zip(rules, fast, strict=True) if hit or r.id in slow_hits], errors
+
+    def _interpret(self, rules: Sequence[CompiledRule],
+                   facts_all: Mapping[str, Any]) -> tuple[list[CompiledRule], list[str]]:
+        """cel-python's interpreter: the authority for rules outside the fast path and for errors."""
+        if len(rules) > 1:
+            combined = self._combined_for(rules)
+            try:
+                results = evaluate_many(combined, activation(facts_all, combined.names), len(rules))
+                return [r for r, hit in zip(rules, results, strict=True) if hit], []
+            except EvalFailure:
+                pass  # evaluate one by one to name the failing rule
+        matched: list[CompiledRule] = []
+        errors: list[str] = []
+        for rule in rules:
+            try:
+                if evaluate(rule.compiled, activation(facts_all, rule.compiled.names)):
+                    matched.append(rule)
+            except EvalFailure as exc:
+                errors.append(f"rule {rule.id} failed to evaluate ({exc})")
+        return matched, errors
+
+    def _combined_for(self, rules: Sequence[CompiledRule]) -> Compiled:
+        key = tuple(r.id for r in rules)
+        found = self._combined.get(key)
+        if found is None:
+            found = compile_combined([r.compiled for r in rules])
+            self._combined[key] = found
+            if len(self._combined) > COMBINED_CACHE_SIZE:
+                self._combined.popitem(last=False)
+        return found
+
+    def _decide_segments(self, text: str, segments: Sequence[Segment], unattended: bool,
+                         context: Mapping[str, Any] | None, start: float) -> Decision:
+        if not segments:
+            return self._final(_Outcome("allow", "empty", [], ["nothing to run"], text), (), 0,
+                               unattended, start)
+        cmd, ctx = self._command_facts(text, segments, unattended, context)
+        out = _Outcome(action="allow", source="no_match")
+        targets: list[str] = []
+        for seg in segments:
+            facts = segment_facts(seg)
+            targets += [t for t in segment_targets(seg) if t not in targets]
+            matched, errors = self._evaluate(self._candidates(facts), facts, cmd, ctx)
+            self._merge(out, seg.text, matched, errors)
+        cmd_rules = [r for r in self.rules if r.scope == "command" or (r.scope == "step" and ctx["step"])]
+        if cmd_rules:
+            matched, errors = self._evaluate(cmd_rules, {}, cmd, ctx)
+            self._merge(out, text, matched, errors)
+        return self._final(out, tuple(targets), len(segments), unattended, start)
+
+    def _merge(self, out: _Outcome, seg_text: str, matched: list[CompiledRule], errors: list[str]) -> None:
+        if errors:
+            if out.source != "eval_error" or out.action != "deny":
+                out.segment = seg_text
+            out.action, out.source = "deny", "eval_error"
+            out.reasons += errors
+            return
+        if not matched:
+            if STRICTNESS[self.default] > STRICTNESS[out.action]:
+                out.action, out.source, out.segment = self.default, "no_match", seg_text
+                out.reasons.append(f"no {self.name} rule allows `{seg_text[:80]}` (default: {self.default})")
+            return
+        best = max((r.decision for r in matched), key=STRICTNESS.__getitem__)
+        for rule in matched:
+            if rule.decision != "allow" and rule.id not in out.rule_ids:
+                out.rule_ids.append(rule.id)
+                out.reasons.append(f"{rule.id}: {rule.message or rule.id}")
+        if out.source == "eval_error":
+            return
+        if STRICTNESS[best] > STRICTNESS[out.action] or (out.source == "no_match" and best == out.action):
+            out.action, out.source, out.segment = best, "rule", seg_text
+            if best == "allow":
+                out.rule_ids += [r.id for r in matched if r.id not in out.rule_ids]
+
+    def _final(self, out: _Outcome, targets: tuple[str, ...], count: int, unattended: bool,
+               start: float) -> Decision:
+        action, source, reasons = out.action, out.source, list(out.reasons)
+        if unattended and action == "confirm":
+            action, source = "deny", "unattended"
+            reasons.append("unattended run: a command that needs confirmation is denied")
+        return Decision(action=action, rule_ids=tuple(out.rule_ids), reasons=tuple(reasons),
+                        segment=out.segment, policy_hash=self.hash, source=source, targets=targets,
+                        profile=self.name, segments=count, parser_version=PARSER_VERSION,
+                        elapsed_ms=round((time.monotonic() - start) * 1000, 3))
+
+
+def canonical(data: Any) -> str:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+

@@ -1,0 +1,156 @@
+"""load_policy: read profile and rule files, compile every rule once, run every inline example."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+from canal.policy.celenv import CelCompileError, compile_expression
+from canal.policy.engine import CompiledRule, Policy, canonical
+from canal.policy.errors import PolicyLoadError, PolicyNotFoundError
+from canal.policy.rules import PolicyFile, Positions, read_policy_file
+from canal.policy.shell.syntax import SyntaxChecker, bash_n
+
+PROFILES = ("standard", "strict")
+MAX_EXTENDS = 4
+_Spec = tuple[Path, PolicyFile, Positions]
+
+
+def profile_path(name: str) -> Path:
+    if name not in PROFILES:
+        msg = f"no shipped profile named {name!r}; shipped: {', '.join(PROFILES)}"
+        raise PolicyNotFoundError(msg,
+                                  hint="canal policy show", details={"profile": name})
+    return Path(str(resources.files("canal.policy").joinpath("profiles", f"{name}.yaml")))
+
+
+def _compile(spec_file: PolicyFile, positions: Positions, path: Path) -> list[CompiledRule]:
+    out: list[CompiledRule] = []
+    for i, rule in enumerate(spec_file.rules):
+        try:
+            compiled = compile_expression(rule.expression)
+        except CelCompileError as exc:
+            line, col = positions.get(("rules", i, "expression"), (1, 1))
+            msg = (
+                f"{path}:{line}:{col}: rule {rule.id}: CEL does not compile "
+                                  f"(expression line {exc.line}, column {exc.column}): {exc}"
+            )
+            raise PolicyLoadError(msg,
+                                  file=str(path), rule=rule.id, line=line, column=col) from None
+        out.append(CompiledRule(rule.id, rule.decision, compiled, rule.programs, rule.when, rule.scope,
+                                rule.message or rule.description, str(path)))
+    return out
+
+
+def _read_chain(path: Path, depth: int = 0) -> list[_Spec]:
+    if depth > MAX_EXTENDS:
+        msg = f"{path}: `extends` chain is longer than {MAX_EXTENDS}"
+        raise PolicyLoadError(msg, file=str(path))
+    spec, positions = read_policy_file(path)
+    chain = _read_chain(profile_path(spec.extends), depth + 1) if spec.extends else []
+    return [*chain, (path, spec, positions)]
+
+
+def build_policy(paths: Sequence[Path], checker: SyntaxChecker = bash_n,
+                 verified_dir: Path | None = None) -> Policy:
+    """Policy from files in order; later files add rules, and the last file names the default.
+
+    ``verified_dir``: a private folder remembering which (policy, engine code) pairs already passed
+    their inline examples, so a new process does not re-run them. Rules are compiled either way.
+    """
+    rules: list[CompiledRule] = []
+    specs: list[_Spec] = []
+    if not paths:
+        msg = "no policy file given"
+        raise PolicyLoadError(msg, hint="canal policy show")
+    for path in paths:
+        specs += [s for s in _read_chain(path) if s[0] not in [p for p, _, _ in specs]]
+    seen: dict[str, str] = {}
+    for path, spec, positions in specs:
+        for rule in _compile(spec, positions, path):
+            if rule.id in seen:
+                line, col = positions.get(("rules", [r.id for r in spec.rules].index(rule.id)), (1, 1))
+                msg = (
+                    f"{path}:{line}:{col}: rule id {rule.id} is already defined in "
+                                      f"{seen[rule.id]}"
+                )
+                raise PolicyLoadError(msg, file=str(path), rule=rule.id, line=line,
+                                      column=col)
+            seen[rule.id] = str(path)
+            rules.append(rule)
+    # The first file names the policy; the strictest declared default wins (fail closed).
+    name = next(spec.name for path, spec, _ in specs if path == paths[0])
+    default: Literal["allow", "confirm"] = "confirm" if any(s.default == "confirm" for _, s, _ in specs) \
+        else "allow"
+    digest = hashlib.sha256(canonical({
+        "name": name, "default": default,
+        "rules": [[r.id, r.decision, r.compiled.source, list(r.programs), list(r.when), r.scope]
+                  for r in rules]}).encode()).hexdigest()
+    policy = Policy(name, default, rules, "sha256:" + digest[:32], checker)
+    marker = None if verified_dir is None else verified_dir / f"{digest[:32]}-{_engine_digest()}"
+    if marker is None or not marker.is_file():
+        check_examples(policy, specs)
+        if marker is not None:
+            _remember(marker)
+    return policy
+
+
+def _engine_digest() -> str:
+    """A digest of the policy engine's own code: an upgrade re-runs every example once."""
+    root = Path(__file__).parent
+    sha = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        sha.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return sha.hexdigest()[:16]
+
+
+def _remember(marker: Path) -> None:
+    try:
+        marker.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600))
+    except OSError:
+        return  # only a cache: the examples simply run again next time
+
+
+def check_examples(policy: Policy, specs: Sequence[_Spec]) -> None:
+    """Every rule's match examples must fire it, and its not_match examples must not."""
+    for path, spec, positions in specs:
+        for i, rule in enumerate(spec.rules):
+            for want, commands in ((True, rule.examples.match), (False, rule.examples.not_match)):
+                for command in commands:
+                    fired, problem = fires(policy, rule.id, command)
+                    if problem or fired != want:
+                        line, col = positions.get(("rules", i, "examples"),
+                                                  positions.get(("rules", i), (1, 1)))
+                        what = problem or ("did not match" if want else "matched")
+                        msg = (
+                            f"{path}:{line}:{col}: rule {rule.id}: example {command!r} {what} "
+                            f"(expected {'match' if want else 'not_match'})"
+                        )
+                        raise PolicyLoadError(
+                            msg,
+                            file=str(path), rule=rule.id, line=line, column=col)
+
+
+def fires(policy: Policy, rule_id: str, command: str) -> tuple[bool, str]:
+    """(whether rule ``rule_id`` matches some segment of ``command``, problem text or "")."""
+    _decision, reports = policy.explain(command)
+    if not reports and _decision.source == "parse_failure":
+        return False, f"does not parse: {_decision.reason}"
+    for report in reports:
+        for err in report.errors:
+            if f"rule {rule_id} " in err:
+                return False, err
+    if any(rule_id in r.matched for r in reports):
+        return True, ""
+    return rule_id in _decision.rule_ids, ""
+
+
+def load_policy(profile: str = "standard", files: Sequence[Path] = (),
+                checker: SyntaxChecker = bash_n, verified_dir: Path | None = None) -> Policy:
+    """The shipped ``profile`` plus extra rule ``files``; refuses to load on any failure."""
+    return build_policy([profile_path(profile), *files], checker, verified_dir)

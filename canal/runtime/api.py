@@ -1,0 +1,178 @@
+"""The Python API: ``Canal(project_dir).run(command)`` returns the same ``RunResult`` that ``--json`` prints.
+
+One ``Canal`` object keeps the policy compiled and each sandbox's session warm between calls; harnesses,
+the MCP server and the benchmarks use it::
+
+    from canal.runtime.api import Canal
+
+    with Canal("/path/to/project") as canal:
+        result = canal.run("ls -la")
+        print(result.text)
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Callable, Mapping, Sequence
+from functools import cached_property
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from canal.policy.engine import Policy
+from canal.policy.loader import load_policy
+from canal.runtime.config import CanalConfig
+from canal.runtime.paths import project_key
+from canal.runtime.pipeline import Pipeline, RunRequest
+from canal.runtime.presenter import PresenterConfig
+from canal.runtime.project import find_project_dir
+from canal.runtime.result import RunResult
+from canal.runtime.sandboxes import SandboxRef, ensure_sandbox, sandbox_ref
+from canal.runtime.services import OUTPUTS, Services
+from canal.sandbox.backend import SandboxBackend, SandboxInfo
+from canal.sandbox.docker_backend import DockerBackend
+from canal.sandbox.engine import docker_client
+from canal.sandbox.image import BuildEvent
+from canal.sandbox.reaper import reap
+
+DEFAULT_SANDBOX = "default"
+OUTPUT_RETENTION_S = 24 * 3600  # full outputs older than this go at `canal gc`
+
+
+def purge_outputs(root: Path, older_than_s: float) -> int:
+    """Delete saved full outputs older than ``older_than_s``; returns how many went."""
+    cutoff = time.time() - older_than_s
+    gone = 0
+    for path in root.glob("*/*"):
+        if path.is_file() and not path.is_symlink() and path.lstat().st_mtime < cutoff:
+            path.unlink(missing_ok=True)
+            gone += 1
+    return gone
+
+
+class Canal:
+    """Canal for one project. Not thread-safe: use one object per thread."""
+
+    def __init__(self, project_dir: str | Path | None = None, *, sandbox: str = DEFAULT_SANDBOX,
+                 unattended: bool | None = None, actor: str = "agent", config: CanalConfig | None = None,
+                 backend: SandboxBackend | None = None,
+                 on_build: Callable[[BuildEvent], None] | None = None) -> None:
+        start = Path(project_dir) if project_dir is not None else None
+        self.project_dir = find_project_dir(start) if start is None else start.resolve()
+        self.services = Services(self.project_dir, config=config)
+        self.sandbox = sandbox
+        self.actor = actor
+        self._unattended = unattended
+        self._backend = backend
+        self._on_build = on_build
+
+    # -- wiring ---------------------------------------------------------------------------------
+    @property
+    def config(self) -> CanalConfig:
+        return self.services.config
+
+    @property
+    def unattended(self) -> bool:
+        return self.config.unattended if self._unattended is None else self._unattended
+
+    @cached_property
+    def policy(self) -> Policy:
+        settings = self.config.policy
+        return load_policy(settings.profile, [self.project_dir / f for f in settings.files],
+                           verified_dir=self.services.state_dir / "policy-verified")
+
+    @cached_property
+    def backend(self) -> SandboxBackend:
+        if self._backend is not None:
+            return self._backend
+        return DockerBackend(docker_client(), owner=f"canal-{project_key(self.project_dir)}",
+                             protected_paths=self.services.protected_paths())
+
+    @cached_property
+    def pipeline(self) -> Pipeline:
+        return Pipeline(self.services, self.policy, self.backend, self._on_build)
+
+    def ref(self, name: str | None = None) -> SandboxRef:
+        return sandbox_ref(self.project_dir, name or self.sandbox)
+
+    # -- commands -------------------------------------------------------------------------------
+    def run(self, command: str, *, sandbox: str | None = None, timeout_s: float | None = None,
+            idle_timeout_s: float | None = None, confirm: str | None = None,
+            unattended: bool | None = None, presenter: PresenterConfig | None = None) -> RunResult:
+        """Run a shell command in the sandbox's session (cwd and env persist like a terminal)."""
+        return self._run(command, sandbox, timeout_s, idle_timeout_s, confirm, unattended, None, presenter)
+
+    def run_argv(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
+                 sandbox: str | None = None, timeout_s: float | None = None, confirm: str | None = None,
+                 unattended: bool | None = None, secrets: Sequence[str] = ()) -> RunResult:
+        """Run an exact argv with no shell: each element reaches the program whole.
+
+        ``secrets``: exact values (e.g. sensitive gate fields) masked in everything written or shown.
+        """
+        return self._run(list(argv), sandbox, timeout_s, None, confirm, unattended, env, None,
+                         tuple(secrets))
+
+    def _run(self, command: str | list[str], sandbox: str | None, timeout_s: float | None,
+             idle_timeout_s: float | None, confirm: str | None, unattended: bool | None,
+             env: Mapping[str, str] | None, presenter: PresenterConfig | None,
+             secrets: tuple[str, ...] = ()) -> RunResult:
+        req = RunRequest(command=command, ref=self.ref(sandbox), timeout_s=timeout_s,
+                         idle_timeout_s=idle_timeout_s, confirm=confirm,
+                         unattended=self.unattended if unattended is None else unattended, env=env,
+                         actor=self.actor, presenter=presenter, secrets=secrets)
+        return self.pipeline.run(req)
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def up(self, name: str | None = None) -> SandboxInfo:
+        """Start the sandbox (create it if needed) and warm its session."""
+        ref = self.ref(name)
+        info = ensure_sandbox(self.services, self.backend, ref, self._on_build)
+        warm = getattr(self.backend, "warm", None)
+        if warm is not None:
+            warm(ref.container)
+        self.services.audit.append("sandbox.up", {"sandbox": ref.name, "container_id": info.id},
+                                   actor=self.actor)
+        return info
+
+    def down(self, name: str | None = None) -> bool:
+        """Remove the sandbox; False when there was none."""
+        ref = self.ref(name)
+        existed = self.backend.get(ref.container) is not None
+        self.backend.remove(ref.container)
+        # full outputs were for this sandbox's next commands only; they may hold what commands printed
+        shutil.rmtree(self.services.outputs_dir(ref.name), ignore_errors=True)
+        if existed:
+            self.services.audit.append("sandbox.down", {"sandbox": ref.name}, actor=self.actor)
+        return existed
+
+    def ps(self) -> list[dict[str, Any]]:
+        prefix = f"canal-{project_key(self.project_dir)}-"
+        rows = []
+        for info in self.backend.list():
+            if not info.name.startswith(prefix):
+                continue
+            rows.append({"name": info.name.removeprefix(prefix), "container": info.name, "id": info.id[:12],
+                         "status": info.status.value, "image": info.image,
+                         "expires_at": info.expires_at.isoformat() if info.expires_at else None})
+        return rows
+
+    def gc(self, *, all_projects: bool = False) -> list[str]:
+        """Remove expired or orphaned Canal sandboxes (only containers Canal can prove it owns)."""
+        removed = reap(self.backend, all_owners=all_projects)
+        purged = purge_outputs(self.services.state_dir / OUTPUTS, OUTPUT_RETENTION_S)
+        if removed or purged:
+            self.services.audit.append("sandbox.gc", {"removed": removed, "outputs_purged": purged},
+                                       actor=self.actor)
+        return removed
+
+    def close(self) -> None:
+        if "backend" in self.__dict__:
+            self.backend.close()
+
+    def __enter__(self) -> Canal:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()

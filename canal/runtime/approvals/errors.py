@@ -1,0 +1,58 @@
+"""Errors of confirmation tokens and approvals. Codes are public API (docs/audit.md); tests pin them.
+
+Every refusal of a token exits 122 (``APPROVAL_INVALID``): the token cannot be used as given. The one
+exception is ``APPROVAL_PENDING`` (120, like ``CONFIRMATION_REQUIRED``): the token is good but a person
+has not approved it yet, so the caller's next step is the same as for a fresh confirmation: wait for a
+person, then re-run.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from canal.runtime.errors import ExitCode, RuntimeLayerError
+
+
+class ApprovalError(RuntimeLayerError):
+    code: ClassVar[str] = "APPROVAL_INVALID"
+    exit_code: ClassVar[int] = ExitCode.APPROVAL_INVALID
+
+
+class ApprovalExpiredError(ApprovalError):
+    code = "APPROVAL_EXPIRED"
+
+
+class ApprovalReusedError(ApprovalError):
+    code = "APPROVAL_REUSED"
+
+
+class ApprovalForgedError(ApprovalError):
+    """Unknown token, a token whose signature tag is wrong, or a stored record whose HMAC fails."""
+
+    code = "APPROVAL_FORGED"
+
+
+class ApprovalMismatchError(ApprovalError):
+    """The token was issued for another command, sandbox, working directory or policy."""
+
+    code = "APPROVAL_MISMATCH"
+
+
+class ApprovalPendingError(ApprovalError):
+    """Human approval mode: the token is valid but no person has approved it yet."""
+
+    code = "APPROVAL_PENDING"
+    exit_code = ExitCode.CONFIRMATION_REQUIRED
+
+
+class ApproverUnverifiedError(ApprovalError):
+    """``canal approve`` was run without a terminal and without a registered approver key."""
+
+    code = "APPROVER_UNVERIFIED"
+
+
+class ApprovalStoreError(ApprovalError):
+    """The approvals folder could not be read or written."""
+
+    code = "APPROVAL_STORE_FAILED"
+    exit_code = ExitCode.CANAL_ERROR

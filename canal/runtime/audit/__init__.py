@@ -1,0 +1,41 @@
+"""The tamper-evident audit log: hash-chained, HMAC-signed JSONL records, verification and checkpoints."""
+
+from canal.runtime.audit.checkpoint import Checkpoint, make_checkpoint, read_checkpoint
+from canal.runtime.audit.errors import (
+    AuditError,
+    AuditKeyError,
+    AuditLogCorruptError,
+    AuditRecordInvalidError,
+    AuditTamperedError,
+    AuditWriteError,
+    CheckpointInvalidError,
+)
+from canal.runtime.audit.events import Decision, RunCompleted, RunStarted, summarize
+from canal.runtime.audit.log import AuditLog, audit_path
+from canal.runtime.audit.record import Record, parse_line
+from canal.runtime.audit.verify import Head, Problem, VerifyReport, verify_log
+
+__all__ = [
+    "AuditError",
+    "AuditKeyError",
+    "AuditLog",
+    "AuditLogCorruptError",
+    "AuditRecordInvalidError",
+    "AuditTamperedError",
+    "AuditWriteError",
+    "Checkpoint",
+    "CheckpointInvalidError",
+    "Decision",
+    "Head",
+    "Problem",
+    "Record",
+    "RunCompleted",
+    "RunStarted",
+    "VerifyReport",
+    "audit_path",
+    "make_checkpoint",
+    "parse_line",
+    "read_checkpoint",
+    "summarize",
+    "verify_log",
+]

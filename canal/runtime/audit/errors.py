@@ -1,0 +1,52 @@
+"""Errors of the audit log. Codes are public API (docs/audit.md); tests pin them."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from canal.runtime.errors import ExitCode, RuntimeLayerError
+
+
+class AuditError(RuntimeLayerError):
+    """Root of every audit log error."""
+
+    code: ClassVar[str] = "AUDIT_ERROR"
+
+
+class AuditWriteError(AuditError):
+    """A record could not be written durably (full disk, unwritable folder). The caller must not proceed."""
+
+    code = "AUDIT_WRITE_FAILED"
+
+
+class AuditLogCorruptError(AuditError):
+    """The log's last line is partial or unreadable, so the next record cannot be chained to it."""
+
+    code = "AUDIT_LOG_CORRUPT"
+
+
+class AuditTamperedError(AuditError):
+    """Verification found an edited, deleted, reordered, truncated or forged record."""
+
+    code = "AUDIT_TAMPERED"
+    exit_code = 1  # like a checker: 0 intact, 1 tampered, 125 Canal failed
+
+
+class AuditRecordInvalidError(AuditError):
+    """The caller passed an event name or data that cannot be written as a record."""
+
+    code = "AUDIT_RECORD_INVALID"
+    exit_code = ExitCode.USAGE
+
+
+class CheckpointInvalidError(AuditError):
+    """A checkpoint file is unreadable, or its signature does not match this host's key."""
+
+    code = "AUDIT_CHECKPOINT_INVALID"
+    exit_code = ExitCode.USAGE
+
+
+class AuditKeyError(AuditError):
+    """No usable host key for the audit log or the approvals."""
+
+    code = "AUDIT_KEY_UNAVAILABLE"

@@ -1,0 +1,178 @@
+"""The audit log: one append-only JSONL file per project, hash-chained and signed with a host key.
+
+Appends from several processes interleave safely: each append opens the file with ``O_APPEND``, takes an
+exclusive ``flock``, reads the last record (seq, hash) under the lock, writes one line and syncs it to
+disk before the lock is released. A failed write is rolled back and raised as ``AUDIT_WRITE_FAILED``:
+the caller must not act without its record.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from collections.abc import Callable, Iterator, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from canal.runtime.audit.errors import AuditLogCorruptError, AuditRecordInvalidError, AuditWriteError
+from canal.runtime.audit.ledger import RevisionIndex
+from canal.runtime.audit.reader import Line, iter_lines, last_line
+from canal.runtime.audit.record import (
+    EVENT_NAME,
+    GENESIS_HASH,
+    SCHEMA_VERSION,
+    MalformedRecord,
+    build_line,
+    parse_line,
+    record_id,
+)
+from canal.runtime.fsutil import FILE_MODE, fsync_dir, private_dir
+from canal.runtime.paths import state_dir_for
+from canal.runtime.ports import Redactor, no_redaction
+
+# Values we computed ourselves (hashes, ids): never handed to the redactor, whose entropy checks could
+# mistake a hex digest for a secret and break the revision ledger.
+INTEGRITY_KEYS = frozenset({"digest", "hash", "sha256", "policy_hash", "image_digest", "output_sha256",
+                            "container_id", "record_id"})
+OPEN_FLAGS = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def audit_path(state_dir: Path) -> Path:
+    return state_dir / "audit" / "audit.jsonl"
+
+
+def utc_timestamp() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class AuditLog:
+    """Implements ``runtime.ports.AuditSink`` and ``runtime.ports.RevisionLedger``."""
+
+    def __init__(self, path: Path, key: bytes, key_id: str, *, redact: Redactor = no_redaction,
+                 clock: Callable[[], str] = utc_timestamp,
+                 earlier_keys: Mapping[str, bytes] | None = None) -> None:
+        if len(key) < 16:
+            msg = "the audit key must be at least 16 bytes"
+            raise ValueError(msg)
+        self.path = path
+        self.key_id = key_id
+        self._key = key
+        self._redact = redact
+        self._clock = clock
+        self._head: tuple[int, int, int, str] | None = None  # (inode, size, seq, hash) after our append
+        # earlier_keys (key id -> key) verify records signed before a key rotation
+        self._revisions = RevisionIndex(path, path.with_name("revisions.json"), key, key_id, earlier_keys)
+
+    @classmethod
+    def for_project(cls, project_dir: Path, key: bytes, key_id: str, **kwargs: Any) -> AuditLog:
+        return cls(audit_path(state_dir_for(project_dir)), key, key_id, **kwargs)
+
+    # AuditSink
+    def append(self, event: str, data: Mapping[str, Any], *, actor: str = "agent") -> str:
+        """Write one record durably and return its id (``a-000042``)."""
+        if not EVENT_NAME.match(event):
+            msg = f"event name {event!r} is not dotted lower case like 'run.started'"
+            raise AuditRecordInvalidError(msg, details={"event": event})
+        return self._append(event, _redact_values(data, self._redact), actor)
+
+    # RevisionLedger
+    def record_revision(self, doc_id: str, revision: int, digest: str) -> None:
+        self._append("state.revision", {"doc": doc_id, "revision": revision, "digest": digest}, "canal")
+
+    def latest_revision(self, doc_id: str) -> tuple[int, str] | None:
+        return self._revisions.latest(doc_id)
+
+    def lines(self) -> Iterator[Line]:
+        """Every line of the log as written (no verification; see ``runtime.audit.verify``)."""
+        return iter_lines(self.path)
+
+    def _append(self, event: str, data: Mapping[str, Any], actor: str) -> str:
+        fd = self._open()
+        try:
+            _lock(fd, self.path)
+            stat = os.fstat(fd)
+            seq, prev_hash = self._tail(fd, stat.st_ino, stat.st_size)
+            body = {"v": SCHEMA_VERSION, "seq": seq + 1, "ts": self._clock(), "event": event,
+                    "actor": actor, "key_id": self.key_id, "data": dict(data), "prev_hash": prev_hash}
+            try:
+                line, mac = build_line(body, self._key)
+            except (TypeError, ValueError) as exc:
+                msg = f"data of event {event} is not plain JSON: {exc}"
+                raise AuditRecordInvalidError(msg, details={"event": event}) from exc
+            _write_durably(fd, line, stat.st_size, self.path, event)
+            self._head = (stat.st_ino, stat.st_size + len(line), seq + 1, mac)
+            return record_id(seq + 1)
+        finally:
+            os.close(fd)  # also releases the lock
+
+    def _open(self) -> int:
+        try:
+            folder = private_dir(self.path.parent)
+            created = not self.path.exists()
+            fd = os.open(self.path, OPEN_FLAGS, FILE_MODE)
+            if os.fstat(fd).st_mode & 0o077:
+                os.fchmod(fd, FILE_MODE)
+            if created:
+                fsync_dir(folder)
+        except OSError as exc:
+            raise _write_failed(self.path, "open", exc) from exc
+        return fd
+
+    def _tail(self, fd: int, inode: int, size: int) -> tuple[int, str]:
+        if self._head is not None and self._head[:2] == (inode, size):
+            return self._head[2], self._head[3]
+        line = last_line(fd, size)
+        if line is None:
+            return 0, GENESIS_HASH
+        hint = f"canal audit verify   (then move {self.path.name} aside to start a new log)"
+        if not line.complete:
+            msg = f"the last line of {self.path} is partial (a torn write); no record can be chained to it"
+            raise AuditLogCorruptError(msg, hint=hint, details={"path": str(self.path)})
+        try:
+            last = parse_line(line.text)
+        except MalformedRecord as exc:
+            msg = f"the last line of {self.path} is not a record ({exc})"
+            raise AuditLogCorruptError(msg, hint=hint, details={"path": str(self.path)}) from exc
+        return last.seq, last.hash
+
+
+def _lock(fd: int, path: Path) -> None:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError as exc:
+        raise _write_failed(path, "lock", exc) from exc
+
+
+def _write_durably(fd: int, line: bytes, size_before: int, path: Path, event: str) -> None:
+    try:
+        view = memoryview(line)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fdatasync(fd)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, size_before)  # roll a partial line back so the chain stays whole
+        raise _write_failed(path, f"write {event}", exc) from exc
+
+
+def _write_failed(path: Path, step: str, exc: OSError) -> AuditWriteError:
+    msg = f"could not {step} the audit log {path}: {exc.strerror or exc}. Nothing was run without its record."
+    return AuditWriteError(msg, hint=f"free disk space or fix permissions on {path.parent}, then retry",
+                           details={"path": str(path), "step": step, "errno": exc.errno})
+
+
+def _redact_values(value: Any, redact: Redactor, key: str = "") -> Any:
+    if isinstance(value, str):
+        if key in INTEGRITY_KEYS:
+            return value
+        # the field name is context a detector needs ({"DB_PASSWORD": "..."} reads as DB_PASSWORD=...)
+        prefix = f"{key}="
+        joined = redact(prefix + value) if key else redact(value)
+        return joined[len(prefix):] if key and joined.startswith(prefix) else joined
+    if isinstance(value, Mapping):
+        return {str(k): _redact_values(v, redact, str(k)) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_redact_values(v, redact, key) for v in value]
+    return value

@@ -1,0 +1,151 @@
+"""``canal audit show|verify|checkpoint``: read, verify and anchor the project's audit log."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import click
+
+from canal.runtime.audit import (
+    AuditLog,
+    AuditTamperedError,
+    make_checkpoint,
+    parse_line,
+    read_checkpoint,
+    summarize,
+    verify_log,
+)
+from canal.runtime.audit.log import utc_timestamp
+from canal.runtime.audit.record import MalformedRecord
+from canal.runtime.audit.verify import Head, VerifyReport
+from canal.runtime.cli.render import echo_json
+from canal.runtime.errors import ConfigError
+from canal.runtime.project import find_project_dir
+from canal.runtime.services import AUDIT_PURPOSE, Services
+
+DURATION = re.compile(r"^(\d+)([smhd])$")
+UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
+
+
+def services() -> Services:
+    return Services(find_project_dir())
+
+
+def open_audit_log() -> AuditLog:
+    """The current project's log, signed with the host key store's current audit key."""
+    return services().audit
+
+
+def audit_keys() -> tuple[bytes, str, dict[str, bytes]]:
+    """The current audit key, its id, and every usable key by id (records from before a rotation)."""
+    keys = services().keys
+    return keys.derive(AUDIT_PURPOSE), keys.primary_id, keys.derive_all(AUDIT_PURPOSE)
+
+
+def since_threshold(spec: str, now: datetime) -> str:
+    """``10m``/``2h``/``3d``, or an ISO date or time (UTC), as a timestamp comparable with ``ts``."""
+    found = DURATION.match(spec)
+    if found:
+        when = now - timedelta(**{UNITS[found.group(2)]: int(found.group(1))})
+    else:
+        try:
+            when = datetime.fromisoformat(spec.replace("Z", "+00:00"))
+        except ValueError as exc:
+            msg = f"--since {spec!r} is neither a duration (30m, 2h, 7d) nor an ISO date or time"
+            raise ConfigError(msg, hint="canal audit show --since 1h") from exc
+        when = when if when.tzinfo else when.replace(tzinfo=UTC)
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@click.group("audit")
+def audit() -> None:
+    """Read and verify the tamper-evident audit log of this project."""
+
+
+@audit.command("show")
+@click.option("--since", help="Only records newer than this: 30m, 2h, 7d, or an ISO date/time (UTC).")
+@click.option("--event", "event_prefix", help="Only events starting with this, e.g. run. or approval.")
+@click.option("--json", "as_json", is_flag=True, help="Print the records as JSON.")
+def show(since: str | None, event_prefix: str | None, as_json: bool) -> None:
+    """Print the audit records, oldest first (does not verify; see `canal audit verify`).
+
+    Example: canal audit show --since 1h
+    """
+    log = open_audit_log()
+    threshold = since_threshold(since, datetime.now(UTC)) if since else ""
+    shown = []
+    for line in log.lines():
+        try:
+            rec = parse_line(line.text)
+        except MalformedRecord as exc:
+            click.echo(f"line {line.number}: not a record ({exc}); run: canal audit verify", err=True)
+            continue
+        if rec.ts >= threshold and rec.event.startswith(event_prefix or ""):
+            shown.append(rec)
+    if as_json:
+        echo_json({"status": "ok", "path": str(log.path), "records": [r.to_json() for r in shown]})
+        return
+    for rec in shown:
+        click.echo(f"{rec.id} {rec.ts[:19]}Z {rec.event:<16} {rec.actor:<8} {summarize(rec)}")
+    if not shown:
+        click.echo(f"no records in {log.path}", err=True)
+
+
+@audit.command("verify")
+@click.option("--checkpoint", "checkpoint_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="A checkpoint from `canal audit checkpoint`: also catches records cut from the tail.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def verify(checkpoint_file: Path | None, as_json: bool) -> None:
+    """Check every record's signature and the chain; name the first bad line and why.
+
+    Exit 0 when intact, 1 when tampered (AUDIT_TAMPERED).
+
+    Example: canal audit verify --checkpoint ~/canal-checkpoint.json
+    """
+    log = open_audit_log()
+    head: Head | None = None
+    key, key_id, earlier = audit_keys()
+    if checkpoint_file is not None:
+        head = read_checkpoint(checkpoint_file.read_text(), key, key_id).head
+    report = verify_log(log.path, key, key_id, checkpoint=head, earlier_keys=earlier)
+    _raise_if_tampered(report)
+    if as_json:
+        echo_json(report.to_json())
+        return
+    against = f", matches the checkpoint at record {head.seq}" if head else ""
+    click.echo(f"ok: {report.records} records intact in {log.path}{against}; "
+               f"head a-{report.head.seq:06d} {report.head.hash[:16]}")
+
+
+@audit.command("checkpoint")
+@click.option("--json", "as_json", is_flag=True, help="Print the checkpoint inside a JSON envelope.")
+def checkpoint(as_json: bool) -> None:
+    """Verify the log, then print a signed head (one JSON line) to store somewhere the agent cannot write.
+
+    Example: canal audit checkpoint > ~/canal-checkpoint.json
+    """
+    log = open_audit_log()
+    key, key_id, earlier = audit_keys()
+    report = verify_log(log.path, key, key_id, earlier_keys=earlier)
+    _raise_if_tampered(report)
+    cp = make_checkpoint(report.head, str(log.path), key, key_id, utc_timestamp())
+    if as_json:
+        echo_json({"status": "ok", "checkpoint": cp.model_dump()})
+        return
+    click.echo(cp.text())
+    click.echo("Store this line outside the machine; later: canal audit verify --checkpoint FILE", err=True)
+
+
+def _raise_if_tampered(report: VerifyReport) -> None:
+    if report.problem is None:
+        return
+    p = report.problem
+    msg = f"audit log {report.path}, line {p.line}: {p.kind}: {p.message}"
+    raise AuditTamperedError(msg, hint=f"inspect it with: canal audit show --json; keep a copy of "
+                             f"{report.path} as evidence before anything else", details=report.to_json())
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(audit)

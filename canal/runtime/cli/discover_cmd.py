@@ -1,0 +1,36 @@
+"""``canal discover``: bring the project's tool and workflow index up to date."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from canal.runtime.fsutil import atomic_write_text
+from canal.runtime.project import find_project_dir
+from canal.workflows.tools import discover as run_discover
+
+
+@click.command("discover")
+@click.option("--json", "as_json", is_flag=True, help="Print only the summary object (same line, no notes).")
+def discover(as_json: bool) -> None:
+    """Scan tools/ and workflows/, compare with the cached index, regenerate it.
+
+    Prints one summary line: what was added and removed since the last run. Writes
+    .canal/discover/ (index, one metadata and one rules file per tool) in the project.
+
+    \b
+    Example:
+      canal discover
+      {"status":"ok","total":5,"added_count":2,"removed_count":0,"added":["tool_a","tool_b"],...}
+    """
+    project_dir = find_project_dir()
+    result = run_discover(project_dir, atomic_write_text)
+    click.echo(json.dumps(result.summary.model_dump(), separators=(",", ":")))
+    if not as_json:
+        lines = len(result.index_text.splitlines())
+        click.echo(f"index: {result.index_path} ({lines} lines, ~{result.index_tokens} tokens)", err=True)
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(discover)

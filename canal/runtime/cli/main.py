@@ -1,0 +1,93 @@
+"""The ``canal`` command: parses arguments, calls the library, renders. One error boundary for all."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import click
+
+from canal.runtime.errors import ExitCode, error_json, is_canal_error, render_error
+
+# Command name -> the module whose ``register(group)`` adds it. Modules load only when their command
+# runs, so ``canal run`` does not pay for importing the MCP server or the workflow engine.
+COMMANDS: dict[str, str] = {
+    "run": "canal.runtime.cli.run_cmd",
+    **dict.fromkeys(("up", "down", "ps", "gc"), "canal.runtime.cli.sandbox_cmd"),
+    "image": "canal.runtime.cli.image_cmd",
+    "policy": "canal.runtime.cli.policy_cmd",
+    "doctor": "canal.runtime.cli.doctor_cmd",
+    "key": "canal.runtime.cli.key_cmd",
+    "state": "canal.runtime.cli.state_cmd",
+    "audit": "canal.runtime.cli.audit_cmd",
+    **dict.fromkeys(("approve", "approvals"), "canal.runtime.cli.approve_cmd"),
+    **dict.fromkeys(("rm", "restore", "trash", "edit", "write", "view"), "canal.runtime.cli.files_cmd"),
+    "workflow": "canal.runtime.cli.workflow_cmd",
+    "mcp": "canal.runtime.cli.mcp_cmd",
+    "tool": "canal.runtime.cli.tool_cmd",
+    "discover": "canal.runtime.cli.discover_cmd",
+    "help": "canal.runtime.cli.help_cmd",
+}
+COMMAND_MODULES = tuple(dict.fromkeys(COMMANDS.values()))
+
+
+def load_command(name: str) -> click.Command | None:
+    module = COMMANDS.get(name)
+    if module is None:
+        return None
+    scratch = click.Group()
+    importlib.import_module(module).register(scratch)
+    return scratch.commands.get(name)
+
+
+class CanalGroup(click.Group):
+    """Loads commands lazily; renders every Canal error in one shape, on stderr (or JSON with --json)."""
+
+    def __init__(self, *args: Any, lazy: Mapping[str, str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy or {})  # command name -> module, loaded on first use
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.commands:
+            return self.commands[cmd_name]
+        return load_command(cmd_name) if cmd_name in self.lazy else None
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        options = args[: args.index("--")] if "--" in args else args
+        ctx.meta["canal.json"] = "--json" in options
+        return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except Exception as exc:
+            if not is_canal_error(exc):
+                raise
+            wants_json = bool(ctx.meta.get("canal.json"))
+            if wants_json:
+                click.echo(json.dumps(error_json(exc), indent=2))  # type: ignore[arg-type]
+            else:
+                click.echo(render_error(exc), err=True)  # type: ignore[arg-type]
+            ctx.exit(getattr(exc, "exit_code", ExitCode.CANAL_ERROR))
+
+
+@click.group(cls=CanalGroup, invoke_without_command=True, lazy=COMMANDS,
+             context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="canal")
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """Canal: run commands in hardened sandboxes under a policy, with output made for models."""
+    if ctx.invoked_subcommand is None:
+        from canal.runtime.cli.help_cmd import level0_index
+        from canal.runtime.project import find_project_dir
+
+        click.echo(level0_index(cli, find_project_dir()))
+
+
+def main() -> None:
+    cli(prog_name="canal")

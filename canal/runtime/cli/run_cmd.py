@@ -1,0 +1,69 @@
+"""``canal run``: one command through the whole pipeline, in the project's sandbox."""
+
+from __future__ import annotations
+
+import click
+
+from canal.runtime.api import DEFAULT_SANDBOX, Canal
+from canal.runtime.cli.image_cmd import BuildProgress
+from canal.runtime.cli.render import echo_json
+from canal.runtime.presenter import PresenterConfig
+
+REFUSED = ("confirmation_required", "denied")
+
+
+@click.command("run", context_settings={"ignore_unknown_options": True})
+@click.option("--sandbox", "-s", default=DEFAULT_SANDBOX, show_default=True, help="Which of the project's "
+              "sandboxes runs it (started if needed).")
+@click.option("--timeout", type=click.FloatRange(min=0.1), help="Hard timeout in seconds (canal.yaml "
+              "timeouts.command, default 120). The whole process tree is killed.")
+@click.option("--idle-timeout", type=click.FloatRange(min=0.1), help="Kill after this many seconds "
+              "without output.")
+@click.option("--confirm", "token", metavar="TOKEN", help="Run a command the policy asked to confirm, "
+              "with the token CONFIRMATION_REQUIRED gave for exactly this command.")
+@click.option("--unattended", is_flag=True, help="No person is watching: confirm becomes deny.")
+@click.option("--max-lines", type=click.IntRange(min=1), help="Show at most this many lines before "
+              "cutting to head and tail (canal.yaml presenter.max_lines, default 200).")
+@click.option("--show-stderr", is_flag=True, help="Show stderr even when the command succeeds.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+def run(sandbox: str, timeout: float | None, idle_timeout: float | None, token: str | None,
+        unattended: bool, max_lines: int | None, show_stderr: bool, as_json: bool,
+        command: tuple[str, ...]) -> None:
+    """Run COMMAND in the sandbox under the policy; print what the model should read.
+
+    \b
+    Example: canal run -- ls -la
+             canal run --json -- 'grep -rn TODO . | head'
+    \b
+    Exit status: the command's own; 120 confirmation required (nothing ran), 121 policy denied,
+    122 approval token invalid, 124 timeout, 125 Canal or engine error, 137 killed (out of memory).
+    """
+    text = " ".join(command)
+    with Canal(sandbox=sandbox, unattended=unattended or None,
+               on_build=BuildProgress(verbose=False)) as canal:
+        presenter = presenter_overrides(canal.config.presenter, max_lines, show_stderr)
+        result = canal.run(text, timeout_s=timeout, idle_timeout_s=idle_timeout, confirm=token,
+                           presenter=presenter)
+    if as_json:
+        echo_json(result.to_json())
+    else:
+        click.echo(result.text, err=result.status in REFUSED)
+    raise SystemExit(result.process_exit_code())
+
+
+def presenter_overrides(base: PresenterConfig, max_lines: int | None,
+                        show_stderr: bool) -> PresenterConfig | None:
+    """canal.yaml's presenter settings with this call's flags on top (None: nothing to change)."""
+    update: dict[str, object] = {}
+    if max_lines is not None:
+        update["max_lines"] = max_lines
+        update["head_lines"] = min(base.head_lines, max(1, max_lines * 5 // 14))
+        update["tail_lines"] = min(base.tail_lines, max(1, max_lines * 2 // 14))
+    if show_stderr:
+        update["show_stderr_on_success"] = True
+    return PresenterConfig.model_validate({**base.model_dump(), **update}) if update else None
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(run)

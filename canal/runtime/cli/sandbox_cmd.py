@@ -1,0 +1,82 @@
+"""``canal up``, ``canal down``, ``canal ps``, ``canal gc``: the project's sandboxes."""
+
+from __future__ import annotations
+
+import click
+
+from canal.runtime.api import DEFAULT_SANDBOX, Canal
+from canal.runtime.cli.image_cmd import BuildProgress
+from canal.runtime.cli.render import echo_json
+
+
+@click.command("up")
+@click.argument("name", default=DEFAULT_SANDBOX)
+@click.option("--json", "as_json", is_flag=True, help="Print the sandbox as JSON.")
+def up(name: str, as_json: bool) -> None:
+    """Start the project's sandbox NAME (default: default) and warm its session.
+
+    Example: canal up
+    """
+    with Canal(on_build=BuildProgress(verbose=False)) as canal:
+        info = canal.up(name)
+    if as_json:
+        echo_json({"status": "ok", "name": name, "container": info.name, "id": info.id[:12]})
+    else:
+        click.echo(f"{name} is up ({info.name}, {info.id[:12]})")
+
+
+@click.command("down")
+@click.argument("name", default=DEFAULT_SANDBOX)
+@click.option("--json", "as_json", is_flag=True, help="Print the outcome as JSON.")
+def down(name: str, as_json: bool) -> None:
+    """Remove the project's sandbox NAME and everything inside it (the workspace on the host stays).
+
+    Example: canal down
+    """
+    with Canal() as canal:
+        existed = canal.down(name)
+    if as_json:
+        echo_json({"status": "ok", "name": name, "removed": existed})
+    else:
+        click.echo(f"{name} removed" if existed else f"{name} was not running (nothing to do)")
+
+
+@click.command("ps")
+@click.option("--json", "as_json", is_flag=True, help="Print the sandboxes as JSON.")
+def ps(as_json: bool) -> None:
+    """List the project's sandboxes.
+
+    Example: canal ps
+    """
+    with Canal() as canal:
+        rows = canal.ps()
+    if as_json:
+        echo_json({"status": "ok", "sandboxes": rows})
+        return
+    if not rows:
+        click.echo("no sandboxes (start one with: canal up)")
+        return
+    for row in rows:
+        click.echo(f"{row['name']:<16} {row['status']:<10} {row['id']}  {row['image']}  "
+                   f"expires {row['expires_at'] or '-'}")
+
+
+@click.command("gc")
+@click.option("--all-projects", is_flag=True, help="Also reap other projects' expired sandboxes.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was removed as JSON.")
+def gc(all_projects: bool, as_json: bool) -> None:
+    """Remove expired or orphaned Canal sandboxes (never a container Canal did not label as its own).
+
+    Example: canal gc
+    """
+    with Canal() as canal:
+        removed = canal.gc(all_projects=all_projects)
+    if as_json:
+        echo_json({"status": "ok", "removed": removed})
+    else:
+        click.echo("\n".join(f"removed {n}" for n in removed) or "nothing to remove")
+
+
+def register(cli: click.Group) -> None:
+    for command in (up, down, ps, gc):
+        cli.add_command(command)

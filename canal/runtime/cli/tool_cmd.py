@@ -1,0 +1,185 @@
+"""``canal tool list|meta|call``: the project's tools, one at a time, as an agent needs them."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+from typing import Any
+
+import click
+
+from canal.runtime.cli.render import echo_json
+from canal.runtime.errors import RuntimeLayerError
+from canal.runtime.project import find_project_dir
+from canal.runtime.result import RunResult
+from canal.workflows.tools import (
+    PreparedCall,
+    ToolDefinition,
+    ToolMeta,
+    ToolRegistry,
+    prepare_call,
+    tool_meta,
+)
+from canal.workflows.tools.errors import ToolArgsInvalid
+from canal.workflows.tools.meta import FieldMeta
+
+
+class ToolRunnerUnavailable(RuntimeLayerError):
+    code = "TOOL_RUNNER_UNAVAILABLE"
+
+
+@click.group("tool")
+def tool() -> None:
+    """List the project's tools, show one tool's fields, call a tool in a sandbox.
+
+    \b
+    Example:
+      canal tool list
+      canal tool meta create_project --required-only
+      canal tool call list_files --args '{"path": "src"}'
+    """
+
+
+@tool.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print the tools as JSON.")
+def list_tools(as_json: bool) -> None:
+    """One line per tool in tools/: name and description.
+
+    \b
+    Example:
+      canal tool list
+    """
+    registry = ToolRegistry.from_project(find_project_dir())
+    if as_json:
+        echo_json({"status": "ok", "tools": [{"name": t.name, "description": t.description,
+                                               "idempotent": t.idempotent, "result": t.result}
+                                              for t in registry]})
+        return
+    for t in registry:
+        click.echo(f"{t.name}: {t.description}")
+    if not len(registry):
+        click.echo("no tools: add tools/<name>.yaml, then run: canal discover", err=True)
+
+
+def _field_line(f: FieldMeta) -> str:
+    head = f"  {f.name}{'*' if f.required else ''} {f.type}{', sensitive' if f.sensitive else ''}"
+    extras: list[str] = []
+    if f.default is not None:
+        extras.append(f"default {json.dumps(f.default)}")
+    if f.enum is not None:
+        extras.append("one of " + "|".join(str(v) for v in f.enum))
+    if f.choices:
+        extras.append("values " + ", ".join(f"{c.value}={c.label}" for c in f.choices))
+    if f.pattern:
+        extras.append(f"pattern {f.pattern}")
+    extras.extend(f.notes)
+    desc = f": {f.desc}" if f.desc else ""
+    return head + desc + (f" ({'; '.join(extras)})" if extras else "")
+
+
+def render_meta(meta: ToolMeta) -> str:
+    lines = [f"{meta.name}: {meta.description}",
+             f"result: {meta.result} | idempotent: {'yes' if meta.idempotent else 'no'}",
+             "fields (* required):" if meta.fields else "fields: none"]
+    lines.extend(_field_line(f) for f in meta.fields)
+    lines.extend(f"note: {n}" for n in meta.notes)
+    example = {f.name: f"<{f.type}>" for f in meta.fields if f.required}
+    lines.append(f"call: canal tool call {meta.name} --args {shlex.quote(json.dumps(example))}")
+    return "\n".join(lines)
+
+
+@tool.command("meta")
+@click.argument("name")
+@click.option("--required-only", is_flag=True, help="Show only the fields a call must supply.")
+@click.option("--json", "as_json", is_flag=True, help="Print the fields as JSON.")
+def meta(name: str, required_only: bool, as_json: bool) -> None:
+    """The fields of one tool, after its rules (ignored fields left out, notes and enum labels in).
+
+    \b
+    Example:
+      canal tool meta create_project --required-only
+    """
+    project_dir = find_project_dir()
+    definition = ToolRegistry.from_project(project_dir).get(name)
+    view = tool_meta(project_dir, definition, required_only=required_only)
+    if as_json:
+        echo_json({"status": "ok", "tool": view.model_dump(exclude_defaults=True, exclude={"version"})})
+    else:
+        click.echo(render_meta(view))
+
+
+def parse_args_json(tool_name: str, raw: str) -> dict[str, Any]:
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        msg = f"--args is not JSON: {exc}"
+        raise ToolArgsInvalid(msg, hint=f"canal tool meta {tool_name}", details={"tool": tool_name}) from None
+    if not isinstance(data, dict):
+        msg = "--args must be a JSON object of field values"
+        raise ToolArgsInvalid(msg, hint=f"canal tool meta {tool_name}", details={"tool": tool_name})
+    return data
+
+
+def run_prepared(project_dir: Path, definition: ToolDefinition, call: PreparedCall,
+                 confirm: str | None) -> RunResult:
+    """The one place a tool call reaches the run pipeline (policy, confirmation, sandbox, audit)."""
+    if definition.image is not None:
+        msg = f"tool {definition.name} asks for image {definition.image!r}; per-tool images are not wired yet"
+        raise ToolRunnerUnavailable(msg, hint="remove image: from the tool, or use the default image")
+    try:
+        from canal.runtime.api import Canal  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        msg = "the run pipeline (canal.runtime.api) is not available in this build"
+        raise ToolRunnerUnavailable(msg, hint="canal doctor") from None
+    canal = Canal(project_dir)
+    result: RunResult = canal.run_argv(call.argv, env=call.env or None, timeout_s=definition.timeout_s,
+                                       confirm=confirm)
+    return result
+
+
+@tool.command("call")
+@click.argument("name")
+@click.option("--args", "args_json", default="{}", show_default=True, metavar="JSON",
+              help="Field values as one JSON object.")
+@click.option("--confirm", metavar="TOKEN", help="Approval token from a CONFIRMATION_REQUIRED reply.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def call(name: str, args_json: str, confirm: str | None, as_json: bool) -> None:
+    """Validate the arguments like a gate, then run the tool in a sandbox through policy.
+
+    A missing required field is rejected with the list of fields; nothing runs. Values reach the
+    command only as whole argv elements or environment variables.
+
+    \b
+    Example:
+      canal tool call list_files --args '{"path": "."}'
+    """
+    project_dir = find_project_dir()
+    definition = ToolRegistry.from_project(project_dir).get(name)
+    prepared = prepare_call(definition, parse_args_json(name, args_json))
+    result = run_prepared(project_dir, definition, prepared, confirm)
+    render_call(definition, args_json, result, as_json)
+
+
+def render_call(definition: ToolDefinition, args_json: str, result: RunResult, as_json: bool) -> None:
+    """The presenter's text (or the JSON result); a confirmation names the exact tool call to rerun."""
+    if result.status == "confirmation_required" and result.confirmation is not None:
+        token = result.confirmation.token
+        rerun = f"canal tool call {definition.name} --args {shlex.quote(args_json)} --confirm {token}"
+        if as_json:
+            echo_json({**result.to_json(), "rerun": rerun})
+        else:
+            click.echo(f"CONFIRMATION_REQUIRED\n{result.confirmation.reason}. Nothing was run.\n"
+                       f"Ask the user, then run: {rerun}", err=True)
+    elif as_json:
+        echo_json(result.to_json())
+    else:
+        text = result.text or result.output
+        click.echo(text, nl=not text.endswith("\n"))
+    code = result.process_exit_code()
+    if code:
+        raise SystemExit(code)
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(tool)

@@ -1,0 +1,289 @@
+"""``canal workflow``: start, advance and inspect gated multi-step runs; author workflows.
+
+RUN defaults to the most recently updated run that is not finished. Data goes to stdout (text, or the
+engine's view with ``--json``); errors go through the one error boundary in ``main``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, get_args
+
+import click
+
+from canal.runtime.api import Canal
+from canal.runtime.cli import workflow_render as render
+from canal.runtime.cli.render import echo_json
+from canal.runtime.errors import ExitCode
+from canal.runtime.wfrun import open_engine, workflow_roots
+from canal.runtime.wfrun.factory import PROJECT_WORKFLOWS, ProjectTools
+from canal.workflows.creator import add_step, init_workflow
+from canal.workflows.engine import Engine
+from canal.workflows.errors import GateRejectedError, WorkflowError, WorkflowNotFoundError
+from canal.workflows.library import find_workflow, workflow_dirs
+from canal.workflows.model import StepType
+from canal.workflows.rundoc import TERMINAL
+from canal.workflows.validate import validate as validate_folder
+
+STEP_FAILED_EXIT = 1  # the run stopped on a failed step (or needs attention), like a command's own failure
+
+
+class NoActiveRunError(WorkflowError):
+    code = "NO_ACTIVE_RUN"
+
+
+def _engine() -> tuple[Canal, Engine]:
+    canal = Canal()
+    return canal, open_engine(canal)
+
+
+def _resolve_run(engine: Engine, run_id: str | None) -> str:
+    if run_id:
+        return run_id
+    for summary in engine.runs():  # newest first
+        if summary.status not in TERMINAL:
+            return summary.run_id
+    msg = "no active workflow run (every run is finished, or none was started)"
+    raise NoActiveRunError(msg, hint="canal workflow runs   or   canal workflow start NAME")
+
+
+def _gate_data(raw: str | None) -> dict[str, Any]:
+    if raw is None:
+        return {}
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        msg = f"--gate-data is not JSON: {exc}"
+        raise GateRejectedError(msg, hint="canal workflow current   (lists the fields to collect)") from None
+    if not isinstance(data, dict):
+        msg = "--gate-data must be a JSON object of field values"
+        raise GateRejectedError(msg, hint="canal workflow current   (lists the fields to collect)")
+    return data
+
+
+def _run_exit(status: str) -> None:
+    if status == "waiting_confirmation":
+        raise SystemExit(ExitCode.CONFIRMATION_REQUIRED)
+    if status in ("failed", "needs_attention"):
+        raise SystemExit(STEP_FAILED_EXIT)
+
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print the engine's view as JSON.")
+
+
+@click.group("workflow")
+def workflow() -> None:
+    """Gated multi-step runs: the agent submits data, the engine owns order and state.
+
+    \b
+    Example:
+      canal workflow start project-bootstrap
+      canal workflow advance --gate-data '{"project_name": "demo", "host": "demo.test", "api_token": "..."}'
+      canal workflow current
+    """
+
+
+@workflow.command("start")
+@click.argument("name")
+@click.option("--unattended", is_flag=True, default=None,
+              help="No one can confirm: a confirmation point fails the run instead of waiting.")
+@json_option
+def start(name: str, unattended: bool | None, as_json: bool) -> None:
+    """Start a run of workflow NAME; prints only its first step and the fields to collect.
+
+    \b
+    Example:
+      canal workflow start cleanup-build
+    """
+    canal, engine = _engine()
+    view = engine.start(name, unattended=canal.unattended if unattended is None else unattended)
+    if as_json:
+        echo_json(view.model_dump())
+    else:
+        click.echo(render.render_start(view))
+
+
+@workflow.command("advance")
+@click.argument("run_id", metavar="[RUN]", required=False)
+@click.option("--gate-data", metavar="JSON", help="The current step's field values, as one JSON object.")
+@click.option("--confirm", metavar="TOKEN", help="The token a confirmation point waits for.")
+@click.option("--retry", is_flag=True, help="Re-run a step interrupted by a crash (after checking it).")
+@json_option
+def advance(run_id: str | None, gate_data: str | None, confirm: str | None, retry: bool,
+            as_json: bool) -> None:
+    """Submit the current step's data; automated steps then run until input is needed.
+
+    Exit 0 when the run waits for input or completed, 120 at a confirmation point, 1 when a step
+    failed or the run needs attention.
+
+    \b
+    Example:
+      canal workflow advance --gate-data '{"directory": "dist"}'
+      canal workflow advance wr_1a2b3c4d5e6f --confirm c_7f3a9
+    """
+    _, engine = _engine()
+    run = _resolve_run(engine, run_id)
+    view = engine.advance(run, _gate_data(gate_data), confirm=confirm, retry=retry)
+    if as_json:
+        echo_json(view.model_dump())
+    else:
+        click.echo(render.render_advance(view))
+    _run_exit(view.status)
+
+
+@workflow.command("current")
+@click.argument("run_id", metavar="[RUN]", required=False)
+@json_option
+def current(run_id: str | None, as_json: bool) -> None:
+    """What a fresh session needs: the current step, completed steps (masked), fields still to collect.
+
+    \b
+    Example:
+      canal workflow current
+    """
+    _, engine = _engine()
+    view = engine.current(_resolve_run(engine, run_id))
+    if as_json:
+        echo_json(view.model_dump())
+    else:
+        click.echo(render.render_current(view))
+
+
+@workflow.command("show")
+@click.argument("run_id", metavar="RUN")
+@json_option
+def show(run_id: str, as_json: bool) -> None:
+    """Like current, with the full (unclipped) results of completed steps.
+
+    \b
+    Example:
+      canal workflow show wr_1a2b3c4d5e6f --json
+    """
+    _, engine = _engine()
+    view = engine.show(run_id)
+    if as_json:
+        echo_json(view.model_dump())
+    else:
+        click.echo(render.render_current(view))
+
+
+@workflow.command("abort")
+@click.argument("run_id", metavar="RUN")
+@click.option("--reason", default="", help="Why, for the audit log.")
+@json_option
+def abort(run_id: str, reason: str, as_json: bool) -> None:
+    """Stop a run for good (it cannot be advanced afterwards).
+
+    \b
+    Example:
+      canal workflow abort wr_1a2b3c4d5e6f --reason "wrong project"
+    """
+    _, engine = _engine()
+    view = engine.abort(run_id, reason=reason)
+    if as_json:
+        echo_json(view.model_dump())
+    else:
+        click.echo(render.render_current(view))
+
+
+@workflow.command("runs")
+@json_option
+def runs(as_json: bool) -> None:
+    """Every run of this project, most recently updated first.
+
+    \b
+    Example:
+      canal workflow runs
+    """
+    _, engine = _engine()
+    items = engine.runs()
+    if as_json:
+        echo_json({"status": "ok", "runs": [r.model_dump() for r in items]})
+    else:
+        click.echo(render.render_runs(items))
+
+
+@workflow.command("list")
+@json_option
+def list_workflows(as_json: bool) -> None:
+    """The workflows this project can start: its own workflows/, then the shipped examples.
+
+    \b
+    Example:
+      canal workflow list
+    """
+    _, engine = _engine()
+    items = engine.list_workflows()
+    if as_json:
+        echo_json({"status": "ok", "workflows": [w.model_dump() for w in items]})
+    else:
+        click.echo(render.render_list(items))
+
+
+@workflow.command("validate")
+@click.argument("name", required=False)
+@json_option
+def validate(name: str | None, as_json: bool) -> None:
+    """Check one workflow (or all): ids, types, gates, templates, tools; each problem names file:line.
+
+    Exit 0 when every workflow checked is valid, 2 otherwise.
+
+    \b
+    Example:
+      canal workflow validate cleanup-build
+    """
+    canal = Canal()
+    roots, tools = workflow_roots(canal.project_dir), ProjectTools(canal.project_dir)
+    folders = {name: find_workflow(name, roots)} if name else workflow_dirs(roots)
+    reports = {n: validate_folder(folder, tools) for n, folder in folders.items()}
+    bad = [n for n, r in reports.items() if not r.ok]
+    if as_json:
+        echo_json(render.validate_json(reports))
+    else:
+        click.echo(render.render_validate(reports))
+    if bad:
+        raise SystemExit(ExitCode.USAGE)
+
+
+def _project_workflows() -> Path:
+    return Canal().project_dir / PROJECT_WORKFLOWS
+
+
+@workflow.command("init")
+@click.argument("name")
+@click.option("--description", default="", help="One line saying what the workflow does.")
+def init(name: str, description: str) -> None:
+    """Create workflows/NAME in the project with a manifest and one interactive step.
+
+    \b
+    Example:
+      canal workflow init deploy-service --description "Build, test and deploy one service"
+    """
+    folder = init_workflow(_project_workflows(), name, description)
+    click.echo(f"created {folder}\nNext: canal workflow add-step {name} --id ID --type automated, "
+               f"then: canal workflow validate {name}")
+
+
+@workflow.command("add-step")
+@click.argument("name")
+@click.option("--id", "step_id", required=True, help="The new step's id ([a-z0-9-]).")
+@click.option("--type", "step_type", required=True, type=click.Choice(get_args(StepType)))
+@click.option("--after", metavar="ID", help="Insert after this step (default: at the end).")
+def add_step_cmd(name: str, step_id: str, step_type: StepType, after: str | None) -> None:
+    """Add a step file to workflows/NAME and renumber the prefixes.
+
+    \b
+    Example:
+      canal workflow add-step deploy-service --id run-tests --type automated --after collect-input
+    """
+    folder = _project_workflows() / name
+    if not folder.is_dir():
+        msg = f"no workflow {name} in {folder.parent}"
+        raise WorkflowNotFoundError(msg, hint=f"canal workflow init {name}")
+    path = add_step(folder, step_id, step_type, after=after)
+    click.echo(f"created {path}\nNext: edit it, then: canal workflow validate {name}")
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(workflow)

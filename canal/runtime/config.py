@@ -1,0 +1,111 @@
+"""The project file ``canal.yaml``: validated once at load; unknown keys are errors that name the line.
+
+Example::
+
+    sandbox:
+      image: canal/sandbox:0.1.0
+      user: auto             # the project folder's owner (1000:1000 when root owns it)
+      network: none
+      limits: {memory: 1g, cpus: 1, pids: 256}
+    workspace: rw            # rw | ro | none: the project folder at /workspace
+    policy:
+      profile: standard      # standard | strict
+      files: []              # extra rule files, relative to the project
+      approval: agent        # agent | human (a person must run `canal approve TOKEN`)
+    timeouts: {command: 120, idle: 60}
+    presenter: {max_lines: 200}
+    unattended: false        # confirm becomes deny
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from canal.runtime.errors import ConfigError
+from canal.runtime.presenter import PresenterConfig
+from canal.runtime.project import CONFIG_NAME
+from canal.sandbox.spec import SandboxSpec
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PolicySettings(_Model):
+    profile: Literal["standard", "strict"] = "standard"
+    files: tuple[Path, ...] = ()
+    approval: Literal["agent", "human"] = "agent"
+    token_ttl_s: int = Field(default=600, ge=10, le=24 * 3600)
+
+
+class Timeouts(_Model):
+    command: float = Field(default=120.0, gt=0)
+    idle: float | None = Field(default=None, gt=0)
+
+
+class CanalConfig(_Model):
+    # user "auto": the project folder's owner (the image's agent, 1000:1000, when root owns it)
+    sandbox: SandboxSpec = SandboxSpec(user="auto")
+    workspace: Literal["rw", "ro", "none"] = "rw"
+    policy: PolicySettings = PolicySettings()
+    timeouts: Timeouts = Timeouts()
+    presenter: PresenterConfig = PresenterConfig()
+    unattended: bool = False
+
+    @field_validator("sandbox", mode="before")
+    @classmethod
+    def _auto_user(cls, value: Any) -> Any:
+        """A sandbox section that names no user gets ``auto`` too, like no section at all."""
+        if isinstance(value, dict) and "user" not in value:
+            return {**value, "user": "auto"}
+        return value
+
+
+def _line_of(node: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
+    """Walk the composed YAML tree along a pydantic error location; the deepest line found."""
+    line = node.start_mark.line + 1 if node is not None else None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            match = [(k, v) for k, v in node.value if k.value == part]
+            if not match:
+                return line
+            key, node = match[0]
+            line = key.start_mark.line + 1
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            return line
+    return line
+
+
+def parse_config(text: str, source: str = CONFIG_NAME) -> CanalConfig:
+    try:
+        data: Any = yaml.safe_load(text)
+        tree = yaml.compose(text)
+    except yaml.YAMLError as exc:
+        msg = f"{source} is not valid YAML: {exc}"
+        raise ConfigError(msg, hint=f"fix the YAML syntax in {source}") from exc
+    try:
+        return CanalConfig.model_validate(data or {})
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err["loc"])
+            line = _line_of(tree, tuple(err["loc"]))
+            problems.append(f"{source}:{line or '?'}: {where}: {err['msg']}")
+        msg = "Invalid configuration:\n" + "\n".join(problems)
+        raise ConfigError(msg, hint=f"edit {source} (see docs/config.md), then re-run",
+                          details={"errors": problems}) from exc
+
+
+def load_config(project_dir: Path) -> CanalConfig:
+    """The project's canal.yaml, or the defaults when there is none."""
+    path = project_dir / CONFIG_NAME
+    if not path.is_file():
+        return CanalConfig()
+    return parse_config(path.read_text(encoding="utf-8"), str(path))

@@ -1,0 +1,89 @@
+"""Health checks behind ``canal doctor``: each check says what it found and the command that fixes it."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from canal.runtime.paths import state_dir_for
+from canal.sandbox.engine import docker_client
+from canal.sandbox.errors import SandboxError
+from canal.sandbox.image import DEFAULT_IMAGE, image_present
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def check_engine() -> Check:
+    try:
+        client = docker_client(timeout=10)
+    except SandboxError as exc:
+        return Check("engine", False, exc.message, exc.hint)
+    with contextlib.closing(client):
+        version = client.version().get("Version", "?")
+        runtimes = sorted((client.info().get("Runtimes") or {}).keys())
+    return Check("engine", True, f"Docker {version} answers; runtimes: {', '.join(runtimes)}")
+
+
+def check_image(image: str = DEFAULT_IMAGE) -> Check:
+    try:
+        client = docker_client(timeout=10)
+    except SandboxError as exc:
+        return Check("image", False, f"cannot look for {image}: no engine", exc.hint)
+    with contextlib.closing(client):
+        if image_present(client, image):
+            return Check("image", True, f"{image} is present")
+    return Check("image", False, f"{image} is not built", "canal image build")
+
+
+def check_state_dir(project_dir: Path) -> Check:
+    try:
+        folder = state_dir_for(project_dir)
+    except OSError as exc:
+        return Check("state_dir", False, f"cannot create the state folder: {exc}",
+                     "export CANAL_STATE_DIR=<a writable folder outside the project>")
+    info = folder.stat()
+    if info.st_uid != os.geteuid():
+        return Check("state_dir", False, f"{folder} is owned by uid {info.st_uid}, not you",
+                     f"sudo chown -R {os.geteuid()} {folder}")
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        return Check("state_dir", False, f"{folder} is readable by others "
+                     f"(mode {stat.S_IMODE(info.st_mode):o})", f"chmod 700 {folder}")
+    if folder.resolve().is_relative_to(project_dir.resolve()):
+        return Check("state_dir", False, f"{folder} is inside the project (a sandbox could see it)",
+                     "unset CANAL_STATE_DIR or point it outside the project")
+    return Check("state_dir", True, f"{folder} (mode 700, yours, outside the project)")
+
+
+def check_bash() -> Check:
+    """The policy asks the host's bash (-n, nothing runs) to confirm its parse; without it, it denies."""
+    found = shutil.which("bash")
+    if found is None:
+        return Check("bash", False, "no bash on the host: every command with shell syntax is denied",
+                     "sudo apt-get install bash")
+    return Check("bash", True, f"{found} checks command syntax for the policy")
+
+
+CHECKS: tuple[Callable[[Path], Check], ...] = (
+    lambda _: check_bash(),
+    lambda _: check_engine(),
+    lambda _: check_image(),
+    check_state_dir,
+)
+
+
+def run_checks(project_dir: Path) -> list[Check]:
+    return [check(project_dir) for check in CHECKS]

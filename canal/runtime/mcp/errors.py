@@ -1,0 +1,47 @@
+"""Errors of the MCP server. Each comes back to the agent as a tool result in the one error shape
+(``runtime.errors.render_error``): the code, what was wrong, then ``Next:`` with a call that works."""
+
+from __future__ import annotations
+
+from canal.runtime.errors import ExitCode, RuntimeLayerError
+
+
+class McpToolError(RuntimeLayerError):
+    """Root of errors raised by the MCP layer itself (not by the operation it calls)."""
+
+    code = "MCP_ERROR"
+    exit_code = ExitCode.USAGE
+
+
+class ArgumentMissing(McpToolError):
+    code = "ARGUMENT_MISSING"
+
+
+class ArgumentInvalid(McpToolError):
+    code = "ARGUMENT_INVALID"
+
+
+class ArgumentUnknown(McpToolError):
+    code = "ARGUMENT_UNKNOWN"
+
+
+class ToolUnknown(McpToolError):
+    code = "TOOL_UNKNOWN"
+
+
+class ConfirmationDeclined(McpToolError):
+    """The person asked through the client said no (or dismissed the question)."""
+
+    code = "CONFIRMATION_DECLINED"
+    exit_code = ExitCode.CONFIRMATION_REQUIRED
+
+
+class ProfileLoosened(McpToolError):
+    """``--profile`` may make the project's policy stricter, never looser."""
+
+    code = "PROFILE_LOOSER_THAN_PROJECT"
+
+
+class WorkflowsUnavailable(McpToolError):
+    code = "WORKFLOWS_UNAVAILABLE"
+    exit_code = ExitCode.CANAL_ERROR

@@ -1,0 +1,171 @@
+"""The MCP server: one long-lived process, one ``Canal`` (policy compiled once, sandbox session warm).
+
+Every tool call comes back as a tool result, never as a protocol error: Canal errors in the one error
+shape (``render_error``), invalid arguments as ARGUMENT_* codes, and anything unexpected as
+INTERNAL_ERROR (the traceback goes to the log on stderr). Blocking work runs in a worker thread, one
+call at a time, so the protocol loop keeps answering (pings, elicitation replies) meanwhile.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any, TypeVar
+
+import anyio
+import anyio.to_thread
+import mcp_types as types
+from mcp.server import Server, ServerRequestContext
+from mcp.server.stdio import stdio_server
+
+from canal.runtime.api import Canal
+from canal.runtime.errors import error_json, format_error, is_canal_error, render_error
+from canal.runtime.mcp import approval, capabilities
+from canal.runtime.mcp import schemas as s
+from canal.runtime.mcp.descriptions import INSTRUCTIONS
+from canal.runtime.mcp.errors import ConfirmationDeclined, ToolUnknown
+from canal.runtime.mcp.operations import Operations, Reply
+from canal.runtime.mcp.tools import BY_NAME, TOOLS, ToolSpec, parse_args
+from canal.runtime.mcp.workflow import WorkflowTool
+
+log = logging.getLogger("canal.mcp")
+RESULT_META_KEY = "canal/result"  # the --json shape of a result, for programs; models read the text
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ServerOptions:
+    elicit: bool = True  # ask a person through the client when approval is human
+
+
+class CanalMcp:
+    """The tools of one project, bound to one ``Canal``."""
+
+    def __init__(self, canal: Canal, options: ServerOptions | None = None) -> None:
+        self.canal = canal
+        self.options = options or ServerOptions()
+        self._lock = anyio.Lock()
+        ops = Operations(canal)
+        self._handlers: dict[str, Callable[[Any], Reply]] = {
+            "run_command": ops.run_command, "view": ops.view, "edit": ops.edit, "remove": ops.remove,
+            "restore": ops.restore, "workflow": WorkflowTool(canal),
+            "list_capabilities": lambda a: capabilities.list_capabilities(canal, a),
+            "describe_capability": lambda a: capabilities.describe_capability(canal, a),
+            "call_capability": lambda a: capabilities.call_capability(canal, a),
+        }
+
+    async def blocking(self, fn: Callable[[], T]) -> T:
+        """Run ``fn`` in a worker thread, one at a time (``Canal`` is not thread-safe)."""
+        async with self._lock:
+            return await anyio.to_thread.run_sync(fn)
+
+    def warm(self) -> None:
+        """Compile the policy and start the sandbox session before the first call needs them."""
+        try:
+            _ = self.canal.policy
+            self.canal.up()
+        except Exception as exc:  # the first call reports it in the error shape
+            log.warning("warm-up failed (the first call will report it): %s", exc)
+
+    async def call(self, ctx: ServerRequestContext[Any], name: str,
+                   arguments: dict[str, Any] | None) -> types.CallToolResult:
+        try:
+            reply = await self._call(ctx, name, arguments)
+        except Exception as exc:
+            reply = error_reply(exc, name)
+        meta = {RESULT_META_KEY: reply.data} if reply.data else None
+        return types.CallToolResult(content=[types.TextContent(text=reply.text)], is_error=reply.is_error,
+                                    _meta=meta)
+
+    async def _call(self, ctx: ServerRequestContext[Any], name: str,
+                    arguments: dict[str, Any] | None) -> Reply:
+        spec = BY_NAME.get(name)
+        if spec is None:
+            msg = f"there is no tool {name!r}. Tools: {', '.join(BY_NAME)}"
+            raise ToolUnknown(msg, hint='call list_capabilities {} for the project\'s own tools',
+                              details={"tool": name})
+        args = parse_args(spec, arguments)
+        handler = self._handlers[name]
+        reply = await self.blocking(lambda: handler(args))
+        if reply.confirmation is not None and self._should_ask(ctx, reply):
+            reply = await self._ask(ctx, spec, args, reply)
+        return reply
+
+    def _should_ask(self, ctx: ServerRequestContext[Any], reply: Reply) -> bool:
+        wanted = reply.confirmation
+        human = self.canal.config.policy.approval == "human"
+        return (self.options.elicit and human and wanted is not None and wanted.approval == "human"
+                and approval.client_can_elicit(ctx.session))
+
+    async def _ask(self, ctx: ServerRequestContext[Any], spec: ToolSpec, args: s.ToolArgs,
+                   reply: Reply) -> Reply:
+        """Ask the person through the client; on yes, record who approved and run the same call again."""
+        if reply.confirmation is None:
+            return reply
+        token = reply.confirmation.token
+        approvals = self.canal.services.approvals
+        shown = await self.blocking(lambda: approvals.show(token))
+        try:
+            answer = await approval.ask_person(ctx.session, shown, spec.name, ctx.request_id)
+        except Exception as exc:  # the client could not ask: fall back to `canal approve`
+            log.warning("elicitation failed, falling back to canal approve: %s", exc)
+            return reply
+        if answer is None:
+            client = approval.client_name(ctx.session)
+            msg = f"the person declined {shown.command!r} when asked in {client}. Nothing was run."
+            raise ConfirmationDeclined(msg, hint="do not retry it; ask the user what to do instead",
+                                       details={"token": token})
+        approver = approval.approver_for(answer, ctx.session)
+        await self.blocking(lambda: approvals.approve(token, approver))
+        again = args.model_copy(update={"confirm_token": token})
+        handler = self._handlers[spec.name]
+        return await self.blocking(lambda: handler(again))
+
+
+def error_reply(exc: Exception, tool: str) -> Reply:
+    if is_canal_error(exc):
+        return Reply(render_error(exc), error_json(exc), is_error=True)  # type: ignore[arg-type]
+    log.exception("tool %s failed unexpectedly", tool)
+    text = format_error("INTERNAL_ERROR", f"{tool} failed inside Canal: {type(exc).__name__}: {exc}",
+                        "canal doctor; if it persists, report it with the server's log (stderr)")
+    return Reply(text, {"status": "error", "code": "INTERNAL_ERROR", "message": str(exc)}, is_error=True)
+
+
+def _version() -> str:
+    try:
+        return version("canal")
+    except PackageNotFoundError:
+        return "0"
+
+
+def build_server(app: CanalMcp) -> Server[Any]:
+    tools = [t.to_mcp() for t in TOOLS]
+
+    async def list_tools(ctx: ServerRequestContext[Any],
+                         params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(ctx: ServerRequestContext[Any],
+                        params: types.CallToolRequestParams) -> types.CallToolResult:
+        return await app.call(ctx, params.name, params.arguments)
+
+    @asynccontextmanager
+    async def lifespan(_: Server[Any]) -> AsyncIterator[dict[str, Any]]:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(app.blocking, app.warm)
+            yield {}
+            tg.cancel_scope.cancel()
+
+    return Server("canal", version=_version(), title="Canal", instructions=INSTRUCTIONS, lifespan=lifespan,
+                  on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def serve_stdio(app: CanalMcp) -> None:
+    """Serve MCP over stdin/stdout until the client closes the stream."""
+    server = build_server(app)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())

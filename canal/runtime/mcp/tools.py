@@ -1,0 +1,120 @@
+"""The tool table: names, descriptions, argument models and hints, and the step that turns raw
+arguments into a validated model or an error that names the field and repeats its constraint."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import mcp_types as types
+from pydantic import ValidationError
+
+from canal.runtime.mcp import descriptions as d
+from canal.runtime.mcp import schemas as s
+from canal.runtime.mcp.errors import ArgumentInvalid, ArgumentMissing, ArgumentUnknown, McpToolError
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    title: str
+    description: str
+    args: type[s.ToolArgs]
+    example: Mapping[str, Any]
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+
+    def to_mcp(self) -> types.Tool:
+        hints = types.ToolAnnotations(title=self.title, read_only_hint=self.read_only,
+                                      destructive_hint=self.destructive, idempotent_hint=self.idempotent,
+                                      open_world_hint=False)
+        return types.Tool(name=self.name, title=self.title, description=self.description,
+                          input_schema=input_schema(self.args), annotations=hints)
+
+    def example_call(self) -> str:
+        return f"{self.name} {json.dumps(dict(self.example))}"
+
+
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec("run_command", "Run a shell command in the sandbox", d.RUN_COMMAND, s.RunCommandArgs,
+             {"command": "ls -la"}, destructive=True),
+    ToolSpec("view", "View a file or folder", d.VIEW, s.ViewArgs, {"path": "README.md", "range": "1:40"},
+             read_only=True, idempotent=True),
+    ToolSpec("edit", "Edit a file (exact replace, returns the diff)", d.EDIT, s.EditArgs,
+             {"path": "src/app.py", "old": "return 1", "new": "return 2"}),
+    ToolSpec("remove", "Move files to the trash (reversible)", d.REMOVE, s.RemoveArgs, {"path": "build.log"}),
+    ToolSpec("restore", "Restore a file from the trash", d.RESTORE, s.RestoreArgs,
+             {"trash_id": "t20250101T120000Z-3f9a2c"}),
+    ToolSpec("workflow", "Start, advance or inspect a workflow run", d.WORKFLOW, s.WorkflowArgs,
+             {"action": "start", "name": "release"}),
+    ToolSpec("list_capabilities", "List the project's tools", d.LIST_CAPABILITIES, s.ListCapabilitiesArgs,
+             {}, read_only=True, idempotent=True),
+    ToolSpec("describe_capability", "Show one project tool's fields", d.DESCRIBE_CAPABILITY,
+             s.DescribeCapabilityArgs, {"name": "list_files"}, read_only=True, idempotent=True),
+    ToolSpec("call_capability", "Run one project tool", d.CALL_CAPABILITY, s.CallCapabilityArgs,
+             {"name": "list_files", "arguments": {"path": "src"}}, destructive=True),
+)
+BY_NAME: dict[str, ToolSpec] = {t.name: t for t in TOOLS}
+
+
+def input_schema(model: type[s.ToolArgs]) -> dict[str, Any]:
+    """The model's JSON schema without pydantic's titles and null branches (less for the model to read)."""
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+        branches = prop.pop("anyOf", None)
+        if branches is not None:
+            kept = [b for b in branches if b.get("type") != "null"]
+            prop.update(kept[0] if len(kept) == 1 else {"anyOf": kept})
+        if prop.get("default", 0) is None:
+            del prop["default"]
+    return schema
+
+
+def parse_args(spec: ToolSpec, raw: Mapping[str, Any] | None) -> s.ToolArgs:
+    """Validated arguments, or the first problem as ARGUMENT_MISSING / ARGUMENT_UNKNOWN / ARGUMENT_INVALID."""
+    try:
+        return spec.args.model_validate(dict(raw or {}))
+    except ValidationError as exc:
+        raise _argument_error(spec, exc) from None
+
+
+def _field_doc(spec: ToolSpec, name: str) -> str:
+    field = spec.args.model_fields.get(name)
+    return field.description or "" if field is not None else ""
+
+
+def _accepted(spec: ToolSpec) -> str:
+    required = [n for n, f in spec.args.model_fields.items() if f.is_required()]
+    optional = [n for n, f in spec.args.model_fields.items() if not f.is_required()]
+    parts = [f"required: {', '.join(required)}" if required else "required: none"]
+    if optional:
+        parts.append(f"optional: {', '.join(optional)}")
+    return "; ".join(parts)
+
+
+def _argument_error(spec: ToolSpec, exc: ValidationError) -> McpToolError:
+    problems = exc.errors(include_url=False)
+    first = problems[0]
+    field = str(first["loc"][0]) if first["loc"] else ""
+    hint = f"call {spec.example_call()}"
+    details = {"tool": spec.name,
+               "problems": [{"field": ".".join(str(p) for p in e["loc"]), "type": e["type"],
+                             "message": e["msg"]} for e in problems]}
+    if first["type"] == "missing":
+        msg = f"{spec.name}: the argument {field} is missing. {field}: {_field_doc(spec, field)}"
+        return ArgumentMissing(msg, hint=hint, details=details)
+    if first["type"] == "extra_forbidden":
+        msg = f"{spec.name}: unknown argument {field}. {spec.name} takes {_accepted(spec)}."
+        return ArgumentUnknown(msg, hint=hint, details=details)
+    got = json.dumps(first.get("input"), default=str)
+    if len(got) > 80:
+        got = got[:77] + "..."
+    lines = [f"{spec.name}: {field or 'arguments'} is invalid: {first['msg']} (got {got}).",
+             f"{field}: {_field_doc(spec, field)}" if field else f"{spec.name} takes {_accepted(spec)}."]
+    lines.extend(f"also: {'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in problems[1:])
+    return ArgumentInvalid("\n".join(lines), hint=hint, details=details)

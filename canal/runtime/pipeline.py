@@ -1,0 +1,255 @@
+"""One command through DESIGN.md's pipeline: policy, confirmation, backup, exec, presenter, audit."""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+import shlex
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
+
+from canal.policy.decision import Decision
+from canal.policy.engine import Policy
+from canal.runtime.approvals import Approval, DecisionSummary
+from canal.runtime.audit import Decision as AuditDecision
+from canal.runtime.audit import RunCompleted, RunStarted
+from canal.runtime.errors import format_error
+from canal.runtime.files.errors import PathNotFound, PathOutsideWorkspace, SymlinkEscape
+from canal.runtime.ports import Redactor
+from canal.runtime.presenter import PresenterConfig, present
+from canal.runtime.redact.exact import mask_exact
+from canal.runtime.result import BackupView, ConfirmationView, DecisionView, RunResult, Status
+from canal.runtime.sandboxes import OUTPUT_MOUNT, SandboxRef, ensure_sandbox, sandbox_user, uid_gid
+from canal.runtime.services import Services
+from canal.runtime.trash.errors import CannotTrashWorkspace
+from canal.sandbox.backend import SandboxBackend
+from canal.sandbox.image import BuildEvent
+from canal.sandbox.result import EndReason, ExecResult
+from canal.workflows.templates import MASK
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    command: str | Sequence[str]  # a str runs in the sandbox's shell session; a sequence is an exact argv
+    ref: SandboxRef
+    timeout_s: float | None = None
+    idle_timeout_s: float | None = None
+    confirm: str | None = None
+    unattended: bool = False
+    env: Mapping[str, str] | None = None
+    actor: str = "agent"
+    presenter: PresenterConfig | None = None
+    secrets: tuple[str, ...] = ()  # exact values (e.g. a workflow's sensitive gate fields) never shown
+
+    @property
+    def text(self) -> str:
+        """The command as one string: what policy, tokens and the audit log see."""
+        return self.command if isinstance(self.command, str) else shlex.join(self.command)
+
+    def rerun(self, token: str) -> str:
+        if not isinstance(self.command, str):
+            return f"(re-run the same call with confirm token {token})"
+        sandbox = "" if self.ref.name == "default" else f" --sandbox {shlex.quote(self.ref.name)}"
+        return f"canal run{sandbox} --confirm {token} -- {_shell_words(self.command)}"
+
+
+def _shell_words(command: str) -> str:
+    """The command as typed words when that round-trips exactly, else as one quoted argument."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return shlex.quote(command)
+    simple = " ".join(words) == command and all(shlex.quote(w) == w for w in words)
+    return command if simple else shlex.quote(command)
+
+
+class Pipeline:
+    def __init__(self, services: Services, policy: Policy, backend: SandboxBackend,
+                 on_build: Callable[[BuildEvent], None] | None = None) -> None:
+        self.services = services
+        self.policy = policy
+        self.backend = backend
+        self.on_build = on_build
+
+    def run(self, req: RunRequest) -> RunResult:
+        cwd = self.services.config.sandbox.workdir
+        decision = self._decide(req, cwd)
+        view = _decision_view(decision)
+        approval: Approval | None = None
+        if decision.action == "deny":
+            return self._refused(req, decision, view)
+        if decision.action == "confirm":
+            if req.confirm is None:
+                return self._ask(req, decision, view, cwd)
+            approval = self.services.approvals.redeem(req.confirm, req.text, req.ref.name, cwd,
+                                                      decision.policy_hash)
+        info = ensure_sandbox(self.services, self.backend, req.ref, self.on_build)
+        backups = self._backup(decision, req) if approval is not None else []
+        redact = self._redactor(req)
+        started = self.services.audit.append(RunStarted.event, RunStarted(
+            sandbox=req.ref.name, container_id=info.id, image_digest=info.image_digest or info.image,
+            command=redact(req.text), cwd=cwd, decision=_audit_decision(decision),
+            approver=None if approval is None else f"{approval.approver} ({approval.how})",
+            approval=None if approval is None else approval.token).data(), actor=req.actor)
+        timeouts = self.services.config.timeouts
+        result = self.backend.exec(
+            req.ref.container, req.command, timeout_s=req.timeout_s or timeouts.command,
+            idle_timeout_s=req.idle_timeout_s or timeouts.idle, env=req.env,
+            spool_dir=self.services.outputs_dir(req.ref.name))
+        shown = present(result, config=req.presenter or self.services.config.presenter,
+                        output_dir=self.services.outputs_dir(req.ref.name), sandbox_output_dir=OUTPUT_MOUNT,
+                        redact=redact, file_owner=_file_owner(self.services),
+                        name_hint=req.ref.name, redact_saved=self._saved_redactor(req))
+        size, digest = _digest(result)
+        audit_id = self.services.audit.append(RunCompleted.event, RunCompleted(
+            started=started, sandbox=req.ref.name, exit_code=result.exit_code, reason=result.reason.value,
+            duration_ms=int(result.duration_s * 1000), output_bytes=size, output_sha256=digest).data(),
+            actor=req.actor)
+        text = shown.text
+        if backups:
+            text += "\n" + "\n".join(f"[backup of {b.path}: {b.restore}]" for b in backups)
+        return RunResult(
+            status=_status(result), exit_code=result.exit_code,
+            reason=shown.end_reason or result.reason.value, duration_s=round(result.duration_s, 3),
+            output=shown.output, stderr=shown.stderr,
+            output_file=shown.output_file, decision=view, backups=backups, sandbox=req.ref.name,
+            audit_id=audit_id, text=text, exec_result=result)
+
+    def _decide(self, req: RunRequest, cwd: str) -> Decision:
+        if isinstance(req.command, str):
+            return self.policy.decide(req.command, cwd=cwd, unattended=req.unattended)
+        return self.policy.decide_argv(list(req.command), cwd=cwd, unattended=req.unattended)
+
+    def _redactor(self, req: RunRequest) -> Redactor:
+        """The services' secret redactor, after masking the request's exact secrets."""
+        base = self.services.redactor
+        if not req.secrets:
+            return base
+        secrets = req.secrets
+        return lambda text: base(mask_exact(text, secrets, MASK))
+
+    def _saved_redactor(self, req: RunRequest) -> Redactor:
+        """For saved full outputs: secrets replaced, line numbers kept (hints point into them)."""
+        keep = self.services.redactor.redact_keep_lines
+        secrets = req.secrets
+        return (lambda text: keep(mask_exact(text, secrets, MASK))) if secrets else keep
+
+    def _refused(self, req: RunRequest, decision: Decision, view: DecisionView) -> RunResult:
+        redact = self._redactor(req)
+        redacted = redact(req.text)
+        audit_id = self.services.audit.append("run.denied", {
+            "sandbox": req.ref.name, "command": redacted, "decision": view.model_dump()}, actor=req.actor)
+        rules = ", ".join(decision.rule_ids) or decision.source
+        why = decision.reason or "the policy refuses it"
+        hint = ("ask the user to run it outside the sandbox, or use a command the policy allows; "
+                f"see why: canal policy check -- {_shell_words(req.text)}")
+        text = format_error("POLICY_DENIED",
+                           f"{redact(decision.segment or req.text)} matches {rules} ({why}). "
+                           "Nothing was run.", hint)
+        return RunResult(status="denied", exit_code=None, reason=why, duration_s=0.0, decision=view,
+                         sandbox=req.ref.name, audit_id=audit_id, text=text)
+
+    def _ask(self, req: RunRequest, decision: Decision, view: DecisionView, cwd: str) -> RunResult:
+        redact = self._redactor(req)
+        pending = self.services.approvals.request(
+            req.text, req.ref.name, cwd, decision.policy_hash,
+            DecisionSummary(rule_ids=decision.rule_ids, reason=decision.reason), display=redact(req.text))
+        rerun = req.rerun(pending.token)
+        human = pending.needs_human
+        confirmation = ConfirmationView(
+            token=pending.token, reason=decision.reason, rule_ids=list(decision.rule_ids),
+            expires_at=_iso(pending.expires_at), approval="human" if human else "agent", rerun=rerun)
+        audit_id = self.services.audit.append("run.confirmation_required", {
+            "sandbox": req.ref.name, "command": redact(req.text), "token": pending.token,
+            "decision": view.model_dump(), "approval": confirmation.approval}, actor=req.actor)
+        rules = ", ".join(decision.rule_ids) or decision.source
+        shown = redact(decision.segment or req.text)
+        if human:
+            hint = (f"a person approves it first (canal approve {pending.token}, from a terminal), "
+                    f"then run: {rerun}")
+        else:
+            hint = f"ask the user, then run: {rerun}"
+        text = format_error("CONFIRMATION_REQUIRED",
+                           f"{shown} matches {rules} ({decision.reason}). Nothing was run.", hint)
+        return RunResult(status="confirmation_required", exit_code=None, reason=decision.reason,
+                         duration_s=0.0, decision=view, confirmation=confirmation, sandbox=req.ref.name,
+                         audit_id=audit_id, text=text)
+
+    def _backup(self, decision: Decision, req: RunRequest) -> list[BackupView]:
+        """Copy what a confirmed destructive command targets into the host-side trash, before it runs."""
+        out: list[BackupView] = []
+        for host in _host_targets(self.services, decision.targets):
+            out.extend(self._backup_one(host, req.actor))
+        return out
+
+    def _backup_one(self, host: Path, actor: str) -> list[BackupView]:
+        trash, root = self.services.trash, self.services.project_dir
+        try:
+            entry = trash.put(host, workspace=root, move=False, actor=actor)
+        except CannotTrashWorkspace:
+            return [v for child in sorted(host.iterdir()) for v in self._backup_one(child, actor)]
+        except (PathNotFound, PathOutsideWorkspace, SymlinkEscape):
+            return []  # nothing there yet, or not the workspace's to keep: nothing to back up
+        # any other failure (disk full, unreadable file) propagates: no backup, so the command won't run
+        return [BackupView(trash_id=entry.id, path=entry.rel_path, restore=entry.restore_command())]
+
+
+def _host_targets(services: Services, targets: Sequence[str]) -> list[Path]:
+    """Targets inside the mounted workspace, as host paths. Others live only in the sandbox (tmpfs)."""
+    config = services.config
+    if config.workspace != "rw":
+        return []
+    workdir = PurePosixPath(config.sandbox.workdir)
+    hosts: list[Path] = []
+    for target in targets:
+        path = PurePosixPath(os.path.normpath(target))
+        if not (path == workdir or path.is_relative_to(workdir)):
+            continue
+        rel = path.relative_to(workdir).as_posix()
+        if glob.has_magic(rel):  # rm -rf /workspace/build/* : back up what the glob names now
+            pattern = os.path.join(glob.escape(str(services.project_dir)), rel)
+            hosts.extend(Path(p) for p in sorted(glob.glob(pattern)))
+        else:
+            hosts.append(services.project_dir / rel)
+    return hosts
+
+
+def _status(result: ExecResult) -> Status:
+    if result.reason is EndReason.EXITED:
+        return "ok" if result.exit_code == 0 else "failed"
+    if result.reason in (EndReason.HARD_TIMEOUT, EndReason.IDLE_TIMEOUT):
+        return "timeout"
+    if result.reason in (EndReason.OOM_KILLED, EndReason.KILLED):
+        return "killed"
+    return "error"
+
+
+def _digest(result: ExecResult) -> tuple[int, str]:
+    if result.stdout.sha256:  # taken by the sandbox layer as the bytes arrived
+        return result.stdout.size, result.stdout.sha256
+    sha = hashlib.sha256()
+    with result.stdout.open() as fh:
+        while chunk := fh.read(1 << 20):
+            sha.update(chunk)
+    return result.stdout.size, sha.hexdigest()
+
+
+def _file_owner(services: Services) -> tuple[int, int] | None:
+    return uid_gid(sandbox_user(services)) if os.geteuid() == 0 else None
+
+
+def _decision_view(d: Decision) -> DecisionView:
+    return DecisionView(action=d.action, rule_ids=list(d.rule_ids), reasons=list(d.reasons), source=d.source,
+                        policy_hash=d.policy_hash)
+
+
+def _audit_decision(d: Decision) -> AuditDecision:
+    return AuditDecision(action=d.action, rule_ids=d.rule_ids, source=d.profile or d.source,
+                         policy_hash=d.policy_hash, reason=d.reason)
+
+
+def _iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="seconds")

@@ -1,0 +1,54 @@
+"""The last line of every result: ``[exit:N | 1.23s]`` plus why it ended when it was not a normal exit."""
+
+from __future__ import annotations
+
+from canal.sandbox.result import EndReason, ExecResult
+
+_UNITS = ("KiB", "MiB", "GiB", "TiB")
+
+
+def format_size(n: int) -> str:
+    """``512 MiB``, ``1.5 GiB``, ``700 bytes``: exact units when they are whole, else one decimal."""
+    if n < 1024:
+        return f"{n} bytes"
+    value = float(n)
+    for unit in _UNITS:
+        value /= 1024
+        if value < 1024 or unit == _UNITS[-1]:
+            return f"{value:.0f} {unit}" if value.is_integer() else f"{value:.1f} {unit}"
+    raise AssertionError  # pragma: no cover - the loop always returns
+
+
+def _seconds(s: float) -> str:
+    return f"{s:g}s"
+
+
+def end_reason(result: ExecResult) -> str:
+    """Why the command stopped, for a reader; empty for a normal exit."""
+    detail = f" ({result.detail})" if result.detail else ""
+    match result.reason:
+        case EndReason.EXITED:
+            return ""
+        case EndReason.HARD_TIMEOUT:
+            after = f" after {_seconds(result.timeout_s)}" if result.timeout_s is not None else ""
+            return f"killed: hard timeout{after}"
+        case EndReason.IDLE_TIMEOUT:
+            if result.idle_timeout_s is None:
+                return "killed: no output for too long"
+            return f"killed: no output for {_seconds(result.idle_timeout_s)}"
+        case EndReason.OOM_KILLED:
+            limit = result.memory_limit_bytes
+            return "killed: out of memory" + (f" (limit {format_size(limit)})" if limit else "")
+        case EndReason.KILLED:
+            return f"killed{detail}"
+        case EndReason.SANDBOX_VANISHED:
+            return f"sandbox vanished{detail}"
+    return f"ended: {result.reason}"  # pragma: no cover - a reason added to Layer 1 later
+
+
+def render_footer(result: ExecResult) -> str:
+    code = "-" if result.exit_code is None else str(result.exit_code)
+    parts = [f"exit:{code}", f"{result.duration_s:.2f}s"]
+    if reason := end_reason(result):
+        parts.append(reason)
+    return "[" + " | ".join(parts) + "]"

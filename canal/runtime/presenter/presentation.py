@@ -1,0 +1,76 @@
+"""Layer 2: turn a lossless ``ExecResult`` into the text a model reads after every command."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from canal.runtime.ports import Redactor, no_redaction
+from canal.runtime.presenter.config import PresenterConfig
+from canal.runtime.presenter.footer import end_reason, render_footer
+from canal.runtime.presenter.store import OutputStore
+from canal.runtime.presenter.view import StreamView, render_stream
+from canal.sandbox.result import ExecResult
+
+STDERR_OPEN = "--- stderr ---"
+STDERR_CLOSE = "--- end stderr ---"
+
+
+@dataclass(frozen=True)
+class Presentation:
+    """What the agent reads (``text``) and its parts, for the run result and ``--json``."""
+
+    text: str
+    output: str  # stdout as shown, with any truncation marker and notes
+    stderr: str  # stderr as shown (without the --- stderr --- fence), or "" when not shown
+    footer: str
+    output_file: str | None  # the in-sandbox path of the full stdout, when it was saved
+    stderr_file: str | None
+    truncated: bool
+    binary: bool
+    sniffed_type: str | None  # e.g. "PNG image, 640x480" or "binary data"
+    total_lines: int
+    total_bytes: int
+    stderr_lines: int
+    stderr_bytes: int
+    end_reason: str  # "" for a normal exit, else e.g. "killed: hard timeout after 30s"
+    save_error: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+
+def present(result: ExecResult, *, config: PresenterConfig, output_dir: Path,
+            sandbox_output_dir: str = "/canal/output", redact: Redactor = no_redaction,
+            file_owner: tuple[int, int] | None = None, name_hint: str = "",
+            redact_saved: Redactor | None = None) -> Presentation:
+    """Render ``result``; full outputs that are cut short or binary are saved under ``output_dir``.
+
+    ``output_dir`` is the host folder; ``sandbox_output_dir`` is where the sandbox sees it, and every
+    path in the text is that in-sandbox path. Memory stays bounded whatever the output size.
+    ``redact_saved`` (line-preserving) cleans a saved text output held in memory before it is written;
+    a stream already spooled to disk is linked or copied as it is.
+    """
+    store = OutputStore(output_dir, sandbox_output_dir, file_owner=file_owner, name_hint=name_hint,
+                        redact_saved=redact_saved)
+    out = render_stream(result.stdout, config.stdout_limits(), config=config, store=store, redact=redact,
+                        name="output")
+    err: StreamView | None = None
+    if result.stderr.size > 0 and (not result.ok or config.show_stderr_on_success):
+        err = render_stream(result.stderr, config.stderr_limits(), config=config, store=store,
+                            redact=redact, name="stderr")
+    footer = render_footer(result)
+    parts = [out.text] if out.text else []
+    if err is not None:
+        parts += [STDERR_OPEN, err.text, STDERR_CLOSE]
+    parts.append(footer)
+    return Presentation(
+        text="\n".join(parts), output=out.text, stderr=err.text if err else "", footer=footer,
+        output_file=out.saved, stderr_file=err.saved if err else None,
+        truncated=out.truncated or (err is not None and err.truncated), binary=out.binary is not None,
+        sniffed_type=out.binary.label if out.binary else None, total_lines=out.total_lines,
+        total_bytes=out.total_bytes, stderr_lines=err.total_lines if err else 0,
+        stderr_bytes=err.total_bytes if err else result.stderr.size, end_reason=end_reason(result),
+        save_error=out.save_error or (err.save_error if err else ""),
+    )

@@ -1,0 +1,90 @@
+"""One output stream (stdout or stderr) as shown: whole, in overflow mode, or described as binary."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from canal.runtime.ports import Redactor
+from canal.runtime.presenter.config import PresenterConfig, StreamLimits
+from canal.runtime.presenter.copy import copy_while
+from canal.runtime.presenter.footer import format_size
+from canal.runtime.presenter.overflow import render_overflow
+from canal.runtime.presenter.scan import StreamIndex, scan
+from canal.runtime.presenter.sniff import Kind, classify
+from canal.runtime.presenter.store import OutputStore
+from canal.runtime.presenter.text import clean_text, decode
+from canal.sandbox.result import CapturedOutput
+
+
+@dataclass(frozen=True)
+class StreamView:
+    text: str
+    total_bytes: int
+    total_lines: int
+    truncated: bool = False
+    binary: Kind | None = None
+    saved: str | None = None  # the in-sandbox path of the full stream
+    save_error: str = ""
+
+
+def render_stream(captured: CapturedOutput, limits: StreamLimits, *, config: PresenterConfig,
+                  store: OutputStore, redact: Redactor, name: str) -> StreamView:
+    """``name`` is ``output`` or ``stderr``: it names the saved file and the binary notice."""
+    with captured.open() as src:
+        kind = classify(src.read(config.binary_sample_bytes), config.binary_threshold)
+        src.seek(0)
+        if kind is None:
+            small = src.read(limits.max_bytes + 1)
+            lines = small.count(b"\n") + (0 if small.endswith(b"\n") or not small else 1)
+            if len(small) <= limits.max_bytes and lines <= limits.max_lines:
+                return StreamView(redact(clean_text(decode(small))), len(small), lines)
+            src.seek(0)
+        ext = ".bin" if kind is not None else ".txt"
+        suffix = ext if name == "output" else f".{name}{ext}"
+        head, tail = (0, 0) if kind is not None else (limits.head_lines, limits.tail_lines)
+        spool = captured.path if config.link_spooled else None
+        in_memory_text = captured.data if kind is None else None
+        index, saved, error = _save(src, spool, store, suffix, (head, tail), config.chunk_bytes,
+                                    in_memory_text)
+        if kind is not None:
+            return _binary_view(name, kind, index, saved, error)
+        overflow = render_overflow(src, index, limits, saved=saved, save_error=error, redact=redact)
+        return StreamView(overflow.text(), index.total_bytes, index.total_lines, True, None, saved, error)
+
+
+def _save(src: BinaryIO, spool: Path | None, store: OutputStore, suffix: str, keep: tuple[int, int],
+          chunk: int, text: bytes | None = None) -> tuple[StreamIndex, str | None, str]:
+    """Put the stream in the output folder (a link to its spool file, else a copy), then index it.
+
+    When saving fails the stream is still indexed, so the agent sees head and tail either way.
+    """
+    def index() -> StreamIndex:
+        src.seek(0)
+        return scan(src, head=keep[0], tail=keep[1], chunk_bytes=chunk)
+
+    try:
+        if text is not None and store.redact_saved is not None:
+            return index(), store.write_clean(text, suffix).sandbox_path, ""
+        linked = store.link(spool, suffix) if spool is not None else None
+        if linked is not None:
+            return index(), linked.sandbox_path, ""
+        with store.create(suffix) as (sink, file):
+            return copy_while(src, sink, chunk, index), file.sandbox_path, ""
+    except OSError as exc:
+        return index(), None, exc.strerror or exc.__class__.__name__
+
+
+def _binary_view(name: str, kind: Kind, index: StreamIndex, saved: str | None, error: str) -> StreamView:
+    size = f"{index.total_bytes} bytes" + ("" if index.total_bytes < 1024 else
+                                          f" ({format_size(index.total_bytes)})")
+    if saved is None:
+        text = f"[binary {name} not shown: {kind.label}, {size}; it could not be saved: {error}]"
+    else:
+        path = shlex.quote(saved)
+        hints = [f"file {path}", f"xxd {path} | head -20", *(h.format(path=path) for h in kind.hints)]
+        text = (f"[binary {name} not shown: {kind.label}, {size}. Saved to {saved}]\n"
+                f"[Next: {', or '.join(hints)}]")
+    return StreamView(text, index.total_bytes, index.total_lines, False, kind, saved, error)

@@ -1,0 +1,14 @@
+"""Errors of the redaction rules: a rules file that cannot be used is refused, naming file and rule."""
+
+from __future__ import annotations
+
+from canal.runtime.errors import ConfigError
+
+
+class RedactRulesError(ConfigError):
+    """A gitleaks-format rules file (built-in or from ``CANAL_REDACT_RULES``) is unreadable or invalid.
+
+    ``details`` names the ``file`` and the ``rule``.
+    """
+
+    code = "REDACT_RULES_INVALID"

@@ -1,0 +1,137 @@
+"""``Redactor``: replaces each detected secret by ``[REDACTED_SECRET:<rule>:<id>]``.
+
+The id is a keyed HMAC of the secret value (not a plain hash, which would let anyone test guesses of
+a low-entropy password), so one value keeps one placeholder across outputs and runs under one key.
+The placeholder-to-value map is kept in memory for the caller, who seals it (``SealedStore`` does).
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import hmac
+import secrets
+from collections.abc import Callable, Iterable
+
+from canal.runtime.keys.store import KeyStore
+from canal.runtime.redact.detector import PLACEHOLDER, Detector, Finding
+
+ID_PURPOSE = "redaction-id"
+ID_HEX = 12
+CLEAN_CACHE = 100_000  # entries; cleared when full
+MIN_PIECE = 4  # pieces of a cross-field finding shorter than this are not worth a placeholder
+
+
+class Redactor:
+    """Callable as ``redact(text) -> text`` (``runtime.ports.Redactor``)."""
+
+    def __init__(self, id_key: bytes | None = None, detector: Detector | None = None) -> None:
+        self._key = id_key or secrets.token_bytes(32)  # without a key: stable within this process
+        self._detector = detector or Detector()
+        self.secrets: dict[str, str] = {}
+        # texts already scanned without a finding: a document saved again is mostly the same strings
+        self._clean: set[str] = set()
+
+    @classmethod
+    def from_keys(cls, keys: KeyStore, detector: Detector | None = None) -> Redactor:
+        return cls(keys.derive(ID_PURPOSE), detector)
+
+    def placeholder(self, rule: str, secret: str) -> str:
+        digest = hmac.new(self._key, secret.encode(), hashlib.sha256).hexdigest()[:ID_HEX]
+        return f"[REDACTED_SECRET:{rule}:{digest}]"
+
+    def findings(self, text: str) -> list[Finding]:
+        return self._detector.find(text)
+
+    def redact_with_map(self, text: str) -> tuple[str, dict[str, str]]:
+        by_value = self._values(text)
+        if not by_value:
+            return text, {}
+        return _replacer(by_value)(text), self._remember(by_value)
+
+    def redact_many(self, texts: Iterable[str]) -> tuple[Callable[[str], str], dict[str, str]]:
+        """One detector pass over many short texts (a document's strings), then per-text replacement.
+
+        The texts are joined by newlines; a finding that spans two of them is also replaced piece by
+        piece, so a secret split across fields never survives in either field.
+        """
+        texts = list(texts)
+        fresh = [t for t in texts if t not in self._clean]
+        by_value = self._values("\n".join(fresh)) if fresh else {}
+        if len(self._clean) > CLEAN_CACHE:
+            self._clean.clear()
+        self._clean.update(t for t in fresh if not any(v in t for v in by_value))
+        mapping = self._remember(by_value)
+        for value, placeholder in list(by_value.items()):
+            for piece in value.split("\n") if "\n" in value else ():
+                if len(piece) >= MIN_PIECE:
+                    by_value.setdefault(piece, placeholder)
+        if not by_value:
+            return (lambda text: text), {}
+        return _replacer(by_value), mapping
+
+    def _values(self, text: str) -> dict[str, str]:
+        by_value: dict[str, str] = {}
+        for f in self._detector.find(text):
+            by_value.setdefault(f.secret, self.placeholder(f.rule, f.secret))
+        return by_value
+
+    def _remember(self, by_value: dict[str, str]) -> dict[str, str]:
+        mapping = {p: v for v, p in by_value.items()}
+        self.secrets.update(mapping)
+        return mapping
+
+    def redact(self, text: str) -> str:
+        return self.redact_with_map(text)[0]
+
+    def redact_keep_lines(self, text: str) -> str:
+        """Like ``redact``, but a multi-line secret leaves as many line breaks as it had, so line
+        numbers stay true (a saved full output that hints point into by line number)."""
+        by_value = self._values(text)
+        if not by_value:
+            return text
+        self._remember(by_value)
+        return _replacer({v: p + "\n" * v.count("\n") for v, p in by_value.items()})(text)
+
+    __call__ = redact
+
+
+def _replacer(by_value: dict[str, str]) -> Callable[[str], str]:
+    """Every occurrence of a detected value goes, not only the one a rule saw in context.
+
+    Plain ``str.find`` rather than one regex alternation: compiling a pattern from a long value (a
+    private key of several kB) costs up to seconds in ``regex``; finding literals costs microseconds.
+    Longer values are placed first; an occurrence overlapping one already placed is skipped.
+    """
+    values = sorted(by_value, key=len, reverse=True)
+
+    def apply(text: str) -> str:
+        starts: list[int] = []
+        spans: dict[int, tuple[int, str]] = {}  # start -> (end, placeholder)
+        for value in values:
+            at = text.find(value)
+            while at != -1:
+                end = at + len(value)
+                i = bisect.bisect_left(starts, at)
+                before_free = i == 0 or spans[starts[i - 1]][0] <= at
+                after_free = i == len(starts) or starts[i] >= end
+                if before_free and after_free:
+                    starts.insert(i, at)
+                    spans[at] = (end, by_value[value])
+                at = text.find(value, end if before_free and after_free else at + 1)
+        if not starts:
+            return text
+        out, pos = [], 0
+        for start in starts:
+            end, placeholder = spans[start]
+            out += [text[pos:start], placeholder]
+            pos = end
+        out.append(text[pos:])
+        return "".join(out)
+
+    return apply
+
+
+def restore(text: str, mapping: dict[str, str]) -> str:
+    """Put values back for placeholders found in ``mapping`` (for a later step's argv or env only)."""
+    return str(PLACEHOLDER.sub(lambda m: mapping.get(m.group(0), m.group(0)), text))

@@ -1,0 +1,76 @@
+"""The result of one ``canal run``: the same model the Python API returns and ``--json`` prints."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from canal.runtime.errors import ExitCode
+from canal.sandbox.result import ExecResult
+
+Status = Literal["ok", "failed", "confirmation_required", "denied", "timeout", "killed", "error"]
+
+
+class DecisionView(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    action: Literal["allow", "confirm", "deny"]
+    rule_ids: list[str] = Field(default_factory=list)
+    reasons: list[str] = Field(default_factory=list)
+    source: str = "rule"
+    policy_hash: str = ""
+
+
+class ConfirmationView(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    token: str
+    reason: str
+    rule_ids: list[str] = Field(default_factory=list)
+    expires_at: str
+    approval: Literal["agent", "human"] = "agent"
+    rerun: str  # the exact command to run next
+
+
+class BackupView(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    trash_id: str
+    path: str
+    restore: str  # the command that puts it back
+
+
+class RunResult(BaseModel):
+    """What one command did. ``text`` is the presenter's view (what an agent reads)."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    status: Status
+    exit_code: int | None
+    reason: str
+    duration_s: float
+    output: str = ""
+    stderr: str = ""
+    output_file: str | None = None
+    decision: DecisionView | None = None
+    confirmation: ConfirmationView | None = None
+    backups: list[BackupView] = Field(default_factory=list)
+    sandbox: str = ""
+    audit_id: str | None = None
+    text: str = Field(default="", exclude=True)
+    exec_result: ExecResult | None = Field(default=None, exclude=True)
+
+    def process_exit_code(self) -> int:
+        """The exit status of ``canal run``: the command's own, or Canal's documented code."""
+        if self.status in ("ok", "failed") and self.exit_code is not None:
+            return self.exit_code
+        return {
+            "confirmation_required": ExitCode.CONFIRMATION_REQUIRED,
+            "denied": ExitCode.POLICY_DENIED,
+            "timeout": ExitCode.TIMEOUT,
+            "killed": ExitCode.KILLED,
+        }.get(self.status, ExitCode.CANAL_ERROR)
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")

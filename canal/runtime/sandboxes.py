@@ -1,0 +1,119 @@
+"""The project's sandboxes: names, the spec made from canal.yaml, and starting one on demand.
+
+A project's sandbox ``NAME`` is the container ``canal-<project key>-<NAME>``; it mounts the project at
+/workspace (as configured) and its own output folder read-only at /canal/output.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from canal.runtime.errors import ConfigError, StateDirError
+from canal.runtime.paths import config_dir, project_key
+from canal.runtime.services import Services
+from canal.sandbox.backend import SandboxBackend, SandboxInfo
+from canal.sandbox.engine import docker_client
+from canal.sandbox.errors import ImageNotFound
+from canal.sandbox.image import DEFAULT_IMAGE, BuildEvent, build_default_image
+from canal.sandbox.spec import Mount, SandboxSpec, check_mounts
+
+OUTPUT_MOUNT = "/canal/output"
+AUTO_USER = "auto"
+DEFAULT_USER = "1000:1000"
+HOME = "/home/agent"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,40}$")
+
+
+@dataclass(frozen=True)
+class SandboxRef:
+    """A project-level sandbox name and the container it maps to."""
+
+    name: str
+    container: str
+
+
+def sandbox_ref(project_dir: Path, name: str) -> SandboxRef:
+    if not _NAME.match(name):
+        msg = f"Bad sandbox name {name!r}: use letters, digits, '_', '.', '-' (at most 41 characters)."
+        raise ConfigError(msg, hint="canal up default")
+    return SandboxRef(name, f"canal-{project_key(project_dir)}-{name}")
+
+
+def sandbox_spec(services: Services, ref: SandboxRef) -> SandboxSpec:
+    """canal.yaml's sandbox section plus the workspace and output mounts, checked against host state."""
+    config = services.config
+    base = config.sandbox
+    check_mounts(base, [services.state_dir])  # the user's own mounts may never reach host state
+    mounts = list(base.mounts)
+    if config.workspace != "none":
+        _state_outside(services)
+        mounts.append(Mount(source=services.project_dir, target=base.workdir,
+                            read_only=config.workspace == "ro"))
+    out = services.outputs_dir(ref.name)
+    out.mkdir(mode=0o700, parents=True, exist_ok=True)
+    user = sandbox_user(services)
+    if os.geteuid() == 0:
+        # the sandbox user must traverse its own output folder; the files in it stay 0600
+        os.chown(out, *uid_gid(user))
+    mounts.append(Mount(source=out, target=OUTPUT_MOUNT, read_only=True))
+    env = {"HOME": HOME, **base.env}  # a uid missing from the image's passwd would get HOME=/
+    return base.model_copy(update={"mounts": tuple(mounts), "user": user, "env": env})
+
+
+def _state_outside(services: Services) -> None:
+    """The workspace mount must not carry Canal's host state or keys into the sandbox."""
+    for what, folder in (("state", services.state_dir), ("config and keys", config_dir())):
+        if folder.resolve().is_relative_to(services.project_dir):
+            msg = (f"Canal's {what} folder {folder} is inside the project {services.project_dir}, "
+                   "which the sandbox mounts at /workspace; nothing was started.")
+            variable = "CANAL_STATE_DIR" if what == "state" else "CANAL_CONFIG_DIR"
+            raise StateDirError(msg, hint=f"export {variable}=<a folder outside the project> (or unset it)",
+                                details={"folder": str(folder), "project": str(services.project_dir)})
+
+
+def sandbox_user(services: Services) -> str:
+    """canal.yaml's sandbox.user; ``auto`` is the project folder's owner, so the sandbox can write the
+    workspace as its owner would, except root, which becomes the image's agent (1000:1000)."""
+    user = services.config.sandbox.user
+    if user != AUTO_USER:
+        return user
+    info = services.project_dir.stat()
+    return DEFAULT_USER if info.st_uid == 0 else f"{info.st_uid}:{info.st_gid}"
+
+
+def uid_gid(user: str) -> tuple[int, int]:
+    name, _, group = user.partition(":")
+    uid = int(name) if name.isdigit() else 1000
+    gid = int(group) if group.isdigit() else uid
+    return uid, gid
+
+
+def ensure_sandbox(services: Services, backend: SandboxBackend, ref: SandboxRef,
+                   on_event: Callable[[BuildEvent], None] | None = None) -> SandboxInfo:
+    """The running sandbox for ``ref``, created (and the default image built) when missing."""
+    info = backend.get(ref.container)
+    if info is not None and info.running:
+        return info
+    if info is not None:
+        backend.remove(ref.container)
+    spec = sandbox_spec(services, ref)
+    try:
+        return backend.create(ref.container, spec)
+    except ImageNotFound:
+        if spec.image != DEFAULT_IMAGE:
+            raise
+    # first run on this machine: build the default image (with progress), then create
+    client = docker_client()
+    try:
+        build_default_image(client, on_event=on_event or _quiet)
+    finally:
+        client.close()
+    return backend.create(ref.container, spec)
+
+
+def _quiet(_: BuildEvent) -> None:
+    return None

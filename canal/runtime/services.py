@@ -1,0 +1,81 @@
+"""The per-project services, built in one place from the host key store: audit log, approvals, trash,
+redactor, sealed store. CLI commands and the Python API both get them from here, lazily."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+
+from canal.runtime.approvals import ApprovalService
+from canal.runtime.audit import AuditLog, audit_path
+from canal.runtime.config import CanalConfig, load_config
+from canal.runtime.keys import KeyStore
+from canal.runtime.paths import config_dir, state_dir_for
+from canal.runtime.redact import Redactor
+from canal.runtime.sealed.store import SealedStore
+from canal.runtime.trash.store import Trash
+
+AUDIT_PURPOSE = "audit-hmac"
+APPROVAL_PURPOSE = "approval-hmac"
+APPROVERS_PURPOSE = "approvers-hmac"
+
+# Folders of the state dir that no sandbox may ever see. outputs/<sandbox> is the one deliberate,
+# read-only exception: each sandbox sees its own full outputs and nothing else.
+OUTPUTS = "outputs"
+
+
+class Services:
+    """Everything host-side that belongs to one project. Cheap to make; each part is built on first use."""
+
+    def __init__(self, project_dir: Path, *, config: CanalConfig | None = None,
+                 keys: KeyStore | None = None) -> None:
+        self.project_dir = project_dir.resolve()
+        self._config = config
+        self._keys = keys
+
+    @cached_property
+    def config(self) -> CanalConfig:
+        return self._config or load_config(self.project_dir)
+
+    @cached_property
+    def state_dir(self) -> Path:
+        return state_dir_for(self.project_dir)
+
+    @cached_property
+    def keys(self) -> KeyStore:
+        return self._keys or KeyStore()
+
+    @cached_property
+    def redactor(self) -> Redactor:
+        return Redactor.from_keys(self.keys)
+
+    @cached_property
+    def audit(self) -> AuditLog:
+        keys = self.keys
+        return AuditLog(audit_path(self.state_dir), keys.derive(AUDIT_PURPOSE), keys.primary_id,
+                        redact=self.redactor, earlier_keys=keys.derive_all(AUDIT_PURPOSE))
+
+    @cached_property
+    def approvals(self) -> ApprovalService:
+        settings = self.config.policy
+        return ApprovalService(self.state_dir, self.keys.derive(APPROVAL_PURPOSE), ttl_s=settings.token_ttl_s,
+                               mode=settings.approval, redact=self.redactor, audit=self.audit)
+
+    @cached_property
+    def trash(self) -> Trash:
+        return Trash(self.state_dir / "trash", self.audit)
+
+    @cached_property
+    def sealed(self) -> SealedStore:
+        """Sealed JSON documents (workflow runs and other host state); revisions recorded in the audit log."""
+        return SealedStore(self.state_dir / "state", self.keys, self.audit, redactor=self.redactor)
+
+    def outputs_dir(self, sandbox: str) -> Path:
+        return self.state_dir / OUTPUTS / sandbox
+
+    def protected_paths(self) -> list[Path]:
+        """Host folders no sandbox mount may touch: keys and every state folder but outputs."""
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        inner = [p for p in self.state_dir.iterdir() if p.name != OUTPUTS]
+        fixed = [self.state_dir / name for name in ("audit", "trash", "approvals", "state")]
+        return [config_dir(), *fixed, *inner]

@@ -1,0 +1,41 @@
+"""Errors of the host-side trash. Codes are public API (pinned by a test)."""
+
+from __future__ import annotations
+
+from canal.runtime.errors import ExitCode
+from canal.runtime.files.errors import FileOpError
+
+
+class TrashError(FileOpError):
+    code = "TRASH_ERROR"
+
+
+class TrashEntryNotFound(TrashError):
+    code = "TRASH_ENTRY_NOT_FOUND"
+
+
+class RestoreTargetExists(TrashError):
+    code = "RESTORE_TARGET_EXISTS"
+
+
+class CannotTrashWorkspace(TrashError):
+    code = "CANNOT_TRASH_WORKSPACE"
+
+
+class IsAFolderNeedsRecursive(TrashError):
+    code = "FOLDER_NEEDS_RECURSIVE"
+
+
+class UnsupportedFileType(TrashError):
+    code = "UNSUPPORTED_FILE_TYPE"
+
+
+class InvalidDuration(TrashError):
+    code = "INVALID_DURATION"
+
+
+class TrashCorrupt(TrashError):
+    """An info record that cannot be read, or an entry whose stored item is missing."""
+
+    code = "TRASH_CORRUPT"
+    exit_code = ExitCode.CANAL_ERROR

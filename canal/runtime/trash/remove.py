@@ -1,0 +1,63 @@
+"""``canal rm``: soft delete of workspace paths into the trash; a path already gone is a no-op."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from canal.runtime.files.confine import Located, Workspace, open_parent
+from canal.runtime.files.errors import PathNotFound
+from canal.runtime.trash.errors import IsAFolderNeedsRecursive
+from canal.runtime.trash.record import TrashEntry
+from canal.runtime.trash.store import Trash
+
+
+class RemoveOutcome(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: str
+    status: Literal["trashed", "already_gone"]
+    entry: TrashEntry | None = None
+
+    def to_text(self) -> str:
+        if self.entry is None:
+            return f"{self.path}: already gone, nothing to do"
+        return (f"{self.path}: moved to the trash as {self.entry.id} ({self.entry.kind}, {self.entry.size} "
+                f"bytes) | undo: {self.entry.restore_command()}")
+
+
+def remove_paths(trash: Trash, workspace: Path, paths: list[Path], *, recursive: bool = False,
+                 base: Path | None = None, actor: str = "agent") -> list[RemoveOutcome]:
+    """Move each path into the trash. Every path is checked (confined, folder needs ``recursive``)
+    before the first one moves, so a bad argument leaves everything in place."""
+    ws = Workspace.at(workspace)
+    located = [ws.locate(p, base=base, follow=False) for p in paths]
+    for loc in located:
+        if not recursive and _is_dir(loc):
+            msg = f"{loc.display} is a folder; removing it needs -r."
+            raise IsAFolderNeedsRecursive(msg, hint=f"canal rm -r {loc.display}",
+                                          details={"path": loc.display})
+    outcomes: list[RemoveOutcome] = []
+    for loc in located:
+        try:
+            entry = trash.put(loc.path, workspace=ws.root, move=True, actor=actor)
+        except PathNotFound:
+            outcomes.append(RemoveOutcome(path=loc.display, status="already_gone"))
+            continue
+        outcomes.append(RemoveOutcome(path=loc.display, status="trashed", entry=entry))
+    return outcomes
+
+
+def _is_dir(loc: Located) -> bool:
+    if loc.is_root:
+        return False  # put() refuses the workspace itself with its own error
+    try:
+        with open_parent(loc) as dfd:
+            st = os.stat(loc.name, dir_fd=dfd, follow_symlinks=False)
+    except (PathNotFound, FileNotFoundError):
+        return False
+    return stat.S_ISDIR(st.st_mode)

@@ -1,0 +1,19 @@
+"""The engine's transitions as audit records: ``workflow.<...>`` events in the project's audit log."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from canal.runtime.ports import AuditSink
+from canal.workflows.ports import EventHook
+
+
+def audit_hook(audit: AuditSink, *, actor: str = "agent") -> EventHook:
+    """An ``EventHook`` appending each event to ``audit``. Event data carries ids, statuses and field
+    names only (the engine's contract), and the audit log redacts it again on the way in."""
+
+    def on_event(name: str, data: Mapping[str, Any]) -> None:
+        audit.append(name, dict(data), actor=actor)
+
+    return on_event

@@ -1,0 +1,224 @@
+"""The in-container session agent (stdlib only). ``session.py`` sends it, with its helper modules
+``_agent_procs``, ``_agent_pump`` and ``_agent_shell``, as one ``python3 -c`` program.
+
+Protocol on the exec's stdin/stdout (stderr is for the agent's own failures):
+
+- request: 4-byte big-endian length, a JSON header, then ``stdin_len`` raw bytes;
+- reply frames: 1 type byte, 4-byte big-endian length, payload. ``o`` stdout bytes, ``e`` stderr
+  bytes, ``h`` heartbeat, ``x`` the final JSON for the request, echoing its ``id`` (the nonce).
+
+A ``str`` command runs in the session's long-lived bash (``_agent_shell``), in a subshell of its
+own; an argv command is started directly. Both run in their own session with a raised OOM score.
+On a timeout, a wedged shell, or a fork bomb, the agent kills every process in the container but
+PID 1, the keepalive and itself, and checks again until nothing else is left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import struct
+import subprocess
+import sys
+from typing import Any
+
+from canal.sandbox._agent_procs import keepalive_pid, pressure, raise_oom_score, sweep
+from canal.sandbox._agent_pump import Pump, write_frame
+from canal.sandbox._agent_shell import Shell, ShellRun
+
+SHELL_LOST = {
+    "shell_died": "the command killed the session's shell",
+    "wedged": "the command stopped the session's shell",
+    "out_of_step": "the session's shell answered out of step (something wrote to its own pipes)",
+    "stuck": "the session's shell stopped taking commands (something read its own input)",
+}
+AFTER_SHELL_LOST = ("; every process in the sandbox was killed and a fresh shell starts with the next "
+                    "command (with the working directory and variables from before this command)")
+
+
+def read_exact(n: int) -> bytes:
+    parts = []
+    while n:
+        chunk = os.read(0, min(n, 1 << 20))
+        if not chunk:
+            raise EOFError
+        parts.append(chunk)
+        n -= len(chunk)
+    return b"".join(parts)
+
+
+class ProcRun:
+    """An argv command started by the agent, as the pump's ``Child``."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self.proc = proc
+
+    def finished(self) -> bool:
+        return self.proc.poll() is not None
+
+    def watch_fd(self) -> int | None:
+        return None
+
+    def on_ready(self) -> bool:
+        return False
+
+    def wait(self, timeout_s: float) -> None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=timeout_s)
+
+    def wedged(self) -> bool:
+        return False
+
+
+def error_reply(message: str, code: int) -> dict[str, Any]:
+    write_frame(b"e", f"canal: {message}\n".encode())
+    return {"exit_code": code, "reason": "exited"}
+
+
+class Agent:
+    def __init__(self, init: bool) -> None:
+        keep = keepalive_pid() if init else None
+        self.protected = {1, os.getpid()} | ({keep} if keep else set())
+        self.cwd = os.getcwd()
+        self.env = dict(os.environ)
+        self.shell = Shell()
+
+    def serve(self) -> None:
+        while True:
+            try:
+                size = struct.unpack(">I", read_exact(4))[0]
+                req = json.loads(read_exact(size))
+                stdin = read_exact(req.get("stdin_len", 0)) if req.get("stdin_len") else None
+            except EOFError:
+                return
+            reply = self.handle(req, stdin)
+            reply["id"] = req.get("id")
+            write_frame(b"x", json.dumps(reply).encode())
+
+    def handle(self, req: dict[str, Any], stdin: bytes | None) -> dict[str, Any]:
+        if req["op"] == "hello":
+            with contextlib.suppress(OSError):
+                self.shell.ensure(self.env, self.cwd)  # warm: the first str command pays nothing
+            return {"pid": os.getpid(), "protected": sorted(self.protected)}
+        if req["op"] == "sweep":
+            return {"survivors": self.sweep()}
+        if req.get("shell"):
+            return self.run_shell(req, stdin)
+        return self.run_argv(req, stdin)
+
+    def sweep(self) -> list[int]:
+        survivors = sweep(self.protected)
+        if not self.shell.alive():
+            self.shell.reap()
+        return survivors
+
+    # argv commands ---------------------------------------------------------------------------
+    def run_argv(self, req: dict[str, Any], stdin: bytes | None) -> dict[str, Any]:
+        env = dict(self.env, **(req.get("env") or {}))
+        cwd = req.get("workdir") or self.cwd
+        before = pressure()
+        try:
+            proc = subprocess.Popen(
+                req["argv"], cwd=cwd if os.path.isdir(cwd) else "/", env=env, start_new_session=True,
+                close_fds=True, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        except FileNotFoundError as exc:
+            return error_reply(f"command not found: {exc.filename}", 127)
+        except PermissionError as exc:
+            return error_reply(f"permission denied: {exc.filename}", 126)
+        except (OSError, ValueError) as exc:
+            return dict(error_reply(f"cannot start the command: {exc}", 126),
+                        pid_limit_hits=pressure()[1] - before[1])
+        raise_oom_score(proc.pid)
+        assert proc.stdout is not None
+        assert proc.stderr is not None
+        outputs = {proc.stdout.fileno(): b"o", proc.stderr.fileno(): b"e"}
+        pump = Pump(ProcRun(proc), outputs, proc.stdin.fileno() if proc.stdin else None, stdin)
+        reason = pump.run(req.get("timeout_s"), req.get("idle_timeout_s"))
+        survivors: list[int] = []
+        if reason != "exited":
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            survivors = self.sweep()
+        pump.close()
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        code = proc.wait()
+        return self.finish(reason, 128 + -code if code < 0 else code, before, survivors)
+
+    def finish(self, reason: str, code: int | None, before: tuple[int, int],
+               survivors: list[int]) -> dict[str, Any]:
+        after = pressure()
+        if after[1] > before[1]:
+            survivors = self.sweep()
+        return {"exit_code": code, "reason": reason, "survivors": survivors,
+                "oom_kills": after[0] - before[0], "pid_limit_hits": after[1] - before[1]}
+
+    # str commands ----------------------------------------------------------------------------
+    def run_shell(self, req: dict[str, Any], stdin: bytes | None) -> dict[str, Any]:
+        env = {str(k): str(v) for k, v in (req.get("env") or {}).items()}
+        fields = [req["command"], req.get("workdir") or "", *env, *env.values()]
+        if any("\0" in f for f in fields):
+            return error_reply("a command, variable or folder cannot contain a NUL byte", 126)
+        if not all(k.isidentifier() and k.isascii() for k in env):
+            return error_reply(f"not a valid variable name in env: {sorted(env)!r}", 126)
+        try:
+            self.shell.ensure(self.env, self.cwd)
+        except OSError as exc:
+            return error_reply(f"cannot start bash for a shell command: {exc}", 127)
+        before = pressure()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        in_r, in_w = os.pipe() if stdin is not None else (-1, -1)
+        me = f"/proc/{os.getpid()}/fd"
+        paths = [f"{me}/{in_r}" if stdin is not None else "/dev/null", f"{me}/{out_w}", f"{me}/{err_w}"]
+        held = [out_w, err_w, *([in_r] if stdin is not None else [])]
+        try:
+            token = self.shell.submit([*paths, req.get("workdir") or "", req["command"],
+                                     *(f"{k}={v}" for k, v in env.items())])
+        except OSError as exc:
+            for fd in (out_r, err_r, *held, *([in_w] if stdin is not None else [])):
+                os.close(fd)
+            self.shell.reap()
+            return error_reply(f"the session's shell did not take the command: {exc}", 126)
+        run = ShellRun(self.shell, token, held)
+        pump = Pump(run, {out_r: b"o", err_r: b"e"}, in_w if stdin is not None else None, stdin)
+        reason = pump.run(req.get("timeout_s"), req.get("idle_timeout_s"))
+        if reason in ("exited", "wedged") and run.lost is not None:
+            reason = run.lost
+        return self.end_shell(reason, run, pump, before)
+
+    def end_shell(self, reason: str, run: ShellRun, pump: Pump,
+                  before: tuple[int, int]) -> dict[str, Any]:
+        survivors = self.sweep() if reason != "exited" else []
+        run.release()
+        pump.close()
+        if reason == "exited":
+            state = self.shell.take_state()
+            if state is not None:
+                self.cwd, self.env = state
+        else:
+            self.shell.take_state()  # the state of a command cut short is not kept
+        if reason in SHELL_LOST:
+            reply = self.finish("killed", None, before, survivors)
+            return dict(reply, detail=SHELL_LOST[reason] + AFTER_SHELL_LOST)
+        return self.finish(reason, run.status, before, survivors)
+
+
+def main() -> None:
+    mode = sys.argv[1] if len(sys.argv) > 1 else "serve"
+    if mode == "sweep":
+        keep = keepalive_pid()
+        survivors = sweep({1, os.getpid()} | ({keep} if keep else set()))
+        sys.stdout.write(json.dumps({"survivors": survivors}))
+        return
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    Agent(init=mode == "serve").serve()
+
+
+if __name__ == "__main__":
+    main()

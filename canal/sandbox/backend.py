@@ -1,0 +1,122 @@
+"""The ``SandboxBackend`` protocol: what every backend (Docker, the in-package fake) provides.
+
+``exec`` semantics shared by every backend:
+
+- a ``str`` command runs in the sandbox's persistent session through bash: the working directory and
+  exported variables persist from one command to the next, like a terminal;
+- a ``Sequence[str]`` command is an exact argv: no shell is involved, so untrusted values stay whole;
+- stdin is /dev/null unless ``stdin`` is given; ``env`` and ``workdir`` apply to this command only;
+- output past ``OUTPUT_MEMORY_CAP`` bytes per stream is spooled to 0600 files in ``spool_dir`` (or a
+  private temporary folder); a non-zero exit, a timeout or an OOM kill is a result, not an exception.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from canal.sandbox.errors import SpecInvalid
+from canal.sandbox.result import ExecResult
+from canal.sandbox.spec import SandboxSpec
+
+OUTPUT_MEMORY_CAP = 1024 * 1024
+MAX_TRANSFER_BYTES = 256 * 1024 * 1024
+NAME_PREFIX = "canal-"
+
+LABEL_OWNER = "canal.owner"
+LABEL_SANDBOX = "canal.sandbox"
+LABEL_EXPIRES = "canal.expires"
+LABEL_POOL = "canal.pool"
+
+
+_NAME = re.compile(r"^canal-[a-zA-Z0-9][a-zA-Z0-9_.-]{0,100}$")
+
+
+def check_name(name: str) -> str:
+    """``name`` if it is a valid sandbox name (``canal-`` prefix), else ``SpecInvalid``."""
+    if not _NAME.match(name):
+        msg = f"Sandbox names start with {NAME_PREFIX!r} and use letters, digits, '_', '.', '-': {name!r}"
+        raise SpecInvalid(msg, hint="pick a name such as canal-work-1", details={"name": name})
+    return name
+
+
+class SandboxStatus(StrEnum):
+    CREATED = "created"
+    RUNNING = "running"
+    PAUSED = "paused"
+    RESTARTING = "restarting"
+    EXITED = "exited"
+    DEAD = "dead"
+    REMOVING = "removing"
+
+
+@dataclass(frozen=True)
+class SandboxInfo:
+    """One sandbox as the backend sees it now."""
+
+    id: str
+    name: str
+    image: str
+    status: SandboxStatus
+    labels: Mapping[str, str] = field(default_factory=dict)
+    image_digest: str | None = None
+    created_at: datetime | None = None
+    expires_at: datetime | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.status is SandboxStatus.RUNNING
+
+
+@runtime_checkable
+class SandboxBackend(Protocol):
+    """Creates, runs commands in, and removes sandboxes. Names carry the ``canal-`` prefix."""
+
+    def create(self, name: str, spec: SandboxSpec) -> SandboxInfo:
+        """Create and start a sandbox. Raises ``SandboxExists``, ``MountRefused``, ``ImageNotFound``..."""
+        ...
+
+    def get(self, name: str) -> SandboxInfo | None: ...
+
+    def list(self, *, all_owners: bool = False) -> list[SandboxInfo]:
+        """Sandboxes of this backend's owner (every Canal sandbox with ``all_owners``)."""
+        ...
+
+    def stop(self, name: str) -> None:
+        """Stop the sandbox's processes; raises ``SandboxNotFound`` when there is none."""
+        ...
+
+    def remove(self, name: str) -> None:
+        """Remove the sandbox and everything in it. Idempotent: a missing sandbox is not an error."""
+        ...
+
+    def exec(
+        self,
+        name: str,
+        command: str | Sequence[str],
+        *,
+        timeout_s: float | None = None,
+        idle_timeout_s: float | None = None,
+        stdin: bytes | None = None,
+        env: Mapping[str, str] | None = None,
+        workdir: str | None = None,
+        spool_dir: Path | None = None,
+    ) -> ExecResult: ...
+
+    def put_files(self, name: str, files: Mapping[str, bytes], *, dest: str = "/workspace",
+                  max_bytes: int = MAX_TRANSFER_BYTES) -> None:
+        """Write ``files`` (relative path -> content) under ``dest``. Raises ``FileTransferRefused``."""
+        ...
+
+    def get_files(self, name: str, path: str, *, max_bytes: int = MAX_TRANSFER_BYTES) -> dict[str, bytes]:
+        """Regular files at or under ``path``, keyed by path relative to ``path``'s parent."""
+        ...
+
+    def close(self) -> None:
+        """Release client resources (sessions, connections). Sandboxes stay; ``remove`` them."""
+        ...

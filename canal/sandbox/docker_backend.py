@@ -1,0 +1,254 @@
+"""The Docker implementation of ``SandboxBackend``: hardened containers, one persistent session each."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import docker
+import docker.errors
+from docker.models.containers import Container
+
+from canal.sandbox.backend import (
+    LABEL_OWNER,
+    LABEL_SANDBOX,
+    MAX_TRANSFER_BYTES,
+    OUTPUT_MEMORY_CAP,
+    SandboxInfo,
+    check_name,
+)
+from canal.sandbox.docker_errors import translating
+from canal.sandbox.docker_info import info_of
+from canal.sandbox.docker_spec import canal_labels, run_kwargs
+from canal.sandbox.errors import (
+    FileTransferRefused,
+    RuntimeUnknown,
+    SandboxNotFound,
+    SandboxNotRunning,
+    SpecInvalid,
+)
+from canal.sandbox.files import pack, unpack
+from canal.sandbox.outcome import KILLED_EXIT, Call, to_result
+from canal.sandbox.result import EndReason, ExecResult
+from canal.sandbox.session import AGENT_SOURCE, Request, Session, SessionBroken, command_deadline
+from canal.sandbox.spec import SandboxSpec, check_mounts
+from canal.sandbox.spool import Spool
+
+
+@dataclass
+class _Handle:
+    """What the backend keeps per running sandbox: its session and the lock that serializes commands."""
+
+    container_id: str
+    user: str
+    workdir: str
+    init: bool
+    memory: int | None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    session: Session | None = None
+
+
+class DockerBackend:
+    """Sandboxes as Docker containers labelled ``canal.owner=<owner>``."""
+
+    def __init__(self, client: docker.DockerClient, *, owner: str = "canal",
+                 protected_paths: Sequence[Path] = (), output_cap: int = OUTPUT_MEMORY_CAP) -> None:
+        self.client = client
+        self.owner = owner
+        self.protected_paths = tuple(protected_paths)
+        self.output_cap = output_cap
+        self._handles: dict[str, _Handle] = {}
+        self._guard = threading.Lock()
+        self._runtimes: list[str] | None = None
+
+    # lifecycle -------------------------------------------------------------------------------
+    def create(self, name: str, spec: SandboxSpec, *, extra_labels: Mapping[str, str] | None = None,
+               extra_ttl_s: int = 0) -> SandboxInfo:
+        check_name(name)
+        check_mounts(spec, self.protected_paths)
+        self._check_runtime(spec.runtime)
+        labels = {**canal_labels(spec, owner=self.owner, name=name, extra_ttl_s=extra_ttl_s),
+                  **(extra_labels or {})}
+        with translating("find the image for", name=name):
+            self.client.images.get(spec.image)  # never pull implicitly: no registry may be reachable
+        with translating("create", name=name):
+            container = self.client.containers.run(**run_kwargs(spec, name=name, labels=labels))
+            container.reload()
+        return info_of(container)
+
+    def _check_runtime(self, runtime: str) -> None:
+        if self._runtimes is None:
+            with translating("read the engine's runtimes"):
+                self._runtimes = sorted(self.client.info().get("Runtimes", {}))
+        if runtime not in self._runtimes:
+            msg = f"The engine has no container runtime {runtime!r}; installed: {', '.join(self._runtimes)}."
+            raise RuntimeUnknown(msg, hint="use runtime: runc, or install the runtime and restart dockerd",
+                                 details={"runtime": runtime, "installed": self._runtimes})
+
+    def _container(self, name: str) -> Container | None:
+        try:
+            with translating("inspect", name=name):
+                container = self.client.containers.get(name)
+        except SandboxNotFound:
+            return None
+        labels = container.labels or {}
+        return container if LABEL_SANDBOX in labels and LABEL_OWNER in labels else None
+
+    def get(self, name: str) -> SandboxInfo | None:
+        container = self._container(name)
+        return None if container is None else info_of(container)
+
+    def list(self, *, all_owners: bool = False) -> list[SandboxInfo]:
+        label = LABEL_OWNER if all_owners else f"{LABEL_OWNER}={self.owner}"
+        with translating("list sandboxes"):
+            containers = self.client.containers.list(all=True, filters={"label": [label, LABEL_SANDBOX]})
+        return [info_of(c) for c in containers]
+
+    def stop(self, name: str) -> None:
+        container = self._require(name)
+        self._drop(name)
+        with translating("stop", name=name):
+            container.stop(timeout=1)
+
+    def remove(self, name: str) -> None:
+        self._drop(name)
+        container = self._container(name)
+        if container is None:
+            return
+        try:
+            with translating("remove", name=name):
+                container.remove(force=True, v=True)
+        except SandboxNotFound:
+            return
+
+    def rename(self, old: str, new: str) -> None:
+        """Give a sandbox a new name (the warm pool hands out sandboxes this way); keeps its session."""
+        check_name(new)
+        container = self._require(old)
+        with translating("rename", name=old):
+            container.rename(new)
+        with self._guard:
+            handle = self._handles.pop(old, None)
+            if handle is not None:
+                self._handles[new] = handle
+
+    def close(self) -> None:
+        for name in list(self._handles):
+            self._drop(name)
+
+    def _require(self, name: str) -> Container:
+        container = self._container(name)
+        if container is None:
+            msg = f"No Canal sandbox named {name!r}."
+            raise SandboxNotFound(msg, hint="docker ps -a --filter label=canal.sandbox",
+                                  details={"name": name})
+        return container
+
+    def _drop(self, name: str) -> None:
+        with self._guard:
+            handle = self._handles.pop(name, None)
+        if handle is not None and handle.session is not None:
+            handle.session.close()
+
+    # exec ------------------------------------------------------------------------------------
+    def _handle(self, name: str) -> _Handle:
+        with self._guard:
+            handle = self._handles.get(name)
+        if handle is not None:
+            return handle
+        container = self._require(name)
+        if container.status != "running":
+            msg = f"Sandbox {name!r} is {container.status}, not running."
+            raise SandboxNotRunning(msg, hint=f"docker start {name}", details={"name": name})
+        attrs: dict[str, Any] = container.attrs
+        config, host = attrs["Config"], attrs["HostConfig"]
+        handle = _Handle(container.id, user=config.get("User") or "0",
+                         workdir=config.get("WorkingDir") or "/",
+                         init=bool(host.get("Init")), memory=host.get("Memory") or None)
+        with self._guard:
+            return self._handles.setdefault(name, handle)
+
+    def warm(self, name: str) -> None:
+        """Start the sandbox's session now so its first command does not pay for it."""
+        handle = self._handle(name)
+        with handle.lock:
+            self._session(handle)
+
+    def _session(self, handle: _Handle) -> Session:
+        if handle.session is None or handle.session.closed:
+            handle.session = Session(self.client, handle.container_id, user=handle.user,
+                                     workdir=handle.workdir, init=handle.init)
+        return handle.session
+
+    def exec(self, name: str, command: str | Sequence[str], *, timeout_s: float | None = None,
+             idle_timeout_s: float | None = None, stdin: bytes | None = None,
+             env: Mapping[str, str] | None = None, workdir: str | None = None,
+             spool_dir: Path | None = None) -> ExecResult:
+        header = command_header(command, timeout_s, idle_timeout_s, env, workdir)
+        handle = self._handle(name)
+        out, err = Spool(self.output_cap, spool_dir, "stdout"), Spool(self.output_cap, spool_dir, "stderr")
+        call = Call(timeout_s, idle_timeout_s, handle.memory)
+        start = time.monotonic()
+        with handle.lock:
+            try:
+                reply = self._session(handle).request(
+                    Request(header, stdin, command_deadline(timeout_s)), out, err)
+            except SessionBroken as exc:
+                reply = self._after_broken_session(name, handle, exc)
+        return to_result(reply, out.finish(), err.finish(), time.monotonic() - start, call)
+
+    def _after_broken_session(self, name: str, handle: _Handle, exc: SessionBroken) -> dict[str, Any]:
+        handle.session = None
+        container = self._container(name)
+        if container is None or container.status != "running":
+            self._drop(name)
+            return {"reason": EndReason.SANDBOX_VANISHED.value, "exit_code": None,
+                    "detail": f"{exc.why}: the sandbox is gone or stopped"}
+        with translating("clean up after a broken session in", name=name):
+            container.exec_run(["python3", "-c", AGENT_SOURCE, "sweep"], user=handle.user)
+        return {"reason": EndReason.KILLED.value, "exit_code": KILLED_EXIT,
+                "detail": f"{exc.why}; every process in the sandbox was killed and a fresh session "
+                          "starts with the next command (working directory and variables are reset)"}
+
+    # files -----------------------------------------------------------------------------------
+    def put_files(self, name: str, files: Mapping[str, bytes], *, dest: str = "/workspace",
+                  max_bytes: int = MAX_TRANSFER_BYTES) -> None:
+        data = pack(files, max_bytes=max_bytes)
+        result = self.exec(name, ["tar", "-x", "--no-same-owner", "-C", dest, "-f", "-"], stdin=data)
+        if not result.ok:
+            msg = f"Could not write files under {dest} in {name}: {result.stderr.head(500)!r}"
+            raise FileTransferRefused(msg, hint=f"check that {dest} exists and is writable",
+                                      details={"dest": dest, "exit_code": result.exit_code})
+
+    def get_files(self, name: str, path: str, *, max_bytes: int = MAX_TRANSFER_BYTES) -> dict[str, bytes]:
+        size = self.exec(name, ["du", "-sb", "--", path])
+        if not size.ok:
+            msg = f"Could not read {path} in {name}: {size.stderr.head(500)!r}"
+            raise FileTransferRefused(msg, hint="check the path with: ls -la", details={"path": path})
+        if int(size.stdout.read_bytes().split()[0]) > max_bytes:
+            msg = f"Refused to read {path}: larger than {max_bytes} bytes."
+            raise FileTransferRefused(msg, hint="read a smaller path, or raise max_bytes",
+                                      details={"path": path, "max_bytes": max_bytes})
+        parent, base = str(Path(path).parent), Path(path).name
+        result = self.exec(name, ["tar", "-c", "-C", parent, "--", base])
+        with result.stdout.open() as stream:
+            return unpack(stream, max_bytes=max_bytes)
+
+
+def command_header(command: str | Sequence[str], timeout_s: float | None, idle_timeout_s: float | None,
+                   env: Mapping[str, str] | None, workdir: str | None) -> dict[str, Any]:
+    header: dict[str, Any] = {"op": "run", "timeout_s": timeout_s, "idle_timeout_s": idle_timeout_s,
+                              "env": dict(env or {}), "workdir": workdir}
+    if isinstance(command, str):
+        header.update(shell=True, command=command)
+    else:
+        argv = list(command)
+        if not argv or not all(isinstance(a, str) for a in argv):
+            msg = "An argv command needs at least one element, all strings."
+            raise SpecInvalid(msg, hint="pass a list such as ['ls', '-la']", details={"argv": repr(argv)})
+        header["argv"] = argv
+    return header

@@ -1,0 +1,62 @@
+"""Translate a ``SandboxSpec`` into ``containers.run`` arguments: the hardening lives here."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from docker.types import Mount as DockerMount
+
+from canal.sandbox.backend import LABEL_EXPIRES, LABEL_OWNER, LABEL_SANDBOX
+from canal.sandbox.spec import SandboxSpec
+
+KEEPALIVE = ["sleep", "infinity"]
+HOME = "/home/agent"
+
+
+def _tmpfs_options(size: int, user: str, mode: str) -> str:
+    uid, _, gid = user.partition(":")
+    owner = f",uid={uid},gid={gid or uid}" if uid.isdigit() and (gid or uid).isdigit() else ""
+    return f"rw,nosuid,nodev,size={size},mode={mode}{owner}"
+
+
+def canal_labels(spec: SandboxSpec, *, owner: str, name: str, extra_ttl_s: int = 0) -> dict[str, str]:
+    expires = int(time.time()) + spec.ttl_s + extra_ttl_s
+    return {**spec.labels, LABEL_OWNER: owner, LABEL_SANDBOX: name, LABEL_EXPIRES: str(expires)}
+
+
+def run_kwargs(spec: SandboxSpec, *, name: str, labels: dict[str, str]) -> dict[str, Any]:
+    """Keyword arguments for ``client.containers.run`` (detached, hardened unless the spec says not)."""
+    tmpfs = {"/tmp": _tmpfs_options(spec.limits.tmp_size, spec.user, "1777"),
+             HOME: _tmpfs_options(spec.limits.home_size, spec.user, "0700")}
+    if not spec.workdir_mounted:
+        tmpfs[spec.workdir] = _tmpfs_options(spec.limits.workspace_size, spec.user, "0755")
+    kwargs: dict[str, Any] = {
+        "image": spec.image,
+        "command": KEEPALIVE,
+        "name": name,
+        "detach": True,
+        "user": spec.user,
+        "working_dir": spec.workdir,
+        "environment": {"HOME": HOME, **spec.env},
+        "labels": labels,
+        "network_mode": spec.network,
+        "read_only": spec.read_only_root,
+        "init": spec.init,
+        "runtime": spec.runtime,
+        "mem_limit": spec.limits.memory,
+        "memswap_limit": spec.limits.memory,
+        "nano_cpus": int(spec.limits.cpus * 1e9),
+        "pids_limit": spec.limits.pids,
+        "tmpfs": tmpfs,
+        "mounts": [DockerMount(target=m.target, source=str(m.source.resolve()), type="bind",
+                               read_only=m.read_only) for m in spec.mounts],
+        "ipc_mode": "private",
+        "stdin_open": False,
+        "tty": False,
+    }
+    if spec.cap_drop_all:
+        kwargs["cap_drop"] = ["ALL"]
+    if spec.no_new_privileges:
+        kwargs["security_opt"] = ["no-new-privileges"]
+    return kwargs

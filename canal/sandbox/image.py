@@ -1,0 +1,211 @@
+"""Building Canal's sandbox images, with or without a reachable registry.
+
+When the Dockerfile's base cannot be pulled, a base is bootstrapped from Debian's package mirror
+(``debootstrap --variant=minbase`` into a temp folder, then ``docker import``). Builds are cached: the
+image carries a label with the hash of its build context, and a build whose hash matches is skipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import docker
+import docker.errors
+
+from canal.sandbox.errors import ImageBuildFailed, ImageNotFound
+
+VERSION = "0.1.0"
+DEFAULT_IMAGE = f"canal/sandbox:{VERSION}"
+UPSTREAM_BASE = "debian:bookworm-slim"
+BOOTSTRAP_BASE = "canal/base:bookworm"
+HASH_LABEL = "canal.image.context-sha256"
+DEFAULT_MIRROR = "http://deb.debian.org/debian"
+_STEP = re.compile(r"^Step (\d+)/(\d+) : (.*)$")
+
+
+@dataclass(frozen=True)
+class BuildEvent:
+    """A progress event for the caller to render: ``kind`` is info, step or log."""
+
+    kind: str
+    text: str
+    step: int = 0
+    steps: int = 0
+
+
+@dataclass(frozen=True)
+class BuiltImage:
+    tag: str
+    image_id: str
+    cached: bool
+    base: str
+
+
+Progress = Callable[[BuildEvent], None]
+
+
+def _ignore(_: BuildEvent) -> None:
+    return None
+
+
+def context_dir(name: str = "sandbox") -> Path:
+    return Path(str(resources.files("canal._images").joinpath(name)))
+
+
+def context_hash(folder: Path) -> str:
+    digest = hashlib.sha256(VERSION.encode())
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def image_present(client: docker.DockerClient, tag: str) -> bool:
+    try:
+        client.images.get(tag)
+    except docker.errors.ImageNotFound:
+        return False
+    return True
+
+
+def require_image(client: docker.DockerClient, tag: str) -> None:
+    if not image_present(client, tag):
+        msg = f"Image {tag} is not in the local engine."
+        hint = "canal image build" if tag == DEFAULT_IMAGE else f"docker build -t {tag} <context>"
+        raise ImageNotFound(msg, hint=hint, details={"image": tag})
+
+
+def build_default_image(
+    client: docker.DockerClient, *, force: bool = False, on_event: Progress = _ignore
+) -> BuiltImage:
+    """Build ``canal/sandbox:<version>`` unless an image from the same build context is present."""
+    folder = context_dir()
+    wanted = context_hash(folder)
+    if not force:
+        try:
+            current = client.images.get(DEFAULT_IMAGE)
+        except docker.errors.ImageNotFound:
+            current = None
+        if current is not None and (current.labels or {}).get(HASH_LABEL) == wanted:
+            on_event(BuildEvent("info", f"{DEFAULT_IMAGE} is up to date (cached)"))
+            return BuiltImage(DEFAULT_IMAGE, current.id, cached=True, base="")
+    base = ensure_base(client, on_event)
+    image_id = _build(client, folder, DEFAULT_IMAGE, {"BASE": base}, {HASH_LABEL: wanted}, on_event)
+    return BuiltImage(DEFAULT_IMAGE, image_id, cached=False, base=base)
+
+
+def ensure_base(client: docker.DockerClient, on_event: Progress = _ignore) -> str:
+    """A usable base: the upstream image if present or pullable, else a bootstrapped one."""
+    for tag in (UPSTREAM_BASE, BOOTSTRAP_BASE):
+        if image_present(client, tag):
+            return tag
+    on_event(BuildEvent("info", f"pulling {UPSTREAM_BASE}"))
+    try:
+        client.images.pull(UPSTREAM_BASE)
+    except docker.errors.APIError as exc:
+        on_event(BuildEvent("info", f"cannot pull {UPSTREAM_BASE} ({_first_line(exc)}); bootstrapping"))
+    else:
+        return UPSTREAM_BASE
+    bootstrap_base(client, on_event)
+    return BOOTSTRAP_BASE
+
+
+def debian_mirror() -> str:
+    """The mirror this host's apt uses (deb822 or one-line format), else Debian's default."""
+    for src in sorted(Path("/etc/apt/sources.list.d").glob("*.sources")):
+        for line in src.read_text(errors="replace").splitlines():
+            if line.startswith("URIs:") and "security" not in line:
+                return line.split()[1]
+    legacy = Path("/etc/apt/sources.list")
+    if legacy.is_file():
+        for line in legacy.read_text(errors="replace").splitlines():
+            parts = line.split()
+            if len(parts) >= 3 and parts[0] == "deb" and "security" not in parts[1]:
+                return parts[1]
+    return DEFAULT_MIRROR
+
+
+def bootstrap_base(client: docker.DockerClient, on_event: Progress = _ignore) -> None:
+    """debootstrap a minimal bookworm into a temp folder and import it as ``canal/base:bookworm``."""
+    tool = shutil.which("debootstrap")
+    if tool is None or os.geteuid() != 0:
+        why = "debootstrap is not installed" if tool is None else "bootstrapping needs root"
+        msg = f"No base image is available ({UPSTREAM_BASE} cannot be pulled) and {why}."
+        hint = "sudo apt-get install debootstrap && sudo canal image build"
+        raise ImageBuildFailed(msg, hint=hint, details={"base": UPSTREAM_BASE})
+    mirror = debian_mirror()
+    with tempfile.TemporaryDirectory(prefix="canal-bootstrap-") as tmp:
+        root = Path(tmp) / "rootfs"
+        on_event(BuildEvent("info", f"debootstrap minbase bookworm from {mirror} (about a minute)"))
+        _run_logged([tool, "--variant=minbase", "bookworm", str(root), mirror], "debootstrap")
+        archive = Path(tmp) / "rootfs.tar"
+        _run_logged(["tar", "-C", str(root), "-cf", str(archive), "."], "tar")
+        on_event(BuildEvent("info", f"importing {BOOTSTRAP_BASE}"))
+        repo, tag = BOOTSTRAP_BASE.split(":")
+        client.api.import_image_from_file(str(archive), repository=repo, tag=tag)
+
+
+def _run_logged(argv: list[str], what: str) -> None:
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-15:])
+        msg = f"{what} failed with exit code {proc.returncode}. Last lines:\n{tail}"
+        raise ImageBuildFailed(msg, hint="check the network to Debian's mirror, then: canal image build")
+
+
+def _build(
+    client: docker.DockerClient,
+    folder: Path,
+    tag: str,
+    buildargs: dict[str, str],
+    labels: dict[str, str],
+    on_event: Progress,
+) -> str:
+    recent: deque[str] = deque(maxlen=20)
+    current = "(before the first step)"
+    stream: Iterator[dict[str, Any]] = client.api.build(
+        path=str(folder), tag=tag, buildargs=buildargs, labels=labels, decode=True, rm=True, forcerm=True
+    )
+    error = ""
+    try:
+        for chunk in stream:  # read to the end even after an error, so the connection is released
+            if "error" in chunk:
+                error = error or str(chunk["error"])
+                continue
+            for line in str(chunk.get("stream", "")).splitlines():
+                if not line.strip():
+                    continue
+                step = _STEP.match(line)
+                if step:
+                    current = line
+                    on_event(BuildEvent("step", step[3], int(step[1]), int(step[2])))
+                else:
+                    recent.append(line)
+                    on_event(BuildEvent("log", line))
+    except docker.errors.APIError as exc:
+        _fail(tag, current, recent, _first_line(exc))
+    if error:
+        _fail(tag, current, recent, error)
+    return str(client.images.get(tag).id)
+
+
+def _fail(tag: str, step: str, recent: deque[str], error: str) -> None:
+    log = "\n".join(recent) or "(no output)"
+    msg = f"Building {tag} failed at {step}: {error.strip()}\nLast lines of its log:\n{log}"
+    raise ImageBuildFailed(msg, hint="fix the step above, then: canal image build",
+                           details={"step": step, "error": error.strip(), "log": list(recent)})
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

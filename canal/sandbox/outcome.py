@@ -1,0 +1,66 @@
+"""Turn the agent's final reply into an ``ExecResult``: exit code, end reason, limits hit (pure)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from canal.sandbox.result import CapturedOutput, EndReason, ExecResult
+
+TIMEOUT_EXIT = 124
+KILLED_EXIT = 137
+_REASONS = {reason.value: reason for reason in EndReason}
+
+
+@dataclass(frozen=True)
+class Call:
+    """What was asked, for the result's record."""
+
+    timeout_s: float | None
+    idle_timeout_s: float | None
+    memory_limit_bytes: int | None
+
+
+def limits_hit(reply: dict[str, Any]) -> tuple[str, ...]:
+    hit = []
+    if int(reply.get("oom_kills") or 0) > 0:
+        hit.append("memory")
+    if int(reply.get("pid_limit_hits") or 0) > 0:
+        hit.append("pids")
+    return tuple(hit)
+
+
+def _reason_and_detail(reply: dict[str, Any], call: Call) -> tuple[EndReason, str]:
+    reason = _REASONS.get(str(reply.get("reason")), EndReason.KILLED)
+    hit = limits_hit(reply)
+    notes = [str(reply["detail"])] if reply.get("detail") else []
+    if reason is EndReason.HARD_TIMEOUT:
+        notes.append(f"hard timeout after {call.timeout_s}s; every process of the command was killed")
+    elif reason is EndReason.IDLE_TIMEOUT:
+        notes.append(f"no output for {call.idle_timeout_s}s; every process of the command was killed")
+    if "memory" in hit:
+        notes.append(f"memory limit of {call.memory_limit_bytes} bytes reached: a process was OOM-killed")
+        if reason is EndReason.EXITED and reply.get("exit_code") == KILLED_EXIT:
+            reason = EndReason.OOM_KILLED
+    if "pids" in hit:
+        notes.append("the process limit was reached (a fork bomb?); every process it started was killed")
+        if reason is EndReason.EXITED:
+            reason = EndReason.KILLED
+    if reply.get("survivors"):
+        notes.append(f"processes survived the kill: {reply['survivors']}")
+    return reason, "; ".join(notes)
+
+
+def to_result(reply: dict[str, Any], stdout: CapturedOutput, stderr: CapturedOutput, duration_s: float,
+              call: Call) -> ExecResult:
+    reason, detail = _reason_and_detail(reply, call)
+    code = reply.get("exit_code")
+    if reason in (EndReason.HARD_TIMEOUT, EndReason.IDLE_TIMEOUT):
+        code = TIMEOUT_EXIT
+    elif reason is EndReason.KILLED and code is None:
+        code = KILLED_EXIT
+    return ExecResult(stdout=stdout, stderr=stderr, exit_code=None if code is None else int(code),
+                      duration_s=duration_s, reason=reason, timeout_s=call.timeout_s,
+                      idle_timeout_s=call.idle_timeout_s, memory_limit_bytes=call.memory_limit_bytes,
+                      detail=detail, limits_hit=limits_hit(reply),
+                      survivors=tuple(int(p) for p in reply.get("survivors") or ()))

@@ -1,0 +1,201 @@
+"""A persistent in-container session: the agent (``sandbox/_agent.py``) in one long-lived exec.
+
+The agent (with its helper modules, as one program) is started with ``python3 -c`` and reached
+through the exec's hijacked socket. Docker multiplexes that stream (8-byte headers: stream id,
+length); inside stream 1 the agent sends its own frames (type byte, length, payload), so command
+output can never be mistaken for protocol. Every request carries a random nonce that the final
+frame must echo. A session that goes silent past the grace period, closes, or answers out of
+protocol is ``SessionBroken``: the caller drops it.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import socket
+import struct
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import docker
+
+from canal.sandbox.docker_errors import translating
+from canal.sandbox.errors import SessionFailed
+from canal.sandbox.spool import Spool
+
+AGENT_MODULES = ("_agent_procs", "_agent_pump", "_agent_shell", "_agent")
+
+
+def agent_source() -> str:
+    """One ``python3 -c`` program: the agent's stdlib-only modules, registered under ``canal.sandbox.``."""
+    sources = [(name, (Path(__file__).parent / f"{name}.py").read_text()) for name in AGENT_MODULES]
+    return (
+        "import sys, types\n"
+        "for pkg in ('canal', 'canal.sandbox'):\n"
+        "    sys.modules[pkg] = types.ModuleType(pkg); sys.modules[pkg].__path__ = []\n"
+        f"for name, src in {sources!r}:\n"
+        "    mod = sys.modules['canal.sandbox.' + name] = types.ModuleType('canal.sandbox.' + name)\n"
+        "    exec(compile(src, name + '.py', 'exec'), mod.__dict__)\n"
+        "sys.modules['canal.sandbox._agent'].main()\n"
+    )
+
+
+AGENT_SOURCE = agent_source()
+# The agent beats every second while a command runs. A generous grace: a CPU-starved host (2 cores
+# under load) must not be mistaken for a wedged session, which would kill the command.
+SILENCE_GRACE_S = 15.0
+DEADLINE_GRACE_S = 10.0
+_HEADER = struct.Struct(">BxxxI")
+_FRAME = struct.Struct(">cI")
+MAX_FRAME = 4 * 1024 * 1024  # the agent sends at most 64 KiB at a time; more is out of protocol
+
+
+class SessionBroken(Exception):
+    """The session died, wedged or spoke out of protocol; ``why`` says which."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
+
+
+@dataclass(frozen=True)
+class Request:
+    header: dict[str, Any]
+    stdin: bytes | None = None
+    deadline_s: float | None = None
+
+
+class _Demux:
+    """Reads Docker's multiplexed stream; stdout bytes are buffered, stderr kept for diagnostics."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.buf = bytearray()
+        self.agent_stderr = bytearray()
+        self.first = bytearray()  # the first bytes of stdout, to explain an agent that never spoke
+
+    def _recv_exact(self, n: int) -> bytes:
+        parts = []
+        while n:
+            try:
+                chunk = self.sock.recv(min(n, 1 << 20))
+            except TimeoutError as exc:
+                msg = "the session stopped answering"
+                raise SessionBroken(msg) from exc
+            except OSError as exc:
+                msg = f"the session connection failed: {exc}"
+                raise SessionBroken(msg) from exc
+            if not chunk:
+                msg = "the session ended"
+                raise SessionBroken(msg)
+            parts.append(chunk)
+            n -= len(chunk)
+        return b"".join(parts)
+
+    def _fill(self) -> None:
+        stream, length = _HEADER.unpack(self._recv_exact(_HEADER.size))
+        payload = self._recv_exact(length)
+        if stream == 1:
+            self.buf += payload
+            if len(self.first) < 512:
+                self.first += payload[:512 - len(self.first)]
+        else:
+            self.agent_stderr = (self.agent_stderr + payload)[-8192:]
+
+    def read(self, n: int) -> bytes:
+        while len(self.buf) < n:
+            self._fill()
+        out = bytes(self.buf[:n])
+        del self.buf[:n]
+        return out
+
+
+class Session:
+    """One agent process in one container. Not thread-safe: the backend holds a lock per sandbox."""
+
+    def __init__(self, client: docker.DockerClient, container_id: str, *, user: str, workdir: str,
+                 init: bool) -> None:
+        self.container_id = container_id
+        argv = ["python3", "-c", AGENT_SOURCE, "serve" if init else "serve-noinit"]
+        with translating("start a session in", name=container_id):
+            api = client.api
+            exec_id = api.exec_create(container_id, argv, stdin=True, stdout=True, stderr=True,
+                                      tty=False, user=user, workdir=workdir)["Id"]
+            raw = api.exec_start(exec_id, socket=True)
+        self._raw = raw  # a SocketIO over the socket: both must be closed to release the fd
+        self.sock: socket.socket = getattr(raw, "_sock", raw)
+        self.sock.settimeout(SILENCE_GRACE_S)
+        self.demux = _Demux(self.sock)
+        self.closed = False
+        try:
+            hello = self.request(Request({"op": "hello"}, deadline_s=30.0), None, None)
+        except SessionBroken as exc:
+            raise self._failed(exc) from exc
+        self.agent_pid = int(hello["pid"])
+
+    def _failed(self, exc: SessionBroken) -> SessionFailed:
+        said = bytes(self.demux.first + self.demux.agent_stderr)[:600]
+        msg = (f"Canal's session agent did not start in sandbox {self.container_id[:12]} ({exc.why}); "
+               f"it needs python3 and bash in the image. The sandbox said: {said!r}")
+        return SessionFailed(msg, hint="use an image with python3 and bash, such as the default one "
+                                       "(canal image build)",
+                             details={"container": self.container_id, "why": exc.why,
+                                      "output": said.decode(errors="replace")})
+
+    def request(self, req: Request, out: Spool | None, err: Spool | None) -> dict[str, Any]:
+        """Send one request and collect its frames until the final one; ``SessionBroken`` on failure."""
+        if self.closed:
+            msg = "the session is closed"
+            raise SessionBroken(msg)
+        nonce = secrets.token_hex(8)
+        header = dict(req.header, id=nonce, stdin_len=len(req.stdin or b""))
+        body = json.dumps(header).encode()
+        try:
+            self.sock.sendall(struct.pack(">I", len(body)) + body + (req.stdin or b""))
+            return self._collect(nonce, req.deadline_s, out, err)
+        except SessionBroken:
+            self.close()
+            raise
+        except OSError as exc:
+            self.close()
+            msg = f"the session connection failed: {exc}"
+            raise SessionBroken(msg) from exc
+
+    def _collect(self, nonce: str, deadline_s: float | None, out: Spool | None,
+                 err: Spool | None) -> dict[str, Any]:
+        deadline = None if deadline_s is None else time.monotonic() + deadline_s
+        while True:
+            if deadline is not None and time.monotonic() > deadline:
+                msg = "the session did not finish the command by its deadline"
+                raise SessionBroken(msg)
+            kind, length = _FRAME.unpack(self.demux.read(_FRAME.size))
+            if length > MAX_FRAME:
+                msg = f"the session sent an oversized frame ({length} bytes)"
+                raise SessionBroken(msg)
+            payload = self.demux.read(length)
+            if kind == b"o" and out is not None:
+                out.write(payload)
+            elif kind == b"e" and err is not None:
+                err.write(payload)
+            elif kind == b"x":
+                reply: dict[str, Any] = json.loads(payload)
+                if reply.get("id") != nonce:
+                    msg = "the session answered another request (nonce mismatch)"
+                    raise SessionBroken(msg)
+                return reply
+            elif kind != b"h":
+                msg = f"the session sent an unknown frame {kind!r}"
+                raise SessionBroken(msg)
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.sock.close()
+            if self._raw is not self.sock:
+                self._raw.close()
+
+
+def command_deadline(timeout_s: float | None) -> float | None:
+    return None if timeout_s is None else timeout_s + DEADLINE_GRACE_S

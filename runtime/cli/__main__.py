@@ -1,5 +1,0 @@
-"""``python -m runtime.cli`` is ``canal``."""
-
-from runtime.cli.main import main
-
-main()
