@@ -11,8 +11,11 @@ Process exit codes are public API (docs/errors.md); a test pins them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import cache
 from typing import Any, ClassVar, Protocol, runtime_checkable
+
+Redact = Callable[[str], str]
 
 
 class ExitCode:
@@ -70,10 +73,33 @@ def format_error(code: str, message: str, hint: str = "") -> str:
     return "\n".join(lines)
 
 
-def render_error(exc: CanalErrorLike) -> str:
-    return format_error(exc.code, exc.message, exc.hint)
+@cache
+def boundary_redactor() -> Redact:
+    """The redactor of the error boundary when the front end has none with the host's keys: the same
+    detector, placeholders stable within this process."""
+    from canal.runtime.redact import Redactor  # lazy: the detector's rules load only on an error
+
+    return Redactor()
 
 
-def error_json(exc: CanalErrorLike) -> dict[str, Any]:
-    return {"status": "error", "code": exc.code, "message": exc.message, "hint": exc.hint,
-            "details": exc.details}
+def render_error(exc: CanalErrorLike, redact: Redact | None = None) -> str:
+    """Every error a front end shows passes here: message and ``Next:`` hint go through the redactor,
+    since either may quote what the agent typed (a command, a path, a token)."""
+    return (redact or boundary_redactor())(format_error(exc.code, exc.message, exc.hint))
+
+
+def error_json(exc: CanalErrorLike, redact: Redact | None = None) -> dict[str, Any]:
+    clean = redact or boundary_redactor()
+    return {"status": "error", "code": exc.code, "message": clean(exc.message), "hint": clean(exc.hint),
+            "details": redact_strings(exc.details, clean)}
+
+
+def redact_strings(value: Any, redact: Redact) -> Any:
+    """``value`` with every string in it (keys of mappings kept) passed through ``redact``."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, Mapping):
+        return {k: redact_strings(v, redact) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_strings(v, redact) for v in value]
+    return value

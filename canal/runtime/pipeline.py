@@ -30,6 +30,8 @@ from canal.sandbox.image import BuildEvent
 from canal.sandbox.result import EndReason, ExecResult
 from canal.workflows.templates import MASK
 
+SAME_COMMAND = "<the same command as before; it holds a secret, so it is not repeated here>"
+
 
 @dataclass(frozen=True)
 class RunRequest:
@@ -49,11 +51,14 @@ class RunRequest:
         """The command as one string: what policy, tokens and the audit log see."""
         return self.command if isinstance(self.command, str) else shlex.join(self.command)
 
-    def rerun(self, token: str) -> str:
+    def rerun(self, token: str, *, holds_secret: bool = False) -> str:
+        """The next command to run. A command that holds a secret is not repeated: the hint would
+        carry the secret in clear, and a redacted copy would not match the token."""
         if not isinstance(self.command, str):
             return f"(re-run the same call with confirm token {token})"
         sandbox = "" if self.ref.name == "default" else f" --sandbox {shlex.quote(self.ref.name)}"
-        return f"canal run{sandbox} --confirm {token} -- {_shell_words(self.command)}"
+        words = SAME_COMMAND if holds_secret else _shell_words(self.command)
+        return f"canal run{sandbox} --confirm {token} -- {words}"
 
 
 def _shell_words(command: str) -> str:
@@ -145,10 +150,11 @@ class Pipeline:
         rules = ", ".join(decision.rule_ids) or decision.source
         why = decision.reason or "the policy refuses it"
         hint = ("ask the user to run it outside the sandbox, or use a command the policy allows; "
-                f"see why: canal policy check -- {_shell_words(req.text)}")
-        text = format_error("POLICY_DENIED",
-                           f"{redact(decision.segment or req.text)} matches {rules} ({why}). "
-                           "Nothing was run.", hint)
+                f"see why: canal policy check -- {_shell_words(redacted)}")
+        # the whole text passes the redactor: a hint may quote what the agent typed
+        text = redact(format_error("POLICY_DENIED",
+                                   f"{redact(decision.segment or req.text)} matches {rules} ({why}). "
+                                   "Nothing was run.", hint))
         return RunResult(status="denied", exit_code=None, reason=why, duration_s=0.0, decision=view,
                          sandbox=req.ref.name, audit_id=audit_id, text=text)
 
@@ -157,7 +163,7 @@ class Pipeline:
         pending = self.services.approvals.request(
             req.text, req.ref.name, cwd, decision.policy_hash,
             DecisionSummary(rule_ids=decision.rule_ids, reason=decision.reason), display=redact(req.text))
-        rerun = req.rerun(pending.token)
+        rerun = req.rerun(pending.token, holds_secret=redact(req.text) != req.text)
         human = pending.needs_human
         confirmation = ConfirmationView(
             token=pending.token, reason=decision.reason, rule_ids=list(decision.rule_ids),
@@ -172,8 +178,8 @@ class Pipeline:
                     f"then run: {rerun}")
         else:
             hint = f"ask the user, then run: {rerun}"
-        text = format_error("CONFIRMATION_REQUIRED",
-                           f"{shown} matches {rules} ({decision.reason}). Nothing was run.", hint)
+        text = redact(format_error("CONFIRMATION_REQUIRED",
+                                   f"{shown} matches {rules} ({decision.reason}). Nothing was run.", hint))
         return RunResult(status="confirmation_required", exit_code=None, reason=decision.reason,
                          duration_s=0.0, decision=view, confirmation=confirmation, sandbox=req.ref.name,
                          audit_id=audit_id, text=text)

@@ -6,6 +6,7 @@ state are reached only through the protocols in ``workflows.ports``.
 
 from __future__ import annotations
 
+import hmac
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -144,11 +145,13 @@ class Engine:
             raise ConfirmationPendingError(
                 msg,
                 hint=next_hint(h.doc), details=details)
-        if confirm != pending.token:
-            msg = f"token {confirm} is not the one step {pending.step} waits for"
+        if not hmac.compare_digest(confirm.encode(), pending.token.encode()):
+            # never the right token here: whoever guesses must not be handed it
+            msg = f"that token is not the one step {pending.step} waits for. Nothing was run."
             raise ConfirmTokenMismatchError(
-                msg, hint=next_hint(h.doc),
-                details={"step": pending.step})
+                msg, hint=(f"ask the user, then run it with the token from the confirmation of step "
+                           f"{pending.step}: canal workflow advance {h.doc.run_id} --confirm TOKEN"),
+                details={"step": pending.step, "run_id": h.doc.run_id})
 
     def _submit(self, h: Handle, runner: Runner, data: dict[str, Any]) -> tuple[list[str], list[str]]:
         assert h.doc.current_step is not None

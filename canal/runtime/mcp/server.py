@@ -22,7 +22,7 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 
 from canal.runtime.api import Canal
-from canal.runtime.errors import error_json, format_error, is_canal_error, render_error
+from canal.runtime.errors import boundary_redactor, error_json, format_error, is_canal_error, render_error
 from canal.runtime.mcp import approval, capabilities
 from canal.runtime.mcp import schemas as s
 from canal.runtime.mcp.descriptions import INSTRUCTIONS
@@ -130,9 +130,11 @@ def error_reply(exc: Exception, tool: str) -> Reply:
     if is_canal_error(exc):
         return Reply(render_error(exc), error_json(exc), is_error=True)  # type: ignore[arg-type]
     log.exception("tool %s failed unexpectedly", tool)
-    text = format_error("INTERNAL_ERROR", f"{tool} failed inside Canal: {type(exc).__name__}: {exc}",
-                        "canal doctor; if it persists, report it with the server's log (stderr)")
-    return Reply(text, {"status": "error", "code": "INTERNAL_ERROR", "message": str(exc)}, is_error=True)
+    redact = boundary_redactor()
+    text = redact(format_error("INTERNAL_ERROR", f"{tool} failed inside Canal: {type(exc).__name__}: {exc}",
+                               "canal doctor; if it persists, report it with the server's log (stderr)"))
+    return Reply(text, {"status": "error", "code": "INTERNAL_ERROR", "message": redact(str(exc))},
+                 is_error=True)
 
 
 def _version() -> str:

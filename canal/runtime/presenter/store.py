@@ -18,7 +18,8 @@ from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
 from canal.runtime.fsutil import FILE_MODE, private_dir
-from canal.runtime.ports import Redactor
+from canal.runtime.ports import Redactor, no_redaction
+from canal.runtime.presenter.binclean import clean_binary_stream
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.]+")
 _OPEN_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -57,6 +58,14 @@ class OutputStore:
         clean = self.redact_saved(text).encode("utf-8", "surrogateescape")
         with self.create(suffix) as (sink, saved):
             sink.write(clean)
+        return saved
+
+    def write_binary_clean(self, src: BinaryIO, suffix: str, chunk: int) -> SavedFile:
+        """Save binary bytes with secrets in their printable runs replaced (``binclean``)."""
+        redact = self.redact_saved or no_redaction  # the run pipeline always passes one
+        with self.create(suffix) as (sink, saved):
+            for block in clean_binary_stream(src, redact, chunk):
+                sink.write(block)
         return saved
 
     def link(self, source: Path, suffix: str) -> SavedFile | None:

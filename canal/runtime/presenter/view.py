@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from canal.runtime.ports import Redactor
+from canal.runtime.presenter.binclean import NotRedactable
 from canal.runtime.presenter.config import PresenterConfig, StreamLimits
 from canal.runtime.presenter.copy import copy_while
 from canal.runtime.presenter.footer import format_size
@@ -45,12 +46,12 @@ def render_stream(captured: CapturedOutput, limits: StreamLimits, *, config: Pre
         ext = ".bin" if kind is not None else ".txt"
         suffix = ext if name == "output" else f".{name}{ext}"
         head, tail = (0, 0) if kind is not None else (limits.head_lines, limits.tail_lines)
-        spool = captured.path if config.link_spooled else None
-        in_memory_text = captured.data if kind is None else None
-        index, saved, error = _save(src, spool, store, suffix, (head, tail), config.chunk_bytes,
-                                    in_memory_text)
         if kind is not None:
+            index, saved, error = _save_binary(src, store, suffix, config.chunk_bytes)
             return _binary_view(name, kind, index, saved, error)
+        spool = captured.path if config.link_spooled else None
+        index, saved, error = _save(src, spool, store, suffix, (head, tail), config.chunk_bytes,
+                                    captured.data)
         overflow = render_overflow(src, index, limits, saved=saved, save_error=error, redact=redact)
         return StreamView(overflow.text(), index.total_bytes, index.total_lines, True, None, saved, error)
 
@@ -75,6 +76,24 @@ def _save(src: BinaryIO, spool: Path | None, store: OutputStore, suffix: str, ke
             return copy_while(src, sink, chunk, index), file.sandbox_path, ""
     except OSError as exc:
         return index(), None, exc.strerror or exc.__class__.__name__
+
+
+def _save_binary(src: BinaryIO, store: OutputStore, suffix: str,
+                 chunk: int) -> tuple[StreamIndex, str | None, str]:
+    """Binary bytes are saved only with the detector run over their printable runs (never linked as
+    they came): a secret after a NUL byte stays off the host."""
+    def index() -> StreamIndex:
+        src.seek(0)
+        return scan(src, head=0, tail=0, chunk_bytes=chunk)
+
+    try:
+        src.seek(0)
+        saved = store.write_binary_clean(src, suffix, chunk)
+    except NotRedactable as exc:
+        return index(), None, str(exc)
+    except OSError as exc:
+        return index(), None, exc.strerror or exc.__class__.__name__
+    return index(), saved.sandbox_path, ""
 
 
 def _binary_view(name: str, kind: Kind, index: StreamIndex, saved: str | None, error: str) -> StreamView:

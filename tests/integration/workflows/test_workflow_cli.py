@@ -123,6 +123,10 @@ def test_confirmation_point_pauses_and_resumes_with_the_token(cli_project: CliPr
     assert again.stderr.startswith("CONFIRMATION_REQUIRED\nstep delete-build waits for confirmation")
     assert cli_project.json("workflow", "current", run)["status"] == "waiting_confirmation"
 
+    wrong = cli_project.run("workflow", "advance", run, "--confirm", "c_0123456789ab")
+    assert wrong.returncode == 122, wrong.stderr
+    assert token not in wrong.stdout + wrong.stderr, "a wrong token must never be answered with the right one"
+
     resumed = cli_project.json("workflow", "advance", run, "--confirm", token)
     assert resumed["status"] == "completed"
     assert [(r["id"], r["outcome"]) for r in resumed["ran"]] == [("delete-build", "ok"), ("verify", "ok")]

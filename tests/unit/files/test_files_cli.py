@@ -93,3 +93,15 @@ def test_purge_and_folder_removal(project: Path) -> None:
     code, out, _ = _run("trash", "purge", "--older-than", "0s", "--json")
     assert [e["rel_path"] for e in json.loads(out)["purged"]] == ["build"]
     assert os.listdir(project) == ["canal.yaml"]
+
+
+def test_error_message_and_hint_pass_the_redactor(project: Path) -> None:
+    token = "ghp_" + "x9Kq2LmP4vR7tY1nB8cD3fG6hJ0kWzQeUaSo"
+    code, out, err = _run("view", f"token={token}/notes.txt")
+    assert code != 0
+    assert err.startswith("PATH_NOT_FOUND\n"), err
+    assert token not in err
+    assert "[REDACTED_SECRET:github-pat:" in err
+    code, out, err = _run("view", f"token={token}/notes.txt", "--json")
+    assert token not in out
+    assert json.loads(out)["code"] == "PATH_NOT_FOUND"

@@ -1,0 +1,44 @@
+"""Redaction over every byte Canal writes or shows: saved binary output, hints and error lines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from canal.runtime.api import Canal
+
+# built inside the sandbox from two halves, so the command text itself holds no token
+TOKEN = "ghp_" + "x9Kq2LmP4vR7tY1nB8cD3fG6hJ0kWzQeUaSo"
+HALVES = (TOKEN[:20], TOKEN[20:])
+
+
+def saved_files(canal: Canal) -> list[Path]:
+    return sorted(canal.services.outputs_dir("default").glob("*.bin"))
+
+
+def test_binary_output_is_saved_with_secrets_in_its_printable_runs_replaced(canal: Canal) -> None:
+    before = set(saved_files(canal))
+    result = canal.run(f"printf 'head\\000\\001\\002 token=%s%s tail\\000\\n' {HALVES[0]} {HALVES[1]}")
+    assert result.status == "ok", result.text
+    assert "binary output not shown" in result.text
+    [saved] = set(saved_files(canal)) - before
+    data = saved.read_bytes()
+    assert TOKEN.encode() not in data
+    assert b"[REDACTED_SECRET:github-pat:" in data
+    assert data.startswith(b"head\x00\x01\x02"), "the bytes around the secret stay where they were"
+
+
+def test_confirmation_hint_never_repeats_a_secret_in_the_command(canal: Canal) -> None:
+    asked = canal.run(f"rm -rf build --token={TOKEN}")
+    assert asked.status == "confirmation_required"
+    assert asked.confirmation is not None
+    assert TOKEN not in asked.text
+    assert TOKEN not in asked.confirmation.rerun
+    assert TOKEN not in asked.model_dump_json()
+    assert f"--confirm {asked.confirmation.token} -- <the same command" in asked.text
+
+
+def test_denied_hint_never_repeats_a_secret_in_the_command(canal: Canal) -> None:
+    refused = canal.run(f"rm -rf build --token={TOKEN}", unattended=True)
+    assert refused.status == "denied"
+    assert TOKEN not in refused.text
+    assert "canal policy check -- " in refused.text
