@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from canal.runtime.fsutil import atomic_write
+from canal.core.fsutil import atomic_write
 from canal.runtime.keys import KeyStore
 from canal.runtime.sealed import MemoryLedger, SealedStore
 

@@ -107,7 +107,7 @@ class SealedFileStore:
         return sorted(p.stem for p in self.folder.glob("*.json"))
 
     def _write(self, run_id: str, doc: Mapping[str, Any], revision: int, paths: Sequence[JsonPath]) -> None:
-        from canal.runtime.fsutil import atomic_write
+        from canal.core.fsutil import atomic_write
         from canal.runtime.sealed.codec import seal
 
         # The predicate runs on every node of the document (~2,700 here): keep it a set lookup.
@@ -196,7 +196,7 @@ def file_snapshot(store: SealedFileStore) -> Callable[[str], Callable[[], None]]
 
 
 def baseline_file(doc: dict[str, Any], folder: Path, samples: int) -> list[float]:
-    from canal.runtime.fsutil import atomic_write
+    from canal.core.fsutil import atomic_write
 
     path = folder / "baseline.json"
     atomic_write(path, json.dumps(doc).encode())

@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import ClassVar
 
+from canal.core.errors import CanalError
 
-class PolicyError(Exception):
+
+class PolicyError(CanalError):
     code: ClassVar[str] = "POLICY_ERROR"
     exit_code: ClassVar[int] = 2
-
-    def __init__(self, message: str, *, hint: str = "", details: Mapping[str, object] | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
-        self.details = dict(details or {})
 
 
 class PolicyLoadError(PolicyError):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import platformdirs
 
-from canal.runtime.fsutil import private_dir
+from canal.core.fsutil import private_dir
 
 
 def data_root() -> Path:

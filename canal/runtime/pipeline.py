@@ -11,16 +11,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
+from canal.core.mask import mask_exact
 from canal.policy.decision import Decision
 from canal.policy.engine import Policy
 from canal.runtime.approvals import Approval, DecisionSummary
 from canal.runtime.audit import Decision as AuditDecision
 from canal.runtime.audit import RunCompleted, RunStarted
-from canal.runtime.errors import format_error
+from canal.runtime.errors import ConfirmationRequired, PolicyDenied, format_error
 from canal.runtime.files.errors import PathNotFound, PathOutsideWorkspace, SymlinkEscape
 from canal.runtime.ports import Redactor
 from canal.runtime.presenter import PresenterConfig, present
-from canal.runtime.redact.exact import mask_exact
 from canal.runtime.result import BackupView, ConfirmationView, DecisionView, RunResult, Status
 from canal.runtime.sandboxes import OUTPUT_MOUNT, SandboxRef, ensure_sandbox, sandbox_user, uid_gid
 from canal.runtime.services import Services
@@ -28,7 +28,6 @@ from canal.runtime.trash.errors import CannotTrashWorkspace
 from canal.sandbox.backend import SandboxBackend
 from canal.sandbox.image import BuildEvent
 from canal.sandbox.result import EndReason, ExecResult
-from canal.workflows.templates import MASK
 
 SAME_COMMAND = "<the same command as before; it holds a secret, so it is not repeated here>"
 
@@ -134,13 +133,13 @@ class Pipeline:
         if not req.secrets:
             return base
         secrets = req.secrets
-        return lambda text: base(mask_exact(text, secrets, MASK))
+        return lambda text: base(mask_exact(text, secrets))
 
     def _saved_redactor(self, req: RunRequest) -> Redactor:
         """For saved full outputs: secrets replaced, line numbers kept (hints point into them)."""
         keep = self.services.redactor.redact_keep_lines
         secrets = req.secrets
-        return (lambda text: keep(mask_exact(text, secrets, MASK))) if secrets else keep
+        return (lambda text: keep(mask_exact(text, secrets))) if secrets else keep
 
     def _refused(self, req: RunRequest, decision: Decision, view: DecisionView) -> RunResult:
         redact = self._redactor(req)
@@ -152,7 +151,7 @@ class Pipeline:
         hint = ("ask the user to run it outside the sandbox, or use a command the policy allows; "
                 f"see why: canal policy check -- {_shell_words(redacted)}")
         # the whole text passes the redactor: a hint may quote what the agent typed
-        text = redact(format_error("POLICY_DENIED",
+        text = redact(format_error(PolicyDenied.code,
                                    f"{redact(decision.segment or req.text)} matches {rules} ({why}). "
                                    "Nothing was run.", hint))
         return RunResult(status="denied", exit_code=None, reason=why, duration_s=0.0, decision=view,
@@ -178,7 +177,7 @@ class Pipeline:
                     f"then run: {rerun}")
         else:
             hint = f"ask the user, then run: {rerun}"
-        text = redact(format_error("CONFIRMATION_REQUIRED",
+        text = redact(format_error(ConfirmationRequired.code,
                                    f"{shown} matches {rules} ({decision.reason}). Nothing was run.", hint))
         return RunResult(status="confirmation_required", exit_code=None, reason=decision.reason,
                          duration_s=0.0, decision=view, confirmation=confirmation, sandbox=req.ref.name,

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from canal.runtime.errors import ExitCode
+from canal.core.errors import ExitCode
 from canal.sandbox.result import ExecResult
 
 Status = Literal["ok", "failed", "confirmation_required", "denied", "timeout", "killed", "error"]

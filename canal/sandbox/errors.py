@@ -6,19 +6,14 @@ says what happened, ``hint`` the next command to run, ``details`` the same for `
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import ClassVar
 
+from canal.core.errors import CanalError
 
-class SandboxError(Exception):
+
+class SandboxError(CanalError):
     code: ClassVar[str] = "SANDBOX_ERROR"
     exit_code: ClassVar[int] = 125
-
-    def __init__(self, message: str, *, hint: str = "", details: Mapping[str, object] | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
-        self.details = dict(details or {})
 
 
 class EngineUnavailable(SandboxError):

@@ -23,7 +23,7 @@ from typing import Any
 import docker
 import docker.errors
 
-from canal.sandbox.errors import ImageBuildFailed, ImageNotFound
+from canal.sandbox.errors import ImageBuildFailed
 
 VERSION = "0.1.0"
 DEFAULT_IMAGE = f"canal/sandbox:{VERSION}"
@@ -77,13 +77,6 @@ def image_present(client: docker.DockerClient, tag: str) -> bool:
     except docker.errors.ImageNotFound:
         return False
     return True
-
-
-def require_image(client: docker.DockerClient, tag: str) -> None:
-    if not image_present(client, tag):
-        msg = f"Image {tag} is not in the local engine."
-        hint = "canal image build" if tag == DEFAULT_IMAGE else f"docker build -t {tag} <context>"
-        raise ImageNotFound(msg, hint=hint, details={"image": tag})
 
 
 def build_default_image(

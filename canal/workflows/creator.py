@@ -6,18 +6,14 @@ Every file it writes is a valid starting point: ``validate`` passes on a fresh `
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
-import tempfile
 from pathlib import Path
 
+from canal.core.fsutil import atomic_write
 from canal.workflows.errors import StepNotFoundError, WorkflowError, WorkflowExistsError
 from canal.workflows.frontmatter import FrontMatterError, parse
 from canal.workflows.loader import MANIFEST, REFERENCES, STEP_FILE, step_files
 from canal.workflows.model import NAME_PATTERN, STEP_ID_PATTERN, StepType
-
-FILE_MODE = 0o600
 
 _BODIES: dict[str, str] = {
     "interactive": (
@@ -32,18 +28,7 @@ _BODIES: dict[str, str] = {
 
 def _write(path: Path, text: str) -> None:
     """Temp file, fsync, rename: an interrupted write never leaves half a definition."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, FILE_MODE)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    atomic_write(path, text.encode("utf-8"), private_folder=False)
 
 
 def step_text(step_id: str, step_type: StepType) -> str:

@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import ClassVar
 
+from canal.core.errors import CanalError
 
-class WorkflowError(Exception):
+
+class WorkflowError(CanalError):
     code: ClassVar[str] = "WORKFLOW_ERROR"
     exit_code: ClassVar[int] = 2
-
-    def __init__(self, message: str, *, hint: str = "", details: Mapping[str, object] | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
-        self.details = dict(details or {})
 
 
 class WorkflowNotFoundError(WorkflowError):
@@ -68,7 +63,7 @@ class GateRejectedError(WorkflowError):
 
 
 class ConfirmationPendingError(WorkflowError):
-    """The run waits at a confirmation point and the advance carried no token."""
+    """A command, tool call or workflow step needs confirming: nothing ran; repeat it with the token given."""
 
     code = "CONFIRMATION_REQUIRED"
     exit_code = 120

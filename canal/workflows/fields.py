@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, model_validator
 
 FieldType = Literal["string", "integer", "number", "boolean", "array", "object"]
 
@@ -52,14 +52,6 @@ class FieldSpec(BaseModel):
 
 
 Schema = Mapping[str, FieldSpec]
-
-
-class SchemaModel(BaseModel):
-    """For parsing a ``schema:`` mapping out of YAML."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    fields: dict[str, FieldSpec] = Field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -115,7 +107,3 @@ def validate_fields(schema: Schema, data: Mapping[str, Any]) -> ValidationOutcom
             values[name] = data[name]
     dropped = sorted(k for k in data if k not in schema)
     return ValidationOutcome(values=values, missing=missing, errors=errors, dropped=dropped)
-
-
-def sensitive_fields(schema: Schema) -> frozenset[str]:
-    return frozenset(name for name, spec in schema.items() if spec.sensitive)

@@ -13,9 +13,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from canal.core.mask import MASK
 from canal.workflows.errors import TemplateError
 
-MASK = "****"
 _ANY = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
 _REF = re.compile(r"^(gate|result)\.([a-z0-9][a-z0-9-]*)((?:\.[A-Za-z0-9_-]+)*)$")
 # In Markdown bodies only our own namespaces are templates; other ``{{...}}`` stays literal text.

@@ -10,9 +10,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from canal.core.mask import MASK, mask_exact
 from canal.workflows.model import StepDef
 from canal.workflows.rundoc import RunDoc, StepRecord
-from canal.workflows.templates import MASK, Context, render_body
+from canal.workflows.templates import Context, render_body
 
 RESULT_CLIP = 2000
 
@@ -130,9 +131,7 @@ def mask(value: Any, secrets: list[str]) -> Any:
     if not secrets:
         return value
     if isinstance(value, str):
-        for secret in secrets:
-            value = value.replace(secret, MASK)
-        return value
+        return mask_exact(value, secrets)
     if isinstance(value, dict):
         return {key: mask(item, secrets) for key, item in value.items()}
     if isinstance(value, list):

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from canal.runtime.error_catalog import entries, render
+from canal.runtime.error_catalog import entries, error_classes, render
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "errors.md"
 
@@ -20,3 +21,25 @@ def test_every_code_is_upper_snake_with_a_known_exit_code() -> None:
         assert entry.code.isupper(), entry
         assert " " not in entry.code, entry
         assert entry.exit_code in {1, 2, 120, 121, 122, 124, 125, 137}, entry
+
+
+def test_every_error_class_of_every_package_is_catalogued() -> None:
+    classes = error_classes()
+    parts = {cls.__module__.split(".")[1] for cls in classes}
+    assert {"core", "sandbox", "policy", "workflows", "runtime"} <= parts
+    modules = {cls.__module__ for cls in classes}
+    assert any(m.startswith("canal.runtime.cli.") for m in modules)
+    assert any(m.startswith("canal.runtime.mcp.") for m in modules)
+    documented = set(re.findall(r"^\| `([A-Z_]+)` \|", DOC.read_text(), re.MULTILINE))
+    assert {cls.code for cls in classes} == documented
+
+
+_LITERAL_CODE = re.compile(r"""(?:format_error\(|["']code["']:\s*)["']([A-Z][A-Z0-9_]+)["']""")
+
+
+def test_no_code_is_written_as_a_bare_literal_outside_the_catalogue() -> None:
+    codes = {e.code for e in entries()}
+    root = Path(__file__).resolve().parents[2] / "canal"
+    for path in root.rglob("*.py"):
+        for code in _LITERAL_CODE.findall(path.read_text()):
+            assert code in codes, f"{path}: {code} is not a CanalError code (add a class for it)"

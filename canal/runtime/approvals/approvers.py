@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from canal.core.fsutil import atomic_write
 from canal.runtime.approvals.errors import ApprovalStoreError, ApproverUnverifiedError
 from canal.runtime.approvals.model import Approver
-from canal.runtime.fsutil import atomic_write
 
 NO_TERMINAL_HINT = ("run `canal approve TOKEN` yourself in a terminal, or pass --approver-key FILE "
                     "(a key from `canal approvals add-approver`)")

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from canal.runtime.errors import ExitCode, RuntimeLayerError
+from canal.core.errors import CanalError, ExitCode
 
 
-class ApprovalError(RuntimeLayerError):
+class ApprovalError(CanalError):
     code: ClassVar[str] = "APPROVAL_INVALID"
     exit_code: ClassVar[int] = ExitCode.APPROVAL_INVALID
 

@@ -19,8 +19,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from canal.core.fsutil import FILE_MODE, atomic_write, private_dir
 from canal.runtime.approvals.errors import ApprovalForgedError, ApprovalStoreError
-from canal.runtime.fsutil import FILE_MODE, atomic_write, private_dir
 
 Status = Literal["pending", "approved", "consumed"]
 Mode = Literal["agent", "human"]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from canal.runtime.errors import ExitCode, RuntimeLayerError
+from canal.core.errors import CanalError, ExitCode
 
 
-class AuditError(RuntimeLayerError):
+class AuditError(CanalError):
     """Root of every audit log error."""
 
     code: ClassVar[str] = "AUDIT_ERROR"

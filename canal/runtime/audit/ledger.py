@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from canal.core.fsutil import atomic_write
 from canal.runtime.audit.errors import AuditTamperedError
 from canal.runtime.audit.reader import iter_lines, line_before
 from canal.runtime.audit.record import GENESIS_HASH, MalformedRecord, Record, canonical, parse_line, sign
 from canal.runtime.audit.verify import Head, check_record
-from canal.runtime.fsutil import atomic_write
 
 REVISION_EVENT = "state.revision"
 SAVE_AFTER = 256  # records read past the saved index before it is rewritten

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from canal.core.fsutil import FILE_MODE, fsync_dir, private_dir
 from canal.runtime.audit.errors import AuditLogCorruptError, AuditRecordInvalidError, AuditWriteError
 from canal.runtime.audit.ledger import RevisionIndex
 from canal.runtime.audit.reader import Line, iter_lines, last_line
@@ -28,7 +29,6 @@ from canal.runtime.audit.record import (
     parse_line,
     record_id,
 )
-from canal.runtime.fsutil import FILE_MODE, fsync_dir, private_dir
 from canal.runtime.paths import state_dir_for
 from canal.runtime.ports import Redactor, no_redaction
 

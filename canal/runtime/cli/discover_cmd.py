@@ -6,7 +6,7 @@ import json
 
 import click
 
-from canal.runtime.fsutil import atomic_write_text
+from canal.core.fsutil import atomic_write_text
 from canal.runtime.project import find_project_dir
 from canal.workflows.tools import discover as run_discover
 

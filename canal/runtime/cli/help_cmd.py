@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from canal.runtime.errors import ExitCode
+from canal.core.errors import ExitCode
 from canal.runtime.project import find_project_dir
 from canal.workflows.tools.index import entry_lines, read_index
 

@@ -9,7 +9,8 @@ from typing import Any
 
 import click
 
-from canal.runtime.errors import ExitCode, error_json, is_canal_error, render_error
+from canal.core.errors import CanalError
+from canal.runtime.errors import error_json, render_error
 
 # Command name -> the module whose ``register(group)`` adds it. Modules load only when their command
 # runs, so ``canal run`` does not pay for importing the MCP server or the workflow engine.
@@ -65,15 +66,13 @@ class CanalGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except Exception as exc:
-            if not is_canal_error(exc):
-                raise
+        except CanalError as exc:
             wants_json = bool(ctx.meta.get("canal.json"))
             if wants_json:
-                click.echo(json.dumps(error_json(exc), indent=2))  # type: ignore[arg-type]
+                click.echo(json.dumps(error_json(exc), indent=2))
             else:
-                click.echo(render_error(exc), err=True)  # type: ignore[arg-type]
-            ctx.exit(getattr(exc, "exit_code", ExitCode.CANAL_ERROR))
+                click.echo(render_error(exc), err=True)
+            ctx.exit(exc.exit_code)
 
 
 @click.group(cls=CanalGroup, invoke_without_command=True, lazy=COMMANDS,

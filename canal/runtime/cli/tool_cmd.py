@@ -9,8 +9,8 @@ from typing import Any
 
 import click
 
+from canal.core.errors import CanalError
 from canal.runtime.cli.render import echo_json
-from canal.runtime.errors import RuntimeLayerError
 from canal.runtime.project import find_project_dir
 from canal.runtime.result import RunResult
 from canal.workflows.tools import (
@@ -25,7 +25,7 @@ from canal.workflows.tools.errors import ToolArgsInvalid
 from canal.workflows.tools.meta import FieldMeta
 
 
-class ToolRunnerUnavailable(RuntimeLayerError):
+class ToolRunnerUnavailable(CanalError):
     code = "TOOL_RUNNER_UNAVAILABLE"
 
 

@@ -12,10 +12,10 @@ from typing import Any, get_args
 
 import click
 
+from canal.core.errors import ExitCode
 from canal.runtime.api import Canal
 from canal.runtime.cli import workflow_render as render
 from canal.runtime.cli.render import echo_json
-from canal.runtime.errors import ExitCode
 from canal.runtime.wfrun import open_engine, workflow_roots
 from canal.runtime.wfrun.factory import PROJECT_WORKFLOWS, ProjectTools
 from canal.workflows.creator import add_step, init_workflow

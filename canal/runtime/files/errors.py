@@ -6,10 +6,10 @@ happened, a ``hint`` with the next command to run, and ``details`` for ``--json`
 
 from __future__ import annotations
 
-from canal.runtime.errors import ExitCode, RuntimeLayerError
+from canal.core.errors import CanalError, ExitCode
 
 
-class FileOpError(RuntimeLayerError):
+class FileOpError(CanalError):
     """Root of file-operation errors. Bad input from the caller, so a usage exit code by default."""
 
     code = "FILE_OP_FAILED"

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from canal.runtime.errors import ExitCode, RuntimeLayerError
+from canal.core.errors import CanalError, ExitCode
 
 
-class KeyStoreError(RuntimeLayerError):
+class KeyStoreError(CanalError):
     code = "KEY_ERROR"
     exit_code = ExitCode.CANAL_ERROR
 

@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from canal.runtime.fsutil import FILE_MODE, atomic_write, fsync_dir, private_dir
+from canal.core.fsutil import FILE_MODE, atomic_write, fsync_dir, private_dir
 from canal.runtime.keys.errors import KeyFileInsecureError, KeyFileInvalidError
 
 RING_FORMAT = "canal.keyring/1"

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from canal.runtime.fsutil import FILE_MODE, private_dir
+from canal.core.fsutil import FILE_MODE, private_dir
 
 
 class LockTimeout(Exception):

@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-from canal.runtime.errors import ExitCode, RuntimeLayerError
+from canal.core.errors import CanalError, ExitCode
 
 
-class McpToolError(RuntimeLayerError):
+class McpToolError(CanalError):
     """Root of errors raised by the MCP layer itself (not by the operation it calls)."""
 
     code = "MCP_ERROR"
@@ -40,8 +40,3 @@ class ProfileLoosened(McpToolError):
     """``--profile`` may make the project's policy stricter, never looser."""
 
     code = "PROFILE_LOOSER_THAN_PROJECT"
-
-
-class WorkflowsUnavailable(McpToolError):
-    code = "WORKFLOWS_UNAVAILABLE"
-    exit_code = ExitCode.CANAL_ERROR

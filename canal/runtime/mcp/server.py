@@ -21,8 +21,9 @@ import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 
+from canal.core.errors import CanalError
 from canal.runtime.api import Canal
-from canal.runtime.errors import boundary_redactor, error_json, format_error, is_canal_error, render_error
+from canal.runtime.errors import InternalError, boundary_redactor, error_json, format_error, render_error
 from canal.runtime.mcp import approval, capabilities
 from canal.runtime.mcp import schemas as s
 from canal.runtime.mcp.descriptions import INSTRUCTIONS
@@ -127,13 +128,13 @@ class CanalMcp:
 
 
 def error_reply(exc: Exception, tool: str) -> Reply:
-    if is_canal_error(exc):
-        return Reply(render_error(exc), error_json(exc), is_error=True)  # type: ignore[arg-type]
+    if isinstance(exc, CanalError):
+        return Reply(render_error(exc), error_json(exc), is_error=True)
     log.exception("tool %s failed unexpectedly", tool)
     redact = boundary_redactor()
-    text = redact(format_error("INTERNAL_ERROR", f"{tool} failed inside Canal: {type(exc).__name__}: {exc}",
+    text = redact(format_error(InternalError.code, f"{tool} failed inside Canal: {type(exc).__name__}: {exc}",
                                "canal doctor; if it persists, report it with the server's log (stderr)"))
-    return Reply(text, {"status": "error", "code": "INTERNAL_ERROR", "message": redact(str(exc))},
+    return Reply(text, {"status": "error", "code": InternalError.code, "message": redact(str(exc))},
                  is_error=True)
 
 

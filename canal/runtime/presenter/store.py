@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
-from canal.runtime.fsutil import FILE_MODE, private_dir
+from canal.core.fsutil import FILE_MODE, private_dir
 from canal.runtime.ports import Redactor, no_redaction
 from canal.runtime.presenter.binclean import clean_binary_stream
 

@@ -3,10 +3,10 @@ none of them is ever answered by accepting or overwriting the file."""
 
 from __future__ import annotations
 
-from canal.runtime.errors import ExitCode, RuntimeLayerError
+from canal.core.errors import CanalError, ExitCode
 
 
-class SealedError(RuntimeLayerError):
+class SealedError(CanalError):
     code = "SEALED_ERROR"
     exit_code = ExitCode.CANAL_ERROR
 

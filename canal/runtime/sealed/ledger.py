@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from canal.runtime.fsutil import atomic_write
+from canal.core.fsutil import atomic_write
 from canal.runtime.keys.locking import file_lock
 
 

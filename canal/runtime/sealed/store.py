@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from canal.runtime.fsutil import atomic_write, private_dir
+from canal.core.fsutil import atomic_write, private_dir
 from canal.runtime.keys.locking import LockTimeout, file_lock
 from canal.runtime.keys.store import KeyStore
 from canal.runtime.ports import RevisionLedger

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from canal.runtime.errors import ExitCode
+from canal.core.errors import ExitCode
 from canal.runtime.files.errors import FileOpError
 
 

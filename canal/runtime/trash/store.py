@@ -21,9 +21,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from canal.core.fsutil import atomic_write, fsync_dir, private_dir
 from canal.runtime.files.confine import Located, Workspace, open_parent
 from canal.runtime.files.errors import PathNotFound
-from canal.runtime.fsutil import atomic_write, fsync_dir, private_dir
 from canal.runtime.ports import AuditSink
 from canal.runtime.trash.errors import (
     CannotTrashWorkspace,

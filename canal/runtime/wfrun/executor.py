@@ -12,8 +12,8 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from canal.core.mask import mask_exact
 from canal.runtime.result import RunResult
-from canal.runtime.wfrun.masking import mask_text
 from canal.workflows.errors import WorkflowError
 from canal.workflows.ports import OutcomeStatus, StepOutcome, StepRequest
 from canal.workflows.tools import ToolDefinition, parse_result, prepare_call
@@ -49,7 +49,7 @@ class CanalStepExecutor:
         try:
             call = self._call(request)
         except WorkflowError as exc:
-            return StepOutcome(status="error", reason=mask_text(exc.message, request.secrets))
+            return StepOutcome(status="error", reason=mask_exact(exc.message, request.secrets))
         result = self.canal.run_argv(
             call.argv, env=call.env or None, timeout_s=call.timeout_s, confirm=request.confirm_token,
             unattended=request.unattended or self.canal.unattended, secrets=request.secrets)
@@ -69,24 +69,24 @@ class CanalStepExecutor:
 
     def _outcome(self, request: StepRequest, call: _Call, result: RunResult) -> StepOutcome:
         secrets = request.secrets
-        shown = mask_text(result.text or result.output, secrets)
+        shown = mask_exact(result.text or result.output, secrets)
         if result.status == "confirmation_required" and result.confirmation is not None:
             return StepOutcome(status="confirmation_required", output=shown,
-                               reason=mask_text(result.reason, secrets),
+                               reason=mask_exact(result.reason, secrets),
                                confirmation_token=result.confirmation.token,
-                               confirmation_reason=mask_text(result.confirmation.reason, secrets))
+                               confirmation_reason=mask_exact(result.confirmation.reason, secrets))
         if result.status == "denied":
-            return StepOutcome(status="denied", output=shown, reason=mask_text(result.reason, secrets))
+            return StepOutcome(status="denied", output=shown, reason=mask_exact(result.reason, secrets))
         if result.status != "ok":
             status: OutcomeStatus = "failed" if result.status in ("failed", "timeout", "killed") else "error"
             reason = f"{result.status}: {result.reason}" if result.reason else result.status
             return StepOutcome(status=status, exit_code=result.exit_code, output=shown,
-                               reason=mask_text(reason, secrets))
+                               reason=mask_exact(reason, secrets))
         try:
             value = _result(request, call, result)
         except WorkflowError as exc:
             return StepOutcome(status="error", exit_code=result.exit_code, output=shown,
-                               reason=mask_text(exc.message, secrets))
+                               reason=mask_exact(exc.message, secrets))
         return StepOutcome(status="ok", exit_code=result.exit_code, result=value, output=shown)
 
 

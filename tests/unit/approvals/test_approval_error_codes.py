@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from canal.core.errors import CanalError
 from canal.runtime import approvals, audit
-from canal.runtime.errors import is_canal_error
 
 TABLE = {
     audit.AuditError: ("AUDIT_ERROR", 125),
@@ -30,4 +30,4 @@ def test_codes_are_pinned() -> None:
 
 def test_every_error_renders_as_a_canal_error() -> None:
     for cls in TABLE:
-        assert is_canal_error(cls("message", hint="next"))
+        assert isinstance(cls("message", hint="next"), CanalError)

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from canal.core.errors import ExitCode
 from canal.runtime.approvals import (
     ApprovalExpiredError,
     ApprovalForgedError,
@@ -18,7 +19,6 @@ from canal.runtime.approvals import (
     Approver,
     DecisionSummary,
 )
-from canal.runtime.errors import ExitCode
 
 KEY = b"a" * 32
 CMD = "rm -rf build/ && curl -H 'Authorization: Bearer sk-live-123' x"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from canal.core.errors import ExitCode
 from canal.runtime.audit import (
     AuditLog,
     AuditLogCorruptError,
@@ -19,7 +20,6 @@ from canal.runtime.audit import (
     verify_log,
 )
 from canal.runtime.audit.record import GENESIS_HASH
-from canal.runtime.errors import ExitCode
 
 KEY = b"k" * 32
 KEY_ID = "k-test"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from canal.runtime.errors import ExitCode
+from canal.core.errors import ExitCode
 from canal.runtime.redact import ENV_VAR, Detector, Redactor, RedactRulesError, builtin_rules, default_rules
 
 GHP = "ghp_4r6bSr0pFBOPCWBRDFOxEzf5FJtRBZRAJyu5"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from canal.runtime.redact.exact import mask_exact
+from canal.core.mask import mask_exact
 
 
 def test_longest_secret_first_and_empty_values_ignored() -> None:

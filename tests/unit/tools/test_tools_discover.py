@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from canal.runtime.fsutil import atomic_write_text
+from canal.core.fsutil import atomic_write_text
 from canal.workflows.tools import discover
 from canal.workflows.tools.errors import (
     RulesInvalid,

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
+from canal.core.errors import CanalError
 from canal.runtime.cli.tool_cmd import ToolRunnerUnavailable
-from canal.runtime.errors import is_canal_error
 from canal.workflows.tools import errors
 
 
@@ -15,4 +15,4 @@ def test_error_codes_are_pinned() -> None:
         "TOOL_RULES_INVALID": 2, "TOOL_RESULT_INVALID": 125, "DISCOVER_WORKFLOW_INVALID": 2,
         "DISCOVER_PATH_UNSAFE": 2, "TOOL_RUNNER_UNAVAILABLE": 125,
     }
-    assert is_canal_error(errors.ToolArgsInvalid("x", hint="y"))
+    assert isinstance(errors.ToolArgsInvalid("x", hint="y"), CanalError)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from canal.runtime.fsutil import atomic_write_text
+from canal.core.fsutil import atomic_write_text
 from canal.workflows.tools import ToolRegistry, discover, tool_meta
 from canal.workflows.tools.layout import rules_path
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from canal.runtime.fsutil import atomic_write_text
+from canal.core.fsutil import atomic_write_text
 from canal.workflows.tools import ToolRegistry, discover, tool_meta
 from canal.workflows.tools.errors import RulesInvalid
 from canal.workflows.tools.extract import auto_rules, enum_in_text, is_system_field

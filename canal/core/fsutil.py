@@ -1,4 +1,4 @@
-"""Private, atomic file writes: every host file Canal writes goes through here (0600, temp, fsync, rename)."""
+"""Private, atomic file writes: each file Canal writes whole goes through here (0600, temp, fsync, rename)."""
 
 from __future__ import annotations
 
@@ -27,10 +27,15 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes, mode: int = FILE_MODE) -> None:
-    """Write ``data`` to ``path`` atomically: temp file in the same folder, fsync, rename, fsync folder."""
+def atomic_write(path: Path, data: bytes, mode: int = FILE_MODE, *, private_folder: bool = True) -> None:
+    """Write ``data`` to ``path`` atomically: temp file in the same folder, fsync, rename, fsync folder.
+
+    ``private_folder``: create or tighten the folder to 0700 first (host state). A file written into a
+    folder of the user's project (``private_folder=False``) leaves that folder as the user made it.
+    """
     folder = path.parent
-    private_dir(folder)
+    if private_folder:
+        private_dir(folder)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, mode)

@@ -1,0 +1,38 @@
+"""The one error root of Canal, and the process exit codes (public API, docs/errors.md; a test pins them).
+
+Every error Canal raises is a ``CanalError``: a stable UPPER_SNAKE ``code`` and an ``exit_code`` on the
+class; on the instance the ``message`` (what happened, in context), a ``hint`` (what to do, in words that
+hold for every reader) and ``details`` (the same as data, for ``--json``). Each package keeps its own
+subtree under this root (``SandboxError``, ``PolicyError``, ``WorkflowError``, ``AuditError``...); the
+front ends catch ``CanalError`` and render it for their reader.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+
+class ExitCode:
+    """Exit codes of ``canal`` itself. A command's own exit status passes through unchanged."""
+
+    USAGE = 2  # bad arguments, invalid config or input
+    CONFIRMATION_REQUIRED = 120
+    POLICY_DENIED = 121
+    APPROVAL_INVALID = 122  # token expired, reused, forged or for another command
+    TIMEOUT = 124  # hard or idle timeout (GNU timeout's code)
+    CANAL_ERROR = 125  # Canal or the engine failed (docker run's code)
+    KILLED = 137  # OOM-killed or killed (128 + SIGKILL)
+
+
+class CanalError(Exception):
+    """Canal failed, or refused the request; the message says why."""
+
+    code: ClassVar[str] = "CANAL_ERROR"
+    exit_code: ClassVar[int] = ExitCode.CANAL_ERROR
+
+    def __init__(self, message: str, *, hint: str = "", details: Mapping[str, object] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.details: dict[str, Any] = dict(details or {})
