@@ -10,7 +10,7 @@ from canal.runtime.approvals import ApprovalService
 from canal.runtime.audit import AuditLog, audit_path
 from canal.runtime.config import CanalConfig, load_config
 from canal.runtime.keys import KeyStore
-from canal.runtime.paths import config_dir, state_dir_for
+from canal.runtime.paths import config_dir, project_key, state_dir_for
 from canal.runtime.redact import Redactor
 from canal.runtime.sealed.store import SealedStore
 from canal.runtime.trash.store import Trash
@@ -22,6 +22,10 @@ APPROVERS_PURPOSE = "approvers-hmac"
 # Folders of the state dir that no sandbox may ever see. outputs/<sandbox> is the one deliberate,
 # read-only exception: each sandbox sees its own full outputs and nothing else.
 OUTPUTS = "outputs"
+# What only a run that wrote audit records can leave behind: with any of these, a missing or empty log
+# is a deleted log, not a new project.
+HISTORY_GLOBS = ("state/*.json", "trash/info/*.json", "approvals/*.json", "audit/revisions.json",
+                 f"{OUTPUTS}/*/*")
 
 
 class Services:
@@ -53,7 +57,17 @@ class Services:
     def audit(self) -> AuditLog:
         keys = self.keys
         return AuditLog(audit_path(self.state_dir), keys.derive(AUDIT_PURPOSE), keys.primary_id,
-                        redact=self.redactor, earlier_keys=keys.derive_all(AUDIT_PURPOSE))
+                        redact=self.redactor, earlier_keys=keys.derive_all(AUDIT_PURPOSE),
+                        project_id=self.project_id)
+
+    @cached_property
+    def project_id(self) -> str:
+        """The id the audit log's first record names (the project folder's name and path hash)."""
+        return project_key(self.project_dir)
+
+    def has_history(self) -> bool:
+        """True when the state folder holds anything a run records in the audit log."""
+        return any(next(self.state_dir.glob(pattern), None) is not None for pattern in HISTORY_GLOBS)
 
     @cached_property
     def approvals(self) -> ApprovalService:

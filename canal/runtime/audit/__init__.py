@@ -5,6 +5,8 @@ from canal.runtime.audit.errors import (
     AuditError,
     AuditKeyError,
     AuditLogCorruptError,
+    AuditLogForeignError,
+    AuditLogMissingError,
     AuditRecordInvalidError,
     AuditTamperedError,
     AuditWriteError,
@@ -12,14 +14,17 @@ from canal.runtime.audit.errors import (
 )
 from canal.runtime.audit.events import Decision, RunCompleted, RunStarted, summarize
 from canal.runtime.audit.log import AuditLog, audit_path
-from canal.runtime.audit.record import Record, parse_line
+from canal.runtime.audit.record import OPENED_EVENT, Record, parse_line
 from canal.runtime.audit.verify import Head, Problem, VerifyReport, verify_log
 
 __all__ = [
+    "OPENED_EVENT",
     "AuditError",
     "AuditKeyError",
     "AuditLog",
     "AuditLogCorruptError",
+    "AuditLogForeignError",
+    "AuditLogMissingError",
     "AuditRecordInvalidError",
     "AuditTamperedError",
     "AuditWriteError",

@@ -32,6 +32,18 @@ class AuditTamperedError(AuditError):
     exit_code = 1  # like a checker: 0 intact, 1 tampered, 125 Canal failed
 
 
+class AuditLogMissingError(AuditTamperedError):
+    """The log is missing or empty, yet the project has state that only a log could have recorded."""
+
+    code = "AUDIT_LOG_MISSING"
+
+
+class AuditLogForeignError(AuditTamperedError):
+    """The log opens with another project's id (or opens with no project at all): it was swapped."""
+
+    code = "AUDIT_LOG_FOREIGN"
+
+
 class AuditRecordInvalidError(AuditError):
     """The caller passed an event name or data that cannot be written as a record."""
 

@@ -48,6 +48,9 @@ class RevisionIndex:
     def latest(self, doc_id: str) -> tuple[int, str] | None:
         return self._current().docs.get(doc_id)
 
+    def documents(self) -> list[str]:
+        return sorted(self._current().docs)
+
     def _current(self) -> _State:
         size = _size(self._log)
         state, from_index = self._state, False

@@ -23,6 +23,7 @@ from canal.runtime.audit.reader import Line, iter_lines, last_line
 from canal.runtime.audit.record import (
     EVENT_NAME,
     GENESIS_HASH,
+    OPENED_EVENT,
     SCHEMA_VERSION,
     MalformedRecord,
     build_line,
@@ -52,12 +53,13 @@ class AuditLog:
 
     def __init__(self, path: Path, key: bytes, key_id: str, *, redact: Redactor = no_redaction,
                  clock: Callable[[], str] = utc_timestamp,
-                 earlier_keys: Mapping[str, bytes] | None = None) -> None:
+                 earlier_keys: Mapping[str, bytes] | None = None, project_id: str | None = None) -> None:
         if len(key) < 16:
             msg = "the audit key must be at least 16 bytes"
             raise ValueError(msg)
         self.path = path
         self.key_id = key_id
+        self.project_id = project_id  # when set, a new log opens with a record naming it
         self._key = key
         self._redact = redact
         self._clock = clock
@@ -84,6 +86,10 @@ class AuditLog:
     def latest_revision(self, doc_id: str) -> tuple[int, str] | None:
         return self._revisions.latest(doc_id)
 
+    def known_documents(self) -> list[str]:
+        """Every sealed document the log has a revision of (``canal state verify`` checks each)."""
+        return self._revisions.documents()
+
     def lines(self) -> Iterator[Line]:
         """Every line of the log as written (no verification; see ``runtime.audit.verify``)."""
         return iter_lines(self.path)
@@ -94,18 +100,28 @@ class AuditLog:
             _lock(fd, self.path)
             stat = os.fstat(fd)
             seq, prev_hash = self._tail(fd, stat.st_ino, stat.st_size)
-            body = {"v": SCHEMA_VERSION, "seq": seq + 1, "ts": self._clock(), "event": event,
-                    "actor": actor, "key_id": self.key_id, "data": dict(data), "prev_hash": prev_hash}
-            try:
-                line, mac = build_line(body, self._key)
-            except (TypeError, ValueError) as exc:
-                msg = f"data of event {event} is not plain JSON: {exc}"
-                raise AuditRecordInvalidError(msg, details={"event": event}) from exc
-            _write_durably(fd, line, stat.st_size, self.path, event)
-            self._head = (stat.st_ino, stat.st_size + len(line), seq + 1, mac)
+            size = stat.st_size
+            if seq == 0 and self.project_id is not None:
+                opened = {"project_id": self.project_id, "key_id": self.key_id}
+                line, prev_hash = self._line(1, OPENED_EVENT, opened, "canal", prev_hash)
+                _write_durably(fd, line, size, self.path, OPENED_EVENT)
+                seq, size = 1, size + len(line)
+            line, mac = self._line(seq + 1, event, data, actor, prev_hash)
+            _write_durably(fd, line, size, self.path, event)
+            self._head = (stat.st_ino, size + len(line), seq + 1, mac)
             return record_id(seq + 1)
         finally:
             os.close(fd)  # also releases the lock
+
+    def _line(self, seq: int, event: str, data: Mapping[str, Any], actor: str,
+              prev_hash: str) -> tuple[bytes, str]:
+        body = {"v": SCHEMA_VERSION, "seq": seq, "ts": self._clock(), "event": event,
+                "actor": actor, "key_id": self.key_id, "data": dict(data), "prev_hash": prev_hash}
+        try:
+            return build_line(body, self._key)
+        except (TypeError, ValueError) as exc:
+            msg = f"data of event {event} is not plain JSON: {exc}"
+            raise AuditRecordInvalidError(msg, details={"event": event}) from exc
 
     def _open(self) -> int:
         try:

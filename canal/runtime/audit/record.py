@@ -23,6 +23,7 @@ from typing import Any
 
 SCHEMA_VERSION = 1
 GENESIS_HASH = "0" * 64
+OPENED_EVENT = "audit.opened"  # the first record of a project's log: its project id and key id
 SIGNATURE_FIELDS = ("digest", "hash")
 BODY_FIELDS = frozenset({"v", "seq", "ts", "event", "actor", "key_id", "data", "prev_hash"})
 EVENT_NAME = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")

@@ -9,6 +9,8 @@ Verification stops at the first bad line and names it with one of these kinds:
 - ``truncated``: a partial last line, or fewer records than a checkpoint covers
 - ``corrupt``: a line that is not a record at all
 - ``rewritten``: the record a checkpoint covers has another hash now
+- ``foreign``: the log opens with another project's id (swapped for another project's log)
+- ``unbound``: the log does not open with a record naming its project at all
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from canal.runtime.audit.reader import iter_lines
-from canal.runtime.audit.record import GENESIS_HASH, MalformedRecord, Record, parse_line
+from canal.runtime.audit.record import GENESIS_HASH, OPENED_EVENT, MalformedRecord, Record, parse_line
 
-Kind = Literal["edited", "forged", "deleted", "reordered", "truncated", "corrupt", "rewritten"]
+Kind = Literal["edited", "forged", "deleted", "reordered", "truncated", "corrupt", "rewritten", "foreign",
+               "unbound"]
 
 
 @dataclass(frozen=True)
@@ -87,8 +90,22 @@ def check_record(rec: Record, key: bytes, key_id: str, prev: Head,
     return None
 
 
+def binding_problem(rec: Record, project_id: str) -> tuple[Kind, str] | None:
+    """Why the first record ``rec`` does not open the log of ``project_id`` (None when it does)."""
+    if rec.event != OPENED_EVENT:
+        return "unbound", (f"record {rec.seq} is {rec.event!r}, not the {OPENED_EVENT} record that names "
+                           "the project: this log is not bound to any project")
+    named = rec.data.get("project_id")
+    if named != project_id:
+        return "foreign", (f"the log opens for project {named!r}, not {project_id!r}: it is another "
+                           "project's log")
+    return None
+
+
 def verify_log(path: Path, key: bytes, key_id: str, *, checkpoint: Head | None = None,
-               earlier_keys: Mapping[str, bytes] | None = None) -> VerifyReport:
+               earlier_keys: Mapping[str, bytes] | None = None,
+               project_id: str | None = None) -> VerifyReport:
+    """``project_id``: the log must open with a record naming this project (``audit.opened``)."""
     head, count, last_number = Head(0, GENESIS_HASH), 0, 0
     problem: Problem | None = None
     for line in iter_lines(path):
@@ -103,6 +120,8 @@ def verify_log(path: Path, key: bytes, key_id: str, *, checkpoint: Head | None =
             problem = Problem(line.number, "corrupt", f"not a record: {exc}")
             break
         found = check_record(rec, key, key_id, head, earlier_keys)
+        if found is None and count == 0 and project_id is not None:
+            found = binding_problem(rec, project_id)
         if found is not None:
             problem = _refine(path, line.end, head, Problem(line.number, *found))
             break

@@ -10,6 +10,8 @@ import click
 
 from canal.runtime.audit import (
     AuditLog,
+    AuditLogForeignError,
+    AuditLogMissingError,
     AuditTamperedError,
     make_checkpoint,
     parse_line,
@@ -109,8 +111,10 @@ def verify(checkpoint_file: Path | None, as_json: bool) -> None:
     key, key_id, earlier = audit_keys()
     if checkpoint_file is not None:
         head = read_checkpoint(checkpoint_file.read_text(), key, key_id).head
-    report = verify_log(log.path, key, key_id, checkpoint=head, earlier_keys=earlier)
+    report = verify_log(log.path, key, key_id, checkpoint=head, earlier_keys=earlier,
+                        project_id=log.project_id)
     _raise_if_tampered(report)
+    _raise_if_missing(report, services())
     if as_json:
         echo_json(report.to_json())
         return
@@ -143,8 +147,21 @@ def _raise_if_tampered(report: VerifyReport) -> None:
         return
     p = report.problem
     msg = f"audit log {report.path}, line {p.line}: {p.kind}: {p.message}"
-    raise AuditTamperedError(msg, hint=f"inspect it with: canal audit show --json; keep a copy of "
-                             f"{report.path} as evidence before anything else", details=report.to_json())
+    error = AuditLogForeignError if p.kind in ("foreign", "unbound") else AuditTamperedError
+    raise error(msg, hint=f"inspect it with: canal audit show --json; keep a copy of "
+                f"{report.path} as evidence before anything else", details=report.to_json())
+
+
+def _raise_if_missing(report: VerifyReport, project: Services) -> None:
+    """No record at all, yet the project has state only runs leave: the log was emptied or deleted."""
+    if report.records > 0 or not project.has_history():
+        return
+    what = "empty" if Path(report.path).exists() else "missing"
+    msg = (f"audit log {report.path} is {what}, but the project has state that its runs recorded "
+           f"({project.state_dir}): the log was emptied or deleted")
+    raise AuditLogMissingError(msg, hint=f"restore {report.path} from a backup, or compare with an "
+                               "off-host checkpoint: canal audit verify --checkpoint FILE",
+                               details=report.to_json())
 
 
 def register(cli: click.Group) -> None:

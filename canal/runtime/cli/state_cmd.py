@@ -10,7 +10,7 @@ import click
 from canal.runtime.audit.log import AuditLog, audit_path
 from canal.runtime.cli.render import echo_json
 from canal.runtime.keys import KeyStore
-from canal.runtime.paths import data_root, state_dir_for
+from canal.runtime.paths import data_root, project_key, state_dir_for
 from canal.runtime.project import find_project_dir
 from canal.runtime.sealed import SealedError, SealedStore
 from canal.runtime.sealed.crypto import PREFIX
@@ -19,16 +19,20 @@ from canal.runtime.services import AUDIT_PURPOSE
 MASK = "[sealed]"
 
 
-def store_for(state_dir: Path, keys: KeyStore | None = None) -> SealedStore:
-    """The sealed store of one project's state folder, with its audit log as the revision ledger."""
+def store_for(state_dir: Path, keys: KeyStore | None = None, project_id: str | None = None) -> SealedStore:
+    """The sealed store of one project's state folder, with its audit log as the revision ledger.
+    Under the data folder the state folder's name is the project id."""
     keys = keys or KeyStore()
+    if project_id is None and state_dir.parent == data_root() / "projects":
+        project_id = state_dir.name
     ledger = AuditLog(audit_path(state_dir), keys.derive(AUDIT_PURPOSE), keys.primary_id,
-                      earlier_keys=keys.derive_all(AUDIT_PURPOSE))
+                      earlier_keys=keys.derive_all(AUDIT_PURPOSE), project_id=project_id)
     return SealedStore(state_dir / "state", keys, ledger)
 
 
 def project_store(keys: KeyStore | None = None) -> SealedStore:
-    return store_for(state_dir_for(find_project_dir()), keys)
+    project = find_project_dir()
+    return store_for(state_dir_for(project), keys, project_key(project))
 
 
 def all_state_dirs() -> list[Path]:
@@ -87,7 +91,9 @@ def verify(as_json: bool) -> None:
     Example: canal state verify
     """
     store = project_store()
-    results = [_verify_one(store, doc_id) for doc_id in store.ids()]
+    known = store.ledger.known_documents() if isinstance(store.ledger, AuditLog) else []
+    # a document the ledger recorded but whose file is gone fails too (SEALED_DELETED)
+    results = [_verify_one(store, doc_id) for doc_id in sorted({*store.ids(), *known})]
     failed = [r for r in results if r["status"] != "ok"]
     if as_json:
         echo_json({"status": "failed" if failed else "ok", "root": str(store.root), "documents": results})

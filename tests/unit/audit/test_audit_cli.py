@@ -45,12 +45,15 @@ def test_show_reads_well(cli: click.Group, env: Path) -> None:
     result = CliRunner().invoke(cli, ["audit", "show"])
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert len(lines) == 3
+    assert len(lines) == 4
     assert lines[0].startswith("a-000001 ")
-    assert "run.started" in lines[0]
-    assert "$ rm -rf build/  [confirm rm-recursive | sandbox default | approved by alice]" in lines[0]
-    assert "exit 0 exited 0.42s, 0 bytes sha256 e3b0c442 (for a-000001)" in lines[1]
-    assert "path=build/ trash_id=t1" in lines[2]
+    assert "audit.opened" in lines[0]
+    assert "project_id=project-" in lines[0]
+    assert lines[1].startswith("a-000002 ")
+    assert "run.started" in lines[1]
+    assert "$ rm -rf build/  [confirm rm-recursive | sandbox default | approved by alice]" in lines[1]
+    assert "exit 0 exited 0.42s, 0 bytes sha256 e3b0c442 (for a-000001)" in lines[2]
+    assert "path=build/ trash_id=t1" in lines[3]
 
 
 def test_show_json_and_filters(cli: click.Group, env: Path) -> None:
@@ -58,7 +61,7 @@ def test_show_json_and_filters(cli: click.Group, env: Path) -> None:
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert [r["event"] for r in data["records"]] == ["run.started", "run.completed"]
-    assert data["records"][0]["id"] == "a-000001"
+    assert data["records"][0]["id"] == "a-000002"
     old = CliRunner().invoke(cli, ["audit", "show", "--json", "--since", "2999-01-01"])
     assert json.loads(old.stdout)["records"] == []
 
@@ -72,7 +75,7 @@ def test_show_rejects_a_bad_since(cli: click.Group, env: Path) -> None:
 def test_verify_ok(cli: click.Group, env: Path) -> None:
     result = CliRunner().invoke(cli, ["audit", "verify"])
     assert result.exit_code == 0, result.output
-    assert result.stdout.startswith("ok: 3 records intact")
+    assert result.stdout.startswith("ok: 4 records intact")
 
 
 def test_verify_names_the_edited_line(cli: click.Group, env: Path) -> None:
@@ -82,7 +85,7 @@ def test_verify_names_the_edited_line(cli: click.Group, env: Path) -> None:
     assert result.stdout == ""
     first, message, hint = result.stderr.splitlines()
     assert first == "AUDIT_TAMPERED"
-    assert "line 2: edited" in message
+    assert "line 3: edited" in message
     assert hint.startswith("Next: ")
 
 
@@ -112,11 +115,11 @@ def test_checkpoint_then_truncation(cli: click.Group, env: Path, tmp_path: Path)
     cp_file.write_text(made.stdout)
     ok = CliRunner().invoke(cli, ["audit", "verify", "--checkpoint", str(cp_file)])
     assert ok.exit_code == 0, ok.output
-    assert "matches the checkpoint at record 3" in ok.stdout
-    env.write_bytes(b"".join(env.read_bytes().splitlines(keepends=True)[:2]))
+    assert "matches the checkpoint at record 4" in ok.stdout
+    env.write_bytes(b"".join(env.read_bytes().splitlines(keepends=True)[:3]))
     cut = CliRunner().invoke(cli, ["audit", "verify", "--checkpoint", str(cp_file)])
     assert cut.exit_code == 1
-    assert "line 3: truncated" in cut.stderr
+    assert "line 4: truncated" in cut.stderr
 
 
 def test_checkpoint_refuses_a_tampered_log(cli: click.Group, env: Path,
@@ -129,7 +132,7 @@ def test_checkpoint_refuses_a_tampered_log(cli: click.Group, env: Path,
 
 def test_forged_checkpoint_is_a_usage_error(cli: click.Group, env: Path, tmp_path: Path) -> None:
     cp_file = tmp_path / "cp.json"
-    cp_file.write_text(CliRunner().invoke(cli, ["audit", "checkpoint"]).stdout.replace('"seq":3', '"seq":9'))
+    cp_file.write_text(CliRunner().invoke(cli, ["audit", "checkpoint"]).stdout.replace('"seq":4', '"seq":9'))
     result = CliRunner().invoke(cli, ["audit", "verify", "--checkpoint", str(cp_file)])
     assert result.exit_code == 2
     assert result.stderr.startswith("AUDIT_CHECKPOINT_INVALID")

@@ -51,7 +51,7 @@ def test_rm_then_restore_round_trip(project: Path, tmp_path: Path) -> None:
     assert (project / "data.bin").read_bytes() == b"\x00\x01payload"
     assert (project / "data.bin").stat().st_mode & 0o777 == 0o640
     audit_log = (tmp_path / "state" / "audit" / "audit.jsonl").read_text().splitlines()
-    assert [json.loads(line)["event"] for line in audit_log] == ["trash.put", "trash.restore"]
+    assert [json.loads(line)["event"] for line in audit_log] == ["audit.opened", "trash.put", "trash.restore"]
 
 
 def test_errors_render_code_message_and_next_command(project: Path) -> None:
