@@ -5,11 +5,28 @@ without one they are skipped, unless CANAL_REQUIRE_DOCKER=1 (CI), where a missin
 from __future__ import annotations
 
 import os
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 REQUIRE_DOCKER = os.environ.get("CANAL_REQUIRE_DOCKER") == "1"
+
+# Every `canal` a test starts runs in-process unless the test asks for the server (tests/integration/
+# server/ do, each with its own runtime folder). Whatever server does start in this session's runtime
+# folder is stopped when the session ends.
+os.environ["CANAL_NO_SERVER"] = "1"
+RUNTIME_DIR = Path(tempfile.mkdtemp(prefix="canal-test-runtime-"))
+os.environ["CANAL_RUNTIME_DIR"] = str(RUNTIME_DIR)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_server_left() -> Iterator[None]:
+    yield
+    from server_helpers import stop_servers
+
+    stop_servers(RUNTIME_DIR)
 
 
 def _engine_problem() -> str | None:

@@ -30,6 +30,7 @@ from canal.runtime.project import find_project_dir
 from canal.runtime.result import RunResult
 from canal.runtime.sandboxes import SandboxRef, ensure_sandbox, sandbox_ref
 from canal.runtime.services import OUTPUTS, Services
+from canal.runtime.warm import installed, policy_key
 from canal.sandbox.backend import SandboxBackend, SandboxInfo
 from canal.sandbox.docker_backend import DockerBackend
 from canal.sandbox.engine import docker_client
@@ -66,6 +67,7 @@ class Canal:
         self._unattended = unattended
         self._backend = backend
         self._on_build = on_build
+        self._shared = False
 
     # -- wiring ---------------------------------------------------------------------------------
     @property
@@ -79,15 +81,29 @@ class Canal:
     @cached_property
     def policy(self) -> Policy:
         settings = self.config.policy
-        return load_policy(settings.profile, [self.project_dir / f for f in settings.files],
-                           verified_dir=self.services.state_dir / "policy-verified")
+        files = [self.project_dir / f for f in settings.files]
+        verified = self.services.state_dir / "policy-verified"
+        warm = installed()
+        if warm is None:
+            return load_policy(settings.profile, files, verified_dir=verified)
+        return warm.policy(policy_key(settings.profile, files, verified),
+                           lambda: load_policy(settings.profile, files, verified_dir=verified))
 
     @cached_property
     def backend(self) -> SandboxBackend:
         if self._backend is not None:
             return self._backend
-        return DockerBackend(docker_client(), owner=f"canal-{project_key(self.project_dir)}",
-                             protected_paths=self.services.protected_paths())
+        owner = f"canal-{project_key(self.project_dir)}"
+        protected = tuple(self.services.protected_paths())
+        warm = installed()
+        if warm is None:
+            return DockerBackend(docker_client(), owner=owner, protected_paths=protected)
+        self._shared = True  # the server's warm state owns it (and its sessions)
+        backend = warm.backend((owner, str(self.services.state_dir)),
+                               lambda: DockerBackend(docker_client(), owner=owner, protected_paths=protected))
+        if isinstance(backend, DockerBackend):
+            backend.protected_paths = protected  # state folders made since it was built are protected too
+        return backend
 
     @cached_property
     def pipeline(self) -> Pipeline:
@@ -167,7 +183,7 @@ class Canal:
         return removed
 
     def close(self) -> None:
-        if "backend" in self.__dict__:
+        if "backend" in self.__dict__ and not self._shared:
             self.backend.close()
 
     def __enter__(self) -> Canal:

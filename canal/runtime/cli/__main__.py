@@ -1,5 +1,5 @@
 """``python -m canal.runtime.cli`` is ``canal``."""
 
-from canal.runtime.cli.main import main
+from canal.runtime.cli.client import main
 
 main()

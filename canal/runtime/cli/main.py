@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "tool": "canal.runtime.cli.tool_cmd",
     "discover": "canal.runtime.cli.discover_cmd",
     "help": "canal.runtime.cli.help_cmd",
+    "server": "canal.runtime.cli.server_cmd",
 }
 COMMAND_MODULES = tuple(dict.fromkeys(COMMANDS.values()))
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CANAL = str(Path(sys.executable).with_name("canal"))
+KEEP = ("CANAL_NO_SERVER", "CANAL_RUNTIME_DIR")  # the test session's choice: in-process
 
 
 @dataclass(frozen=True)
@@ -18,7 +19,7 @@ class ToolProject:
     config: Path
 
     def run(self, *args: str) -> subprocess.CompletedProcess[str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("CANAL_")}
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CANAL_") or k in KEEP}
         env.update(CANAL_STATE_DIR=str(self.state), CANAL_CONFIG_DIR=str(self.config))
         return subprocess.run([CANAL, *args], cwd=self.root, env=env, text=True, capture_output=True,
                               timeout=120, check=False)

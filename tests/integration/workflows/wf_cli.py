@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 CANAL = str(Path(sys.executable).with_name("canal"))
+KEEP = ("CANAL_NO_SERVER", "CANAL_RUNTIME_DIR")  # the test session's choice: in-process
 
 
 @dataclass(frozen=True)
@@ -22,7 +23,7 @@ class CliProject:
 
     @property
     def env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("CANAL_")}
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CANAL_") or k in KEEP}
         return {**env, "CANAL_STATE_DIR": str(self.state), "CANAL_CONFIG_DIR": str(self.config)}
 
     def popen(self, *args: str) -> subprocess.Popen[str]:

@@ -1,0 +1,79 @@
+"""Warm state shared by every ``Canal`` of a long-lived process (the server installs one).
+
+Compiled policies (keyed by profile and the rule files' identity: change a file and the next call
+compiles it again) and one backend per project, so every front door (the CLI, MCP, the Python API
+through the server) reaches the same sandbox session: its working directory and exported variables are
+the same whichever door a command came through. Commands on one sandbox are serialised by the backend
+(one shell, one command at a time); different sandboxes run in parallel.
+
+Without an installed ``Warm`` (in-process use) each ``Canal`` owns its policy and backend, as before.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from canal.policy.engine import Policy
+from canal.sandbox.backend import SandboxBackend
+
+PolicyKey = tuple[object, ...]
+
+
+def policy_key(profile: str, files: Sequence[Path], verified_dir: Path | None) -> PolicyKey:
+    """The profile and each rule file's path, size and modification time: a changed file is a new key."""
+    stamps: list[object] = []
+    for path in files:
+        try:
+            info = path.stat()
+            stamps.append((str(path), info.st_mtime_ns, info.st_size, info.st_ino))
+        except OSError:
+            stamps.append((str(path), None))  # loading reports the missing file
+    return (profile, tuple(stamps), str(verified_dir))
+
+
+class Warm:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._policies: dict[PolicyKey, Policy] = {}
+        self._backends: dict[tuple[object, ...], SandboxBackend] = {}
+
+    def policy(self, key: PolicyKey, build: Callable[[], Policy]) -> Policy:
+        with self._lock:
+            found = self._policies.get(key)
+            if found is None:
+                found = self._policies[key] = build()
+            return found
+
+    def backend(self, key: tuple[object, ...], build: Callable[[], SandboxBackend]) -> SandboxBackend:
+        with self._lock:
+            found = self._backends.get(key)
+            if found is None:
+                found = self._backends[key] = build()
+            return found
+
+    def close(self) -> None:
+        with self._lock:
+            backends = list(self._backends.values())
+            self._backends.clear()
+            self._policies.clear()
+        for backend in backends:
+            backend.close()
+
+    def status(self) -> dict[str, Any]:
+        with self._lock:
+            return {"policies": len(self._policies), "backends": len(self._backends)}
+
+
+_installed: Warm | None = None
+
+
+def install(warm: Warm | None) -> None:
+    global _installed
+    _installed = warm
+
+
+def installed() -> Warm | None:
+    return _installed

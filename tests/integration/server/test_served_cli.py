@@ -1,0 +1,38 @@
+"""The thin client and its server: one sandbox session across separate ``canal`` processes."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import ServedProject
+
+
+def test_cwd_and_exports_persist_across_cli_processes(served: ServedProject) -> None:
+    first = served.run("run", "--", "cd sub && export GREETING=hello")
+    assert first.returncode == 0, first.stderr
+    second = served.run("run", "--", 'pwd; echo "$GREETING"')
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.splitlines()[:2] == ["/workspace/sub", "hello"]
+    status = json.loads(served.run("server", "status", "--json").stdout)
+    assert status["running"] is True
+    assert status["served"] == 2
+
+
+def test_output_exit_code_and_streams_are_the_commands(served: ServedProject) -> None:
+    done = served.run("run", "--", "echo out; echo err >&2; exit 3")
+    assert done.returncode == 3
+    assert done.stdout.startswith("out\n--- stderr ---\nerr\n")
+    asked = served.run("run", "--", "rm", "-rf", "sub")
+    assert asked.returncode == 120
+    assert asked.stderr.startswith("CONFIRMATION_REQUIRED")
+    assert asked.stdout == ""
+
+
+def test_server_stop_then_the_next_call_starts_a_new_one(served: ServedProject) -> None:
+    assert served.run("run", "--", "true").returncode == 0
+    pid = json.loads(served.run("server", "status", "--json").stdout)["pid"]
+    stopped = served.run("server", "stop")
+    assert stopped.stdout.startswith(f"Stopped the Canal server pid {pid}")
+    assert json.loads(served.run("server", "status", "--json").stdout)["running"] is False
+    assert served.run("run", "--", "true").returncode == 0
+    assert json.loads(served.run("server", "status", "--json").stdout)["pid"] != pid

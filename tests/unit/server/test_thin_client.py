@@ -1,0 +1,20 @@
+"""The thin client's hot path imports the standard library and a few small Canal modules, nothing else."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+HEAVY = ("click", "docker", "celpy", "lark", "pydantic", "yaml", "regex", "cryptography", "mcp", "anyio",
+         "canal.runtime.api", "canal.policy", "canal.sandbox", "canal.runtime.redact")
+
+
+def test_client_imports_nothing_heavy() -> None:
+    probe = ("import sys, json; import canal.runtime.cli.client as c; "
+             "c.request(['run', '--', 'true']); from canal.runtime.server.paths import build_id; build_id(); "
+             "print(json.dumps(sorted(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    loaded = json.loads(done.stdout)
+    heavy = [m for m in loaded if any(m == h or m.startswith(h + ".") for h in HEAVY)]
+    assert heavy == []
