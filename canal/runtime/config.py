@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from canal.runtime.errors import ConfigError
 from canal.runtime.presenter import PresenterConfig
 from canal.runtime.project import CONFIG_NAME
+from canal.runtime.safeyaml import decode_settings, load_yaml, read_settings_bytes
 from canal.sandbox.spec import SandboxSpec
 
 
@@ -84,12 +85,7 @@ def _line_of(node: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
 
 
 def parse_config(text: str, source: str = CONFIG_NAME) -> CanalConfig:
-    try:
-        data: Any = yaml.safe_load(text)
-        tree = yaml.compose(text)
-    except yaml.YAMLError as exc:
-        msg = f"{source} is not valid YAML: {exc}"
-        raise ConfigError(msg, hint=f"fix the YAML syntax in {source}") from exc
+    data, tree = load_yaml(text, source)
     try:
         return CanalConfig.model_validate(data or {})
     except ValidationError as exc:
@@ -100,12 +96,14 @@ def parse_config(text: str, source: str = CONFIG_NAME) -> CanalConfig:
             problems.append(f"{source}:{line or '?'}: {where}: {err['msg']}")
         msg = "Invalid configuration:\n" + "\n".join(problems)
         raise ConfigError(msg, hint=f"edit {source} (see docs/config.md), then re-run",
-                          details={"errors": problems}) from exc
+                          details={"file": source, "errors": problems}) from None
 
 
 def load_config(project_dir: Path) -> CanalConfig:
-    """The project's canal.yaml, or the defaults when there is none."""
+    """The project's canal.yaml as written, or the defaults when there is none (not yet trusted:
+    ``canal.runtime.trust`` decides whether it may take effect)."""
     path = project_dir / CONFIG_NAME
-    if not path.is_file():
+    data = read_settings_bytes(path)
+    if data is None:
         return CanalConfig()
-    return parse_config(path.read_text(encoding="utf-8"), str(path))
+    return parse_config(decode_settings(data, path), str(path))

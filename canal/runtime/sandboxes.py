@@ -10,11 +10,12 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from canal.runtime.errors import ConfigError, StateDirError
 from canal.runtime.paths import config_dir, project_key
 from canal.runtime.services import Services
+from canal.runtime.trust.snapshot import settings_files
 from canal.sandbox.backend import SandboxBackend, SandboxInfo
 from canal.sandbox.engine import docker_client
 from canal.sandbox.errors import ImageNotFound
@@ -53,6 +54,7 @@ def sandbox_spec(services: Services, ref: SandboxRef) -> SandboxSpec:
         _state_outside(services)
         mounts.append(Mount(source=services.project_dir, target=base.workdir,
                             read_only=config.workspace == "ro"))
+        mounts += settings_mounts(services.project_dir, base.workdir)
     out = services.outputs_dir(ref.name)
     out.mkdir(mode=0o700, parents=True, exist_ok=True)
     user = sandbox_user(services)
@@ -62,6 +64,19 @@ def sandbox_spec(services: Services, ref: SandboxRef) -> SandboxSpec:
     mounts.append(Mount(source=out, target=OUTPUT_MOUNT, read_only=True))
     env = {"HOME": HOME, **base.env}  # a uid missing from the image's passwd would get HOME=/
     return base.model_copy(update={"mounts": tuple(mounts), "user": user, "env": env})
+
+
+def settings_mounts(project_dir: Path, workdir: str) -> list[Mount]:
+    """canal.yaml and the policy files inside the project, bound read-only over themselves: the
+    sandbox can read its rules but not rewrite, replace or delete them (a mount point cannot be
+    renamed or unlinked). Only regular files that exist now; a symlink is never bound."""
+    mounts = []
+    for rel in settings_files(project_dir):
+        source = project_dir.joinpath(*rel.parts)
+        if source.is_file() and not source.is_symlink():
+            target = str(PurePosixPath(workdir, *rel.parts))
+            mounts.append(Mount(source=source, target=target, read_only=True))
+    return mounts
 
 
 def _state_outside(services: Services) -> None:

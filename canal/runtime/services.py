@@ -8,16 +8,18 @@ from pathlib import Path
 
 from canal.runtime.approvals import ApprovalService
 from canal.runtime.audit import AuditLog, audit_path
-from canal.runtime.config import CanalConfig, load_config
+from canal.runtime.config import CanalConfig
 from canal.runtime.keys import KeyStore
 from canal.runtime.paths import config_dir, project_key, state_dir_for
 from canal.runtime.redact import Redactor
 from canal.runtime.sealed.store import SealedStore
 from canal.runtime.trash.store import Trash
+from canal.runtime.trust import TrustedConfig
 
 AUDIT_PURPOSE = "audit-hmac"
 APPROVAL_PURPOSE = "approval-hmac"
 APPROVERS_PURPOSE = "approvers-hmac"
+TRUST_PURPOSE = "config-trust-hmac"
 
 # Folders of the state dir that no sandbox may ever see. outputs/<sandbox> is the one deliberate,
 # read-only exception: each sandbox sees its own full outputs and nothing else.
@@ -39,7 +41,13 @@ class Services:
 
     @cached_property
     def config(self) -> CanalConfig:
-        return self._config or load_config(self.project_dir)
+        """The configuration in force: the one given in code, else canal.yaml once a person approved it
+        (or the defaults). Read once per object, so a long-lived server keeps what it started with."""
+        return self._config or self.trust.require()
+
+    @cached_property
+    def trust(self) -> TrustedConfig:
+        return TrustedConfig(self.project_dir, self.state_dir, self.keys.derive(TRUST_PURPOSE), self.audit)
 
     @cached_property
     def state_dir(self) -> Path:

@@ -27,6 +27,7 @@ from canal.sandbox.docker_spec import canal_labels, run_kwargs
 from canal.sandbox.errors import (
     FileTransferRefused,
     RuntimeUnknown,
+    SandboxError,
     SandboxNotFound,
     SandboxNotRunning,
     SpecInvalid,
@@ -208,8 +209,13 @@ class DockerBackend:
             self._drop(name)
             return {"reason": EndReason.SANDBOX_VANISHED.value, "exit_code": None,
                     "detail": f"{exc.why}: the sandbox is gone or stopped"}
-        with translating("clean up after a broken session in", name=name):
-            container.exec_run(["python3", "-c", AGENT_SOURCE, "sweep"], user=handle.user)
+        try:
+            with translating("clean up after a broken session in", name=name):
+                container.exec_run(["python3", "-c", AGENT_SOURCE, "sweep"], user=handle.user)
+        except SandboxError:  # it stopped meanwhile (its keepalive was killed): gone, not an engine fault
+            self._drop(name)
+            return {"reason": EndReason.SANDBOX_VANISHED.value, "exit_code": None,
+                    "detail": f"{exc.why}: the sandbox stopped"}
         return {"reason": EndReason.KILLED.value, "exit_code": KILLED_EXIT,
                 "detail": f"{exc.why}; every process in the sandbox was killed and a fresh session "
                           "starts with the next command (working directory and variables are reset)"}

@@ -1,6 +1,6 @@
 """Confirmation tokens bound to one exact command, and human approval of them."""
 
-from canal.runtime.approvals.approvers import ApproverRegistry, from_terminal
+from canal.runtime.approvals.approvers import ApproverRegistry, from_terminal, identify_person
 from canal.runtime.approvals.errors import (
     ApprovalError,
     ApprovalExpiredError,
@@ -30,4 +30,5 @@ __all__ = [
     "DecisionSummary",
     "Pending",
     "from_terminal",
+    "identify_person",
 ]

@@ -15,6 +15,7 @@ import json
 import os
 import secrets
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,21 @@ def from_terminal(stdin_tty: bool, stdout_tty: bool, user: str) -> Approver:
                "and no approver key was given")
         raise ApproverUnverifiedError(msg, hint=NO_TERMINAL_HINT)
     return Approver(user=user, how="tty")
+
+
+def identify_person(key_file: Path | None, user: str, *, terminal: tuple[bool, bool],
+                    registry: Callable[[], ApproverRegistry]) -> Approver:
+    """The one place a person proves who they are, for confirmations and for trusted configuration.
+
+    Today: the holder of a registered approver key, or whoever has a terminal on stdin and stdout.
+    The terminal check holds against an agent that only reaches Canal through ``canal run``, MCP or a
+    harness's pipes; it does NOT hold against a program running on the host as this user, which can
+    fake a terminal (``script -c``). An approver identity the agent's OS user cannot use (another uid,
+    a signature key, a passkey) plugs in here.
+    """
+    if key_file is not None:
+        return registry().identify(key_file, user)
+    return from_terminal(*terminal, user)
 
 
 class ApproverRegistry:

@@ -17,6 +17,7 @@ from canal.runtime.approvals import (
     ApproverUnverifiedError,
     Pending,
     from_terminal,
+    identify_person,
 )
 from canal.runtime.cli.audit_cmd import services
 from canal.runtime.cli.render import echo_json
@@ -43,7 +44,7 @@ def current_user() -> str:
     return f"{sudo} (via sudo as {user})" if sudo and sudo != user else user
 
 
-def _terminal() -> tuple[bool, bool]:
+def terminal_flags() -> tuple[bool, bool]:
     return sys.stdin.isatty(), sys.stdout.isatty()
 
 
@@ -66,8 +67,8 @@ def approve(token: str, approver_key: Path | None, yes: bool, as_json: bool) -> 
     Example: canal approve c_k3j9x2mqa7fe
     """
     user = current_user()
-    approver: Approver = (open_registry().identify(approver_key, user) if approver_key is not None
-                          else from_terminal(*_terminal(), user))
+    approver: Approver = identify_person(approver_key, user, terminal=terminal_flags(),
+                                         registry=open_registry)
     service = open_service()
     pending = service.show(token)
     if approver.how == "tty" and not yes:
@@ -115,7 +116,7 @@ def add_approver(name: str, key_out: Path) -> None:
 
     Example: canal approvals add-approver alice --key-out ~/alice.canal-approver
     """
-    user = from_terminal(*_terminal(), current_user()).user
+    user = from_terminal(*terminal_flags(), current_user()).user
     open_registry().add(name, key_out, added_by=user)
     click.echo(f"registered approver {name}; key written to {key_out} (0600). "
                f"They approve with: canal approve TOKEN --approver-key {key_out}")

@@ -13,8 +13,10 @@ from typing import Any
 
 import click
 
+from canal.runtime.approvals import ApproverUnverifiedError, identify_person
+from canal.runtime.cli import approve_cmd
 from canal.runtime.cli.render import echo_json
-from canal.runtime.files import Workspace, edit_file, view_path, write_file
+from canal.runtime.files import Protected, Workspace, edit_file, view_path, write_file
 from canal.runtime.files.errors import InvalidRange
 from canal.runtime.files.fileio import DEFAULT_MAX_BYTES
 from canal.runtime.paths import state_dir_for
@@ -22,6 +24,7 @@ from canal.runtime.ports import AuditSink, Redactor
 from canal.runtime.project import find_project_dir
 from canal.runtime.services import Services
 from canal.runtime.trash import Trash, parse_age, remove_paths
+from canal.runtime.trust.snapshot import settings_files
 
 JSON_HELP = "Print the result as JSON."
 
@@ -43,6 +46,17 @@ def _trash(project_dir: Path) -> Trash:
     return Trash(state_dir_for(project_dir) / "trash", _audit(project_dir))
 
 
+def _guard(project: Path) -> Protected | None:
+    """``None`` when a person runs the command (the approver check says so); else the files the
+    agent's operations may not change (canal.yaml, policy files, git's code-running files)."""
+    try:
+        identify_person(None, approve_cmd.current_user(), terminal=approve_cmd.terminal_flags(),
+                        registry=approve_cmd.open_registry)
+    except ApproverUnverifiedError:
+        return Protected.of(settings_files(project))
+    return None
+
+
 def _emit(as_json: bool, data: Any, text: str) -> None:
     if as_json:
         echo_json(data)
@@ -61,7 +75,7 @@ def rm_cmd(paths: tuple[Path, ...], recursive: bool, as_json: bool) -> None:
     """
     project = find_project_dir()
     outcomes = remove_paths(_trash(project), project, list(paths), recursive=recursive, base=Path.cwd(),
-                            actor=_actor())
+                            actor=_actor(), guard=_guard(project))
     _emit(as_json, {"status": "ok", "results": [o.model_dump(mode="json") for o in outcomes]},
           "\n".join(o.to_text() for o in outcomes))
 
@@ -78,7 +92,8 @@ def restore_cmd(entry_id: str, to: Path | None, force: bool, as_json: bool) -> N
     """
     project = find_project_dir()
     target = Path.cwd() / to if to is not None else None
-    result = _trash(project).restore(entry_id, to=target, force=force, actor=_actor())
+    result = _trash(project).restore(entry_id, to=target, force=force, actor=_actor(),
+                                     guard=_guard(project))
     text = f"restored {result.entry.id} to {result.restored_to}"
     if result.displaced_id:
         text += f" | the file that was there is in the trash: canal restore {result.displaced_id} --to PATH"
@@ -136,7 +151,7 @@ def edit_cmd(path: Path, old: str, new: str, replace_all: bool, expect_sha256: s
     project = find_project_dir()
     result = edit_file(Workspace.at(project), path, old, new, replace_all=replace_all, base=Path.cwd(),
                        expect_sha256=expect_sha256, redactor=_redactor(), audit=_audit(project),
-                       actor=_actor())
+                       actor=_actor(), guard=_guard(project))
     _emit(as_json, result.model_dump(mode="json"), result.to_text())
 
 
@@ -157,7 +172,7 @@ def write_cmd(path: Path, as_json: bool) -> None:
         return trash.put(target, workspace=workspace.root, move=False, actor=_actor()).id
 
     result = write_file(workspace, path, data, base=Path.cwd(), backup=backup, redactor=_redactor(),
-                        audit=trash.audit, actor=_actor())
+                        audit=trash.audit, actor=_actor(), guard=_guard(project))
     _emit(as_json, result.model_dump(mode="json"), result.to_text())
 
 

@@ -20,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "image": "canal.runtime.cli.image_cmd",
     "policy": "canal.runtime.cli.policy_cmd",
     "doctor": "canal.runtime.cli.doctor_cmd",
+    "config": "canal.runtime.cli.config_cmd",
     "key": "canal.runtime.cli.key_cmd",
     "state": "canal.runtime.cli.state_cmd",
     "audit": "canal.runtime.cli.audit_cmd",

@@ -9,9 +9,10 @@ import sys
 import anyio
 import click
 
-from canal.runtime.config import CanalConfig, load_config
+from canal.runtime.config import CanalConfig
 from canal.runtime.mcp.errors import ProfileLoosened
 from canal.runtime.project import find_project_dir
+from canal.runtime.services import Services
 
 STRICTNESS = {"standard": 0, "strict": 1}
 
@@ -20,7 +21,7 @@ def _config(profile: str | None) -> CanalConfig | None:
     """canal.yaml, with --profile applied; it may tighten the project's policy, never loosen it."""
     if profile is None:
         return None
-    config = load_config(find_project_dir())
+    config = Services(find_project_dir()).config  # the approved settings (CONFIG_UNAPPROVED if not)
     current = config.policy.profile
     if STRICTNESS[profile] < STRICTNESS[current]:
         msg = f"--profile {profile} is looser than this project's policy profile {current} (canal.yaml)"

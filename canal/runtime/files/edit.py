@@ -18,6 +18,7 @@ from canal.runtime.files.fileio import (
     sha256_hex,
 )
 from canal.runtime.files.models import EditResult
+from canal.runtime.files.protect import Protected
 from canal.runtime.ports import AuditSink, Redactor, no_redaction
 
 CLOSEST_CUTOFF = 0.5
@@ -28,7 +29,7 @@ _SHOWN_LINE_CHARS = 200
 def edit_file(workspace: Workspace, path: Path | str, old: str, new: str, *, replace_all: bool = False,
               base: Path | None = None, expect_sha256: str | None = None, redactor: Redactor = no_redaction,
               audit: AuditSink | None = None, actor: str = "agent",
-              max_bytes: int = DEFAULT_MAX_BYTES) -> EditResult:
+              max_bytes: int = DEFAULT_MAX_BYTES, guard: Protected | None = None) -> EditResult:
     """Replace ``old`` by ``new`` (once, or every occurrence with ``replace_all``), atomically.
 
     Refuses (nothing written): empty or unchanged text, text not found (with the closest lines),
@@ -36,6 +37,8 @@ def edit_file(workspace: Workspace, path: Path | str, old: str, new: str, *, rep
     a file that changed since ``expect_sha256`` or since it was read here.
     """
     loc = workspace.locate(path, base=base, follow=True)
+    if guard is not None:
+        guard.check(loc, "edit")
     snap = read_file(loc, max_bytes=max_bytes)
     _check_expected(loc, snap, expect_sha256)
     text = decode_text(snap, loc, "edit")

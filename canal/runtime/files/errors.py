@@ -73,3 +73,9 @@ class FileIOError(FileOpError):
 
     code = "FILE_IO_ERROR"
     exit_code = ExitCode.CANAL_ERROR
+
+
+class ProtectedPath(FileOpError):
+    """The agent's file operations may not change Canal's settings or code-running git files."""
+
+    code = "PATH_PROTECTED"

@@ -17,6 +17,7 @@ from canal.runtime.files.fileio import (
     sha256_hex,
 )
 from canal.runtime.files.models import WriteResult
+from canal.runtime.files.protect import Protected
 from canal.runtime.ports import AuditSink, Redactor, no_redaction
 
 # Keeps a copy of the file about to be replaced and returns its id (the trash: ``Trash.put(move=False)``).
@@ -26,12 +27,14 @@ Backup = Callable[[Path], str]
 def write_file(workspace: Workspace, path: Path | str, data: bytes, *, base: Path | None = None,
                backup: Backup | None = None, redactor: Redactor = no_redaction,
                audit: AuditSink | None = None, actor: str = "agent",
-               max_bytes: int = DEFAULT_MAX_BYTES) -> WriteResult:
+               max_bytes: int = DEFAULT_MAX_BYTES, guard: Protected | None = None) -> WriteResult:
     """Write ``data`` atomically, creating missing folders; a replaced file keeps its mode.
 
     Writing the same bytes again is a no-op (``unchanged``), so a repeated call is harmless.
     """
     loc = workspace.locate(path, base=base, follow=True)
+    if guard is not None:
+        guard.check(loc, "write")
     check_size(len(data), loc, max_bytes)
     old = read_if_exists(loc, max_bytes=max_bytes)
     digest = sha256_hex(data)

@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from canal.runtime.api import Canal
-from canal.runtime.files import Workspace, edit_file, view_path
+from canal.runtime.files import Protected, Workspace, edit_file, view_path
 from canal.runtime.mcp import schemas as s
 from canal.runtime.result import RunResult
 from canal.runtime.trash import RemoveOutcome, remove_paths
+from canal.runtime.trust.snapshot import settings_files
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,11 @@ class Operations:
     def _workspace(self) -> Workspace:
         return Workspace.at(self.canal.project_dir)
 
+    @property
+    def _guard(self) -> Protected:
+        """MCP is the agent's door: Canal's settings and git's code-running files are never written here."""
+        return Protected.of(settings_files(self.canal.project_dir))
+
     def run_command(self, args: s.RunCommandArgs) -> Reply:
         result = self.canal.run(args.command, timeout_s=args.timeout, confirm=args.confirm_token)
         return run_reply(result, "call run_command again with the same command")
@@ -75,18 +81,19 @@ class Operations:
     def edit(self, args: s.EditArgs) -> Reply:
         services = self.canal.services
         result = edit_file(self._workspace, args.path, args.old, args.new, replace_all=args.replace_all,
-                           redactor=services.redactor, audit=services.audit, actor=self.canal.actor)
+                           redactor=services.redactor, audit=services.audit, actor=self.canal.actor,
+                           guard=self._guard)
         return Reply(result.to_text(), result.model_dump(mode="json"))
 
     def remove(self, args: s.RemoveArgs) -> Reply:
         paths = [Path(p) for p in args.path]
         outcomes = remove_paths(self.canal.services.trash, self.canal.project_dir, paths,
-                                recursive=args.recursive, actor=self.canal.actor)
+                                recursive=args.recursive, actor=self.canal.actor, guard=self._guard)
         return Reply("\n".join(_removed_line(o) for o in outcomes),
                      {"status": "ok", "results": [o.model_dump(mode="json") for o in outcomes]})
 
     def restore(self, args: s.RestoreArgs) -> Reply:
-        result = self.canal.services.trash.restore(args.trash_id, actor=self.canal.actor)
+        result = self.canal.services.trash.restore(args.trash_id, actor=self.canal.actor, guard=self._guard)
         text = f"restored {result.entry.id} to {result.entry.rel_path} ({result.entry.kind})"
         return Reply(text, result.model_dump(mode="json"))
 

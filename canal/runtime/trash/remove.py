@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict
 
 from canal.runtime.files.confine import Located, Workspace, open_parent
 from canal.runtime.files.errors import PathNotFound
+from canal.runtime.files.protect import Protected
 from canal.runtime.trash.errors import IsAFolderNeedsRecursive
 from canal.runtime.trash.record import TrashEntry
 from canal.runtime.trash.store import Trash
@@ -31,12 +32,15 @@ class RemoveOutcome(BaseModel):
 
 
 def remove_paths(trash: Trash, workspace: Path, paths: list[Path], *, recursive: bool = False,
-                 base: Path | None = None, actor: str = "agent") -> list[RemoveOutcome]:
+                 base: Path | None = None, actor: str = "agent",
+                 guard: Protected | None = None) -> list[RemoveOutcome]:
     """Move each path into the trash. Every path is checked (confined, folder needs ``recursive``)
     before the first one moves, so a bad argument leaves everything in place."""
     ws = Workspace.at(workspace)
     located = [ws.locate(p, base=base, follow=False) for p in paths]
     for loc in located:
+        if guard is not None:
+            guard.check(loc, "remove")
         if not recursive and _is_dir(loc):
             msg = f"{loc.display} is a folder; removing it needs -r."
             raise IsAFolderNeedsRecursive(msg, hint=f"canal rm -r {loc.display}",

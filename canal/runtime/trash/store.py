@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from canal.core.fsutil import atomic_write, fsync_dir, private_dir
 from canal.runtime.files.confine import Located, Workspace, open_parent
 from canal.runtime.files.errors import PathNotFound
+from canal.runtime.files.protect import Protected
 from canal.runtime.ports import AuditSink
 from canal.runtime.trash.errors import (
     CannotTrashWorkspace,
@@ -146,7 +147,7 @@ class Trash:
         return sorted(entries, key=lambda e: (e.deleted_at, e.id))
 
     def restore(self, entry_id: str, *, to: Path | None = None, force: bool = False,
-                actor: str = "agent") -> RestoreResult:
+                actor: str = "agent", guard: Protected | None = None) -> RestoreResult:
         """Put an entry back at its original path (or ``to``). An existing target is refused unless
         ``force``, which first moves the existing one into the trash (so nothing is lost)."""
         entry = self.get(entry_id)
@@ -156,6 +157,8 @@ class Trash:
             raise TrashCorrupt(msg, hint="canal trash list", details={"id": entry.id})
         workspace = Workspace.at(Path(entry.workspace))
         loc = workspace.locate(to if to is not None else Path(entry.original_path), follow=False)
+        if guard is not None:
+            guard.check(loc, "restore", content=item)
         displaced = self._displace(loc, entry, force=force, actor=actor)
         with open_parent(loc, create=True) as dfd:
             tfd = os.open(self.files_dir, _DIR_FLAGS)

@@ -44,7 +44,7 @@ def human_token() -> str:
 
 
 def as_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(approve_cmd, "_terminal", lambda: (True, True))
+    monkeypatch.setattr(approve_cmd, "terminal_flags", lambda: (True, True))
 
 
 def test_agent_without_terminal_or_key_cannot_approve(cli: click.Group) -> None:
@@ -90,7 +90,7 @@ def test_registered_approver_key_works_without_a_terminal(cli: click.Group, tmp_
     as_terminal(monkeypatch)
     added = CliRunner().invoke(cli, ["approvals", "add-approver", "alice", "--key-out", str(key_file)])
     assert added.exit_code == 0, added.output
-    monkeypatch.setattr(approve_cmd, "_terminal", lambda: (False, False))
+    monkeypatch.setattr(approve_cmd, "terminal_flags", lambda: (False, False))
     monkeypatch.setenv("CANAL_APPROVER_KEY", str(key_file))
     token = human_token()
     result = CliRunner().invoke(cli, ["approve", token])

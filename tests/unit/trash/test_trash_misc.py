@@ -33,6 +33,7 @@ def test_error_codes_are_pinned() -> None:
     assert _codes(file_errors) | _codes(trash_errors) == {
         "FileOpError": ("FILE_OP_FAILED", 2),
         "PathOutsideWorkspace": ("PATH_OUTSIDE_WORKSPACE", 2),
+        "ProtectedPath": ("PATH_PROTECTED", 2),
         "SymlinkEscape": ("SYMLINK_ESCAPE", 2),
         "PathNotFound": ("PATH_NOT_FOUND", 2),
         "NotAFile": ("NOT_A_REGULAR_FILE", 2),

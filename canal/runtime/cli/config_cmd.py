@@ -1,0 +1,90 @@
+"""``canal config``: whether canal.yaml's settings are approved, and a person approving them.
+
+``approve`` needs a person (a terminal, or a registered approver key): it is not an MCP tool, and
+nothing inside a sandbox can reach it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from canal.runtime.approvals import ApproverUnverifiedError, identify_person
+from canal.runtime.cli import approve_cmd
+from canal.runtime.cli.render import echo_json
+from canal.runtime.project import find_project_dir
+from canal.runtime.services import Services
+from canal.runtime.trust import APPROVE_COMMAND, TrustStatus
+
+_STATES = {
+    "defaults": "no canal.yaml: the default settings apply",
+    "approved": "canal.yaml is approved and in force",
+    "tightened": "canal.yaml changed, only tightening the approved settings: it applies at the next command",
+    "unapproved": "canal.yaml (or a policy file) loosens the approved settings: nothing runs until a "
+                  f"person approves it ({APPROVE_COMMAND})",
+}
+
+
+def _show(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def describe(status: TrustStatus) -> str:
+    lines = [f"{_STATES[status.state]}", f"  content digest {status.snapshot.digest}"]
+    if status.record is not None:
+        lines.append(f"  last approved {status.record.digest} by {status.record.approved_by} "
+                     f"({status.record.how})")
+    for change in status.changes:
+        mark = "LOOSENS " if change.loosens else "tightens"
+        lines.append(f"  {mark} {change.setting}: {_show(change.before)} -> {_show(change.after)}")
+    return "\n".join(lines)
+
+
+@click.group("config")
+def config_group() -> None:
+    """Trusted settings: canal.yaml takes effect once a person approved its exact content."""
+
+
+@config_group.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+def status_cmd(as_json: bool) -> None:
+    """Show whether canal.yaml (and its policy files) is approved, and what changed since.
+
+    Example: canal config status
+    """
+    status = Services(find_project_dir()).trust.status()
+    if as_json:
+        echo_json({"status": "ok", **status.to_json()})
+    else:
+        click.echo(describe(status))
+
+
+@config_group.command("approve")
+@click.option("--approver-key", type=click.Path(dir_okay=False, path_type=Path), envvar="CANAL_APPROVER_KEY",
+              help="A registered approver key file, to approve without a terminal.")
+@click.option("--digest", help="Approve only if the content digest is this one (as shown by status).")
+@click.option("--yes", is_flag=True, help="Do not ask again at the terminal.")
+def approve_config(approver_key: Path | None, digest: str | None, yes: bool) -> None:
+    """As a person: approve canal.yaml and its policy files exactly as they are (an audit record).
+
+    Example: canal config approve
+    """
+    approver = identify_person(approver_key, approve_cmd.current_user(),
+                               terminal=approve_cmd.terminal_flags(), registry=approve_cmd.open_registry)
+    trust = Services(find_project_dir()).trust
+    status = trust.status()
+    shown = digest or status.snapshot.digest
+    if approver.how == "tty" and not yes:
+        click.echo(describe(status))
+        if not click.confirm("Approve these settings?", default=False):
+            msg = "the settings were not approved"
+            raise ApproverUnverifiedError(msg, hint=APPROVE_COMMAND)
+    record = trust.approve(approver, shown)
+    click.echo(f"approved {record.digest} as {record.approved_by} ({record.how}); it applies from the next "
+               "command (restart a running `canal mcp` to pick it up)")
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(config_group)

@@ -1,0 +1,9 @@
+"""Trusted configuration: canal.yaml and its policy files take effect only once a person approved them."""
+
+from canal.runtime.trust.compare import Change, compare
+from canal.runtime.trust.errors import ConfigUnapproved, TrustRecordInvalid
+from canal.runtime.trust.service import APPROVE_COMMAND, TrustedConfig, TrustStatus
+from canal.runtime.trust.snapshot import Snapshot, policy_file_path, take_snapshot
+
+__all__ = ["APPROVE_COMMAND", "Change", "ConfigUnapproved", "Snapshot", "TrustRecordInvalid", "TrustStatus",
+           "TrustedConfig", "compare", "policy_file_path", "take_snapshot"]

@@ -1,0 +1,127 @@
+"""Trusted configuration, in the spirit of direnv's ``allow``: settings take effect once a person approved
+their exact content.
+
+- No ``canal.yaml`` and no approval on record: the defaults (the hardened baseline) apply.
+- The content on disk is the approved content (same digest): it applies.
+- It differs, but every change tightens the approved settings (or the defaults, the first time): it
+  applies and becomes the new baseline, recorded in the audit log as ``config.accept``.
+- Anything else, including a removed ``canal.yaml`` whose defaults are looser than what was approved:
+  ``CONFIG_UNAPPROVED`` naming each loosened setting, and nothing runs until a person runs
+  ``canal config approve`` (audit record ``config.approve``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from canal.runtime.approvals.model import Approver
+from canal.runtime.config import CanalConfig
+from canal.runtime.ports import AuditSink
+from canal.runtime.project import CONFIG_NAME
+from canal.runtime.trust.compare import Change, compare
+from canal.runtime.trust.errors import ConfigUnapproved
+from canal.runtime.trust.snapshot import Snapshot, defaults_snapshot, take_snapshot
+from canal.runtime.trust.store import TrustRecord, TrustStore
+
+State = Literal["defaults", "approved", "tightened", "unapproved"]
+APPROVE_COMMAND = "canal config approve"
+TIGHTENING = "tightening"
+
+
+@dataclass(frozen=True)
+class TrustStatus:
+    state: State
+    snapshot: Snapshot
+    record: TrustRecord | None
+    changes: list[Change] = field(default_factory=list)
+
+    @property
+    def loosened(self) -> list[Change]:
+        return [c for c in self.changes if c.loosens]
+
+    def to_json(self) -> dict[str, object]:
+        return {"state": self.state, "digest": self.snapshot.digest, "config_exists": self.snapshot.exists,
+                "approved_digest": self.record.digest if self.record else None,
+                "approved_by": self.record.approved_by if self.record else None,
+                "approved_how": self.record.how if self.record else None,
+                "changes": [c.to_json() for c in self.changes]}
+
+
+class TrustedConfig:
+    def __init__(self, project_dir: Path, state_dir: Path, key: bytes, audit: AuditSink | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.project_dir = project_dir.resolve()
+        self.store = TrustStore(state_dir, key)
+        self.audit = audit
+        self._clock = clock
+
+    def status(self) -> TrustStatus:
+        snap = take_snapshot(self.project_dir)
+        record = self.store.load(self.project_dir)
+        if record is None and not snap.exists:
+            return TrustStatus("defaults", snap, None)
+        if record is not None and record.digest == snap.digest:
+            return TrustStatus("approved", snap, record)
+        base = defaults_snapshot() if record is None else None
+        changes = compare(base.settings if base else record.settings if record else {},
+                          snap.settings, base.policy if base else record.policy if record else {},
+                          snap.policy)
+        state: State = "unapproved" if any(c.loosens for c in changes) else "tightened"
+        return TrustStatus(state, snap, record, changes)
+
+    def require(self) -> CanalConfig:
+        """The configuration that may take effect now; ``CONFIG_UNAPPROVED`` when a person must look."""
+        status = self.status()
+        if status.state == "unapproved":
+            raise unapproved_error(status, self.project_dir)
+        if status.state == "tightened":
+            self._record(status.snapshot, "canal", TIGHTENING, status.changes, event="config.accept")
+        return status.snapshot.config
+
+    def approve(self, approver: Approver, expect_digest: str) -> TrustRecord:
+        """Record the content on disk as approved by ``approver`` (a person, identified by the caller).
+
+        ``expect_digest`` is the digest the person was shown: if the files changed since, nothing is
+        recorded (an agent racing the approval cannot slip its own content in).
+        """
+        status = self.status()
+        if status.snapshot.digest != expect_digest:
+            msg = ("The settings changed while they were being approved "
+                   f"(shown {expect_digest[:19]}, now {status.snapshot.digest[:19]}); nothing was approved.")
+            raise ConfigUnapproved(msg, hint=f"{APPROVE_COMMAND}   (review the new content)",
+                                   details={"expected": expect_digest, "found": status.snapshot.digest})
+        who = approver.user if approver.key_name is None else f"{approver.user} (key {approver.key_name})"
+        return self._record(status.snapshot, who, approver.how, status.changes, event="config.approve")
+
+    def _record(self, snap: Snapshot, who: str, how: str, changes: list[Change], *,
+                event: str) -> TrustRecord:
+        record = TrustRecord(project=str(self.project_dir), digest=snap.digest, settings=snap.settings,
+                             policy=snap.policy, approved_by=who, how=how, approved_at=self._clock())
+        if self.audit is not None:  # the audit record first: an approval is never made unrecorded
+            self.audit.append(event, {"digest": snap.digest, "config_exists": snap.exists, "how": how,
+                                      "approved_by": who, "changes": [c.to_json() for c in changes]},
+                              actor="canal" if how == TIGHTENING else who)
+        self.store.save(record)
+        return record
+
+
+def unapproved_error(status: TrustStatus, project_dir: Path) -> ConfigUnapproved:
+    loosened = status.loosened
+    names = ", ".join(c.setting for c in loosened)
+    where = project_dir / CONFIG_NAME
+    if not status.snapshot.exists:
+        what = f"{where} was removed, and the defaults are looser than the approved settings ({names})"
+    elif status.record is None:
+        what = f"{where} is new and loosens the default settings ({names})"
+    else:
+        what = f"{where} changed since a person approved it, loosening: {names}"
+    msg = f"{what}. Nothing was run: these settings take effect only once a person approves them."
+    hint = (f"ask a person to review the change and run, in a terminal: cd {project_dir} && "
+            f"{APPROVE_COMMAND}")
+    return ConfigUnapproved(msg, hint=hint, details={
+        "file": str(where), "changes": [c.to_json() for c in status.changes],
+        "digest": status.snapshot.digest, "approved_digest": status.record.digest if status.record else None})

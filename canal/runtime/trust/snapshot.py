@@ -1,0 +1,109 @@
+"""The trusted settings as they are on disk now: ``canal.yaml`` and the policy files it names.
+
+Read the safe way (no symlink followed, size bounded, UTF-8, no repeated key); policy files must lie
+inside the project or inside Canal's own config folder. The digest covers both, so an edited rule file
+needs approval just like an edited ``canal.yaml``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from canal.runtime.config import CanalConfig, parse_config
+from canal.runtime.errors import ConfigError
+from canal.runtime.paths import config_dir
+from canal.runtime.project import CONFIG_NAME
+from canal.runtime.safeyaml import decode_settings, read_settings_bytes
+from canal.runtime.trust.compare import FREE_SECTIONS
+
+
+def canonical(data: Any) -> str:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def trusted_settings(config: CanalConfig) -> dict[str, Any]:
+    """The settings that need a person's approval: everything but the free sections."""
+    data = config.model_dump(mode="json")
+    return {k: v for k, v in data.items() if k not in FREE_SECTIONS}
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    config: CanalConfig
+    settings: dict[str, Any]
+    policy: dict[str, str]  # policy file as written in canal.yaml -> sha256 of its bytes
+    exists: bool  # canal.yaml is there (else: the defaults)
+
+    @property
+    def digest(self) -> str:
+        body = canonical({"settings": self.settings, "policy": self.policy})
+        return "sha256:" + hashlib.sha256(body.encode()).hexdigest()
+
+
+def policy_roots(project_dir: Path) -> list[Path]:
+    """Where rule files may live: the project, and Canal's own config folder."""
+    return [project_dir.resolve(), Path(os.path.realpath(config_dir()))]
+
+
+def policy_file_path(project_dir: Path, name: Path) -> Path:
+    """``name`` (relative to the project, or absolute) as a path inside an allowed root; else refused.
+
+    The folder is resolved through symlinks; the file itself must not be one (checked when read).
+    """
+    joined = Path(os.path.normpath(project_dir / name))
+    real = Path(os.path.realpath(joined.parent)) / joined.name
+    roots = policy_roots(project_dir)
+    if not any(real.is_relative_to(root) for root in roots):
+        msg = (f"policy file {name} is at {real}, outside the project and Canal's config folder; "
+               "nothing was run.")
+        raise ConfigError(msg, hint="move the rule file into the project (e.g. policy/extra.yaml) and "
+                          f"list it relative to the project in {CONFIG_NAME}",
+                          details={"file": str(name), "resolved": str(real),
+                                   "allowed": [str(r) for r in roots], "reason": "outside"})
+    return real
+
+
+def read_policy_digest(path: Path) -> str:
+    data = read_settings_bytes(path)
+    if data is None:
+        msg = f"policy file {path} (named in {CONFIG_NAME}) does not exist; nothing was run."
+        raise ConfigError(msg, hint=f"create it, or remove it from policy.files in {CONFIG_NAME}",
+                          details={"file": str(path), "reason": "missing"})
+    decode_settings(data, path)
+    return hashlib.sha256(data).hexdigest()
+
+
+def take_snapshot(project_dir: Path) -> Snapshot:
+    path = project_dir / CONFIG_NAME
+    data = read_settings_bytes(path)
+    config = CanalConfig() if data is None else parse_config(decode_settings(data, path), str(path))
+    policy = {str(name): read_policy_digest(policy_file_path(project_dir, name))
+              for name in config.policy.files}
+    return Snapshot(config, trusted_settings(config), policy, exists=data is not None)
+
+
+def defaults_snapshot() -> Snapshot:
+    config = CanalConfig()
+    return Snapshot(config, trusted_settings(config), {}, exists=False)
+
+
+def settings_files(project_dir: Path) -> list[PurePosixPath]:
+    """canal.yaml and the policy files inside the project that the current or approved settings name,
+    relative to the project (best effort: a broken canal.yaml still protects canal.yaml itself)."""
+    root = project_dir.resolve()
+    names: set[Path] = set()
+    with contextlib.suppress(ConfigError):
+        names.update(take_snapshot(root).config.policy.files)
+    found = [PurePosixPath(CONFIG_NAME)]
+    for name in names:
+        path = Path(os.path.normpath(root / name))
+        real = Path(os.path.realpath(path.parent)) / path.name
+        if real.is_relative_to(root):
+            found.append(PurePosixPath(real.relative_to(root).as_posix()))
+    return sorted(set(found))

@@ -1,0 +1,76 @@
+"""The approved trusted settings of one project: one HMAC-signed JSON file in its host state folder.
+
+The file lives outside every sandbox mount (the state folder is refused as a mount and refused inside
+the project). Its MAC is keyed with a subkey of the host key ring and binds the project path, so the
+agent can neither write an approval nor copy one from another project.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from canal.core.fsutil import atomic_write
+from canal.runtime.trust.errors import TrustRecordInvalid
+from canal.runtime.trust.snapshot import canonical
+
+TRUST_FILE = "trusted-config.json"
+FORMAT = "canal.trust/1"
+
+
+class TrustRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    format: str = FORMAT
+    project: str
+    digest: str
+    settings: dict[str, Any]
+    policy: dict[str, str]
+    approved_by: str
+    how: str  # tty | approver-key | tightening (accepted without a person: nothing was loosened)
+    approved_at: float
+
+
+class TrustStore:
+    def __init__(self, state_dir: Path, key: bytes) -> None:
+        self.path = state_dir / TRUST_FILE
+        self._key = key
+
+    def _mac(self, body: dict[str, Any]) -> str:
+        return hmac.new(self._key, b"canal-trust:" + canonical(body).encode(), hashlib.sha256).hexdigest()
+
+    def load(self, project: Path) -> TrustRecord | None:
+        try:
+            raw: Any = json.loads(self.path.read_bytes())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            msg = "is unreadable"
+            raise self._invalid(msg) from exc
+        mac = raw.pop("mac", "") if isinstance(raw, dict) else ""
+        if not isinstance(mac, str) or not hmac.compare_digest(mac, self._mac(raw)):
+            msg = "fails its signature check (written outside Canal, or under another key)"
+            raise self._invalid(msg)
+        try:
+            record = TrustRecord.model_validate(raw)
+        except ValidationError as exc:
+            msg = "has an unknown shape"
+            raise self._invalid(msg) from exc
+        if record.project != str(project) or record.format != FORMAT:
+            msg = f"belongs to another project ({record.project})"
+            raise self._invalid(msg)
+        return record
+
+    def save(self, record: TrustRecord) -> None:
+        body = record.model_dump(mode="json")
+        atomic_write(self.path, canonical({**body, "mac": self._mac(body)}).encode())
+
+    def _invalid(self, what: str) -> TrustRecordInvalid:
+        msg = f"The record of approved settings {self.path} {what}; nothing was run."
+        return TrustRecordInvalid(msg, hint=f"a person checks canal.yaml, then runs in a terminal: "
+                                  f"rm {self.path} && canal config approve", details={"file": str(self.path)})
