@@ -31,7 +31,7 @@ from canal.runtime.server.errors import ServerError, ServerLost
 from canal.runtime.server.lifecycle import connect_or_start
 from canal.runtime.server.paths import ServerPaths, build_id, server_paths
 
-LOCAL_COMMANDS = frozenset({"approve"})
+LOCAL_COMMANDS = frozenset({"approve", "config"})  # a person answers at their own terminal
 SIGNAL_NAMES = {signal.SIGINT: "INT", signal.SIGTERM: "TERM", signal.SIGHUP: "HUP"}
 CANAL_ERROR_EXIT = 125
 
