@@ -22,6 +22,7 @@ from typing import Any
 
 from canal.policy.engine import Policy
 from canal.policy.loader import load_policy
+from canal.runtime.checkpoints import DiffResult, HistoryRow, UndoResult
 from canal.runtime.config import CanalConfig
 from canal.runtime.paths import project_key
 from canal.runtime.pipeline import Pipeline, RunRequest
@@ -138,6 +139,24 @@ class Canal:
                          unattended=self.unattended if unattended is None else unattended, env=env,
                          actor=self.actor, presenter=presenter, secrets=secrets)
         return self.pipeline.run(req)
+
+    # -- checkpoints ----------------------------------------------------------------------------
+    def checkpoints(self) -> list[HistoryRow]:
+        """The workspace's checkpoints, oldest first, each with what changed after it."""
+        return self.services.checkpoints.history()
+
+    def diff(self, checkpoint: str | None = None) -> DiffResult:
+        """What changed in the workspace since ``checkpoint`` (the newest when None)."""
+        return self.services.checkpoints.diff(checkpoint)
+
+    def undo(self, checkpoint: str | None = None) -> UndoResult:
+        """Put the workspace back as it was at ``checkpoint`` (the newest when None: before the last
+        command). A checkpoint is taken first, so ``undo(result.before_undo)`` reverts this."""
+        result = self.services.checkpoints.undo(checkpoint, actor=self.actor)
+        self.services.audit.append("checkpoint.undo", {
+            "restored_to": result.restored_to, "before_undo": result.before_undo,
+            "changes": len(result.changes)}, actor=self.actor)
+        return result
 
     # -- lifecycle ------------------------------------------------------------------------------
     def up(self, name: str | None = None) -> SandboxInfo:

@@ -14,6 +14,7 @@ Example::
       approval: agent        # agent | human (a person must run `canal approve TOKEN`)
     timeouts: {command: 120, idle: 60}
     presenter: {max_lines: 200}
+    checkpoints: {exclude: [data/], max_file_bytes: 67108864, keep: 100}   # docs/checkpoints.md
     unattended: false        # confirm becomes deny
 """
 
@@ -25,6 +26,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from canal.runtime.checkpoints.settings import CheckpointSettings
 from canal.runtime.errors import ConfigError
 from canal.runtime.presenter import PresenterConfig
 from canal.runtime.project import CONFIG_NAME
@@ -55,6 +57,7 @@ class CanalConfig(_Model):
     policy: PolicySettings = PolicySettings()
     timeouts: Timeouts = Timeouts()
     presenter: PresenterConfig = PresenterConfig()
+    checkpoints: CheckpointSettings = CheckpointSettings()
     unattended: bool = False
 
     @field_validator("sandbox", mode="before")

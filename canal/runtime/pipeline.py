@@ -17,11 +17,20 @@ from canal.policy.engine import Policy
 from canal.runtime.approvals import Approval, DecisionSummary
 from canal.runtime.audit import Decision as AuditDecision
 from canal.runtime.audit import RunCompleted, RunStarted
+from canal.runtime.checkpoints import Checkpoint, CheckpointError
 from canal.runtime.errors import ConfirmationRequired, PolicyDenied, format_error
 from canal.runtime.files.errors import PathNotFound, PathOutsideWorkspace, SymlinkEscape
 from canal.runtime.ports import Redactor
 from canal.runtime.presenter import PresenterConfig, present
-from canal.runtime.result import BackupView, ConfirmationView, DecisionView, RunResult, Status
+from canal.runtime.result import (
+    BackupView,
+    CheckpointView,
+    ConfirmationView,
+    DecisionView,
+    NotCoveredView,
+    RunResult,
+    Status,
+)
 from canal.runtime.sandboxes import OUTPUT_MOUNT, SandboxRef, ensure_sandbox, sandbox_user, uid_gid
 from canal.runtime.services import Services
 from canal.runtime.trash.errors import CannotTrashWorkspace
@@ -93,11 +102,16 @@ class Pipeline:
         info = ensure_sandbox(self.services, self.backend, req.ref, self.on_build)
         backups = self._backup(decision, req) if approval is not None else []
         redact = self._redactor(req)
+        checkpoint = self._checkpoint(req, decision, redact)
         started = self.services.audit.append(RunStarted.event, RunStarted(
             sandbox=req.ref.name, container_id=info.id, image_digest=info.image_digest or info.image,
             command=redact(req.text), cwd=cwd, decision=_audit_decision(decision),
             approver=None if approval is None else f"{approval.approver} ({approval.how})",
-            approval=None if approval is None else approval.token).data(), actor=req.actor)
+            approval=None if approval is None else approval.token,
+            checkpoint=None if checkpoint is None else checkpoint.id).data(), actor=req.actor)
+        if checkpoint is not None:
+            self.services.checkpoints.attach(checkpoint, started)
+        view_cp = _checkpoint_view(checkpoint)
         timeouts = self.services.config.timeouts
         result = self.backend.exec(
             req.ref.container, req.command, timeout_s=req.timeout_s or timeouts.command,
@@ -106,7 +120,8 @@ class Pipeline:
         shown = present(result, config=req.presenter or self.services.config.presenter,
                         output_dir=self.services.outputs_dir(req.ref.name), sandbox_output_dir=OUTPUT_MOUNT,
                         redact=redact, file_owner=_file_owner(self.services),
-                        name_hint=req.ref.name, redact_saved=self._saved_redactor(req))
+                        name_hint=req.ref.name, redact_saved=self._saved_redactor(req),
+                        footer_extra=checkpoint_footer(view_cp))
         size, digest = _digest(result)
         audit_id = self.services.audit.append(RunCompleted.event, RunCompleted(
             started=started, sandbox=req.ref.name, exit_code=result.exit_code, reason=result.reason.value,
@@ -119,8 +134,22 @@ class Pipeline:
             status=_status(result), exit_code=result.exit_code,
             reason=shown.end_reason or result.reason.value, duration_s=round(result.duration_s, 3),
             output=shown.output, stderr=shown.stderr,
-            output_file=shown.output_file, decision=view, backups=backups, sandbox=req.ref.name,
+            output_file=shown.output_file, decision=view, backups=backups, checkpoint=view_cp,
+            sandbox=req.ref.name,
             audit_id=audit_id, text=text, exec_result=result)
+
+    def _checkpoint(self, req: RunRequest, decision: Decision, redact: Redactor) -> Checkpoint | None:
+        """Record the workspace before a command that may change it. A failure stops the command:
+        it never runs unprotected (the refusal is in the audit log and the error says what to do)."""
+        if self.services.config.workspace != "rw" or _proven_read_only(decision):
+            return None
+        try:
+            return self.services.checkpoints.take(kind="run", command=redact(req.text), actor=req.actor)
+        except CheckpointError as exc:
+            self.services.audit.append("run.refused", {
+                "sandbox": req.ref.name, "command": redact(req.text), "code": exc.code,
+                "reason": exc.message}, actor=req.actor)
+            raise
 
     def _decide(self, req: RunRequest, cwd: str) -> Decision:
         if isinstance(req.command, str):
@@ -220,6 +249,36 @@ def _host_targets(services: Services, targets: Sequence[str]) -> list[Path]:
         else:
             hosts.append(services.project_dir / rel)
     return hosts
+
+
+def _proven_read_only(decision: Decision) -> bool:
+    """Whether the policy proved the command cannot write the workspace (then no checkpoint is needed).
+    Until the policy reports that proof, every command is checkpointed."""
+    return getattr(decision, "read_only", False) is True
+
+
+def _checkpoint_view(cp: Checkpoint | None) -> CheckpointView | None:
+    if cp is None:
+        return None
+    return CheckpointView(id=cp.id, undo=cp.undo_command(),
+                          not_covered=[NotCoveredView(path=n.path, reason=n.reason) for n in cp.not_covered],
+                          not_covered_total=cp.not_covered_total)
+
+
+FOOTER_NOT_COVERED = 3
+
+
+def checkpoint_footer(cp: CheckpointView | None) -> list[str]:
+    """Footer parts: ``checkpoint cp-12 (undo: canal undo cp-12)`` and what it did not cover."""
+    if cp is None:
+        return []
+    parts = [f"checkpoint {cp.id} (undo: {cp.undo})"]
+    if cp.not_covered_total:
+        shown = ", ".join(f"{n.path} ({n.reason})" for n in cp.not_covered[:FOOTER_NOT_COVERED])
+        more = cp.not_covered_total - min(len(cp.not_covered), FOOTER_NOT_COVERED)
+        tail = f", +{more} more: canal checkpoints" if more > 0 else ""
+        parts.append(f"not covered, cannot be undone: {shown}{tail}")
+    return parts
 
 
 def _status(result: ExecResult) -> Status:

@@ -41,6 +41,24 @@ class BackupView(BaseModel):
     restore: str  # the command that puts it back
 
 
+class NotCoveredView(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: str
+    reason: str
+
+
+class CheckpointView(BaseModel):
+    """The checkpoint taken before the command: how to undo it, and what it did not cover."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    undo: str  # the command that puts the workspace back as it was before this command
+    not_covered: list[NotCoveredView] = Field(default_factory=list)
+    not_covered_total: int = 0
+
+
 class RunResult(BaseModel):
     """What one command did. ``text`` is the presenter's view (what an agent reads)."""
 
@@ -56,6 +74,7 @@ class RunResult(BaseModel):
     decision: DecisionView | None = None
     confirmation: ConfirmationView | None = None
     backups: list[BackupView] = Field(default_factory=list)
+    checkpoint: CheckpointView | None = None
     sandbox: str = ""
     audit_id: str | None = None
     text: str = Field(default="", exclude=True)

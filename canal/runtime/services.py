@@ -8,6 +8,7 @@ from pathlib import Path
 
 from canal.runtime.approvals import ApprovalService
 from canal.runtime.audit import AuditLog, audit_path
+from canal.runtime.checkpoints import CheckpointStore, Keys
 from canal.runtime.config import CanalConfig
 from canal.runtime.keys import KeyStore
 from canal.runtime.paths import config_dir, project_key, state_dir_for
@@ -20,6 +21,7 @@ AUDIT_PURPOSE = "audit-hmac"
 APPROVAL_PURPOSE = "approval-hmac"
 APPROVERS_PURPOSE = "approvers-hmac"
 TRUST_PURPOSE = "config-trust-hmac"
+CHECKPOINT_PURPOSE = "checkpoint-hmac"
 
 # Folders of the state dir that no sandbox may ever see. outputs/<sandbox> is the one deliberate,
 # read-only exception: each sandbox sees its own full outputs and nothing else.
@@ -92,6 +94,13 @@ class Services:
         """Sealed JSON documents (workflow runs and other host state); revisions recorded in the audit log."""
         return SealedStore(self.state_dir / "state", self.keys, self.audit, redactor=self.redactor)
 
+    @cached_property
+    def checkpoints(self) -> CheckpointStore:
+        """The workspace's checkpoints (host-side, outside every mount); records HMAC'd with a host key."""
+        keys = self.keys
+        return CheckpointStore(self.state_dir / "checkpoints", self.project_dir, self.config.checkpoints,
+                               Keys(keys.primary_id, keys.derive_all(CHECKPOINT_PURPOSE)))
+
     def outputs_dir(self, sandbox: str) -> Path:
         return self.state_dir / OUTPUTS / sandbox
 
@@ -99,5 +108,5 @@ class Services:
         """Host folders no sandbox mount may touch: keys and every state folder but outputs."""
         self.state_dir.mkdir(parents=True, exist_ok=True)
         inner = [p for p in self.state_dir.iterdir() if p.name != OUTPUTS]
-        fixed = [self.state_dir / name for name in ("audit", "trash", "approvals", "state")]
+        fixed = [self.state_dir / name for name in ("audit", "trash", "approvals", "state", "checkpoints")]
         return [config_dir(), *fixed, *inner]

@@ -14,7 +14,7 @@ def chown_tree(root: Path) -> None:
     if os.geteuid() != 0:
         return
     for path in [root, *root.rglob("*")]:
-        os.chown(path, SANDBOX_UID, SANDBOX_UID)
+        os.chown(path, SANDBOX_UID, SANDBOX_UID, follow_symlinks=False)
 
 
 def remove_project_containers(docker_client: Any, project: Path) -> None:

@@ -34,6 +34,7 @@ class RunStarted:
     decision: Decision
     approver: str | None = None  # who confirmed (None when policy allowed it outright)
     approval: str | None = None  # the token redeemed, if any
+    checkpoint: str | None = None  # the workspace checkpoint taken just before (undo restores it)
 
     def data(self) -> dict[str, Any]:
         return asdict(self)

@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "audit": "canal.runtime.cli.audit_cmd",
     **dict.fromkeys(("approve", "approvals"), "canal.runtime.cli.approve_cmd"),
     **dict.fromkeys(("rm", "restore", "trash", "edit", "write", "view"), "canal.runtime.cli.files_cmd"),
+    **dict.fromkeys(("checkpoints", "diff", "undo"), "canal.runtime.cli.checkpoint_cmd"),
     "workflow": "canal.runtime.cli.workflow_cmd",
     "mcp": "canal.runtime.cli.mcp_cmd",
     "tool": "canal.runtime.cli.tool_cmd",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from canal.sandbox.result import EndReason, ExecResult
 
 _UNITS = ("KiB", "MiB", "GiB", "TiB")
@@ -46,9 +48,11 @@ def end_reason(result: ExecResult) -> str:
     return f"ended: {result.reason}"  # pragma: no cover - a reason added to Layer 1 later
 
 
-def render_footer(result: ExecResult) -> str:
+def render_footer(result: ExecResult, extra: Sequence[str] = ()) -> str:
+    """``[exit:0 | 0.42s]``; ``extra`` parts (e.g. the checkpoint taken before) go after the reason."""
     code = "-" if result.exit_code is None else str(result.exit_code)
     parts = [f"exit:{code}", f"{result.duration_s:.2f}s"]
     if reason := end_reason(result):
         parts.append(reason)
+    parts.extend(extra)
     return "[" + " | ".join(parts) + "]"

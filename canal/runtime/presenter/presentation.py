@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,7 +45,7 @@ class Presentation:
 def present(result: ExecResult, *, config: PresenterConfig, output_dir: Path,
             sandbox_output_dir: str = "/canal/output", redact: Redactor = no_redaction,
             file_owner: tuple[int, int] | None = None, name_hint: str = "",
-            redact_saved: Redactor | None = None) -> Presentation:
+            redact_saved: Redactor | None = None, footer_extra: Sequence[str] = ()) -> Presentation:
     """Render ``result``; full outputs that are cut short or binary are saved under ``output_dir``.
 
     ``output_dir`` is the host folder; ``sandbox_output_dir`` is where the sandbox sees it, and every
@@ -60,7 +61,7 @@ def present(result: ExecResult, *, config: PresenterConfig, output_dir: Path,
     if result.stderr.size > 0 and (not result.ok or config.show_stderr_on_success):
         err = render_stream(result.stderr, config.stderr_limits(), config=config, store=store,
                             redact=redact, name="stderr")
-    footer = render_footer(result)
+    footer = render_footer(result, footer_extra)
     parts = [out.text] if out.text else []
     if err is not None:
         parts += [STDERR_OPEN, err.text, STDERR_CLOSE]

@@ -37,7 +37,7 @@ def test_runs_a_command_and_returns_the_presenters_text(agent: tuple[McpClient, 
     assert not result.is_error
     text = text_of(result)
     assert text.startswith("hi from agent in /workspace\n")
-    assert re.search(r"\[exit:0 \| [0-9.]+s\]", text)
+    assert re.search(r"\[exit:0 \| [0-9.]+s \| checkpoint cp-\d+ \(undo: canal undo cp-\d+\)\]", text)
     assert data_of(result)["status"] == "ok"
 
 

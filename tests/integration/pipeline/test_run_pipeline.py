@@ -21,7 +21,8 @@ def test_allowed_command_runs_as_uid_1000_and_is_audited(canal: Canal) -> None:
     result = canal.run("id -u; echo made > made.txt; cat made.txt")
     assert result.status == "ok", result.text
     assert result.output.split() == ["1000", "made"]
-    assert re.search(r"\[exit:0 \| \d+\.\d\ds\]$", result.text)
+    footer = r"\[exit:0 \| \d+\.\d\ds \| checkpoint cp-\d+ \(undo: canal undo cp-\d+\)\]$"
+    assert re.search(footer, result.text)
     assert (canal.project_dir / "made.txt").read_text() == "made\n"
     recs = events(canal)
     started = next(r for r in reversed(recs) if r["event"] == "run.started")

@@ -1,0 +1,38 @@
+"""Checkpoints: the workspace recorded host-side before every command that may change it, so any change
+can be undone (``canal checkpoints``, ``canal diff``, ``canal undo``). See docs/checkpoints.md."""
+
+from canal.runtime.checkpoints.errors import (
+    CheckpointError,
+    CheckpointFailed,
+    CheckpointNotFound,
+    CheckpointStoreCorrupt,
+    WorkspaceTooBig,
+)
+from canal.runtime.checkpoints.models import (
+    Change,
+    Checkpoint,
+    DiffResult,
+    HistoryRow,
+    NotCovered,
+    UndoResult,
+)
+from canal.runtime.checkpoints.records import Keys
+from canal.runtime.checkpoints.settings import CheckpointSettings
+from canal.runtime.checkpoints.store import CheckpointStore
+
+__all__ = [
+    "Change",
+    "Checkpoint",
+    "CheckpointError",
+    "CheckpointFailed",
+    "CheckpointNotFound",
+    "CheckpointSettings",
+    "CheckpointStore",
+    "CheckpointStoreCorrupt",
+    "DiffResult",
+    "HistoryRow",
+    "Keys",
+    "NotCovered",
+    "UndoResult",
+    "WorkspaceTooBig",
+]

@@ -1,0 +1,210 @@
+"""Content-addressed files: one stored file per (content, mode, owner), shared by every checkpoint.
+
+An object's name is ``<sha256 of the bytes>-<mode>-<uid>-<gid>``, and the stored file carries that
+mode and owner, so a fork can hard-link it into a read-only lower layer as it is. Objects are never
+written after creation; every read checks the bytes and the inode against the name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import os
+import re
+import stat
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from canal.core.fsutil import private_dir
+from canal.runtime.checkpoints.errors import CheckpointFailed, CheckpointStoreCorrupt
+
+_CHUNK = 1024 * 1024
+_SMALL = 1024 * 1024  # read whole into memory below this
+_NAME = re.compile(r"^([0-9a-f]{64})-([0-7]{3,4})-(\d+)-(\d+)$")
+_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+
+
+class Unstable(Exception):
+    """The file changed while it was being read."""
+
+
+def object_name(digest: str, mode: int, uid: int, gid: int) -> str:
+    return f"{digest}-{mode & 0o777:04o}-{uid}-{gid}"
+
+
+def parse_name(name: str) -> tuple[str, int, int, int]:
+    m = _NAME.match(name)
+    if m is None:
+        msg = f"checkpoint object name {name!r} is malformed"
+        raise CheckpointStoreCorrupt(msg, hint="canal checkpoints verify", details={"object": name})
+    return m.group(1), int(m.group(2), 8), int(m.group(3)), int(m.group(4))
+
+
+class ObjectStore:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._root_uid = os.geteuid() == 0
+
+    def path(self, name: str) -> Path:
+        return self.root / name[:2] / name
+
+    def has(self, name: str) -> bool:
+        return os.path.lexists(self.path(name))
+
+    def put(self, dirfd: int, entry: str, st: os.stat_result) -> tuple[str, int]:
+        """Store the regular file ``entry`` of folder ``dirfd``; returns (object name, bytes added).
+
+        Raises ``Unstable`` when the file changed while read, ``OSError`` when it cannot be read."""
+        fd = os.open(entry, _READ, dir_fd=dirfd)
+        try:
+            before = os.fstat(fd)
+            if not stat.S_ISREG(before.st_mode) or before.st_ino != st.st_ino:
+                raise Unstable(entry)
+            uid, gid = (st.st_uid, st.st_gid) if self._root_uid else (os.geteuid(), os.getegid())
+            if before.st_size <= _SMALL:
+                return self._put_small(fd, before, uid, gid)
+            return self._put_stream(fd, before, uid, gid)
+        finally:
+            os.close(fd)
+
+    def _put_small(self, fd: int, before: os.stat_result, uid: int, gid: int) -> tuple[str, int]:
+        data = _read_all(fd, before.st_size)
+        _check_same(fd, before)
+        name = object_name(hashlib.sha256(data).hexdigest(), before.st_mode, uid, gid)
+        if self.has(name):
+            return name, 0
+        with self._temp() as (tfd, tmp):
+            _write_all(tfd, data)
+            return name, self._commit(tfd, tmp, name, before.st_mode, uid, gid)
+
+    def _put_stream(self, fd: int, before: os.stat_result, uid: int, gid: int) -> tuple[str, int]:
+        sha = hashlib.sha256()
+        with self._temp() as (tfd, tmp):
+            while chunk := os.read(fd, _CHUNK):
+                sha.update(chunk)
+                _write_all(tfd, chunk)
+            _check_same(fd, before)
+            name = object_name(sha.hexdigest(), before.st_mode, uid, gid)
+            if self.has(name):
+                return name, 0
+            return name, self._commit(tfd, tmp, name, before.st_mode, uid, gid)
+
+    @contextlib.contextmanager
+    def _temp(self) -> Iterator[tuple[int, str]]:
+        tmpdir = private_dir(self.root / "tmp")
+        tfd, tmp = tempfile.mkstemp(dir=tmpdir, prefix="obj.")
+        try:
+            yield tfd, tmp
+        finally:
+            os.close(tfd)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+
+    def _commit(self, tfd: int, tmp: str, name: str, mode: int, uid: int, gid: int) -> int:
+        if self._root_uid:
+            os.fchown(tfd, uid, gid)
+        os.fchmod(tfd, mode & 0o777)
+        os.fsync(tfd)
+        size = os.fstat(tfd).st_size
+        folder = private_dir(self.root / name[:2])
+        try:
+            os.link(tmp, folder / name)  # never replaces: an existing object stays as it was
+        except FileExistsError:
+            return 0
+        return size
+
+    def open_verified(self, name: str) -> bytes:
+        """The object's bytes, after checking them and its inode against its name."""
+        digest, mode, uid, gid = parse_name(name)
+        path = self.path(name)
+        try:
+            fd = os.open(path, _READ)
+        except OSError as exc:
+            raise _corrupt(name, f"missing or unreadable ({exc.strerror})") from None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_mode & 0o777 != mode or (st.st_uid, st.st_gid) != (
+                    uid, gid):
+                raise _corrupt(name, "its mode or owner differs from its name")
+            data = _read_all(fd, st.st_size)
+        finally:
+            os.close(fd)
+        if hashlib.sha256(data).hexdigest() != digest:
+            raise _corrupt(name, "its bytes do not match its hash")
+        return data
+
+    def verify(self, name: str) -> None:
+        self.open_verified(name)
+
+    def names(self) -> Iterator[tuple[str, int]]:
+        """Every stored object with its size."""
+        if not self.root.is_dir():
+            return
+        for folder in self.root.iterdir():
+            if folder.name == "tmp" or not folder.is_dir():
+                continue
+            for item in folder.iterdir():
+                yield item.name, item.lstat().st_size
+
+    def remove(self, name: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.path(name).unlink()
+
+
+def hash_only(dirfd: int, entry: str, st: os.stat_result) -> str:
+    """The object name the file would get, without storing it."""
+    fd = os.open(entry, _READ, dir_fd=dirfd)
+    try:
+        before = os.fstat(fd)
+        if not stat.S_ISREG(before.st_mode) or before.st_ino != st.st_ino:
+            raise Unstable(entry)
+        sha = hashlib.sha256()
+        while chunk := os.read(fd, _CHUNK):
+            sha.update(chunk)
+        _check_same(fd, before)
+    finally:
+        os.close(fd)
+    uid, gid = (st.st_uid, st.st_gid) if os.geteuid() == 0 else (os.geteuid(), os.getegid())
+    return object_name(sha.hexdigest(), before.st_mode, uid, gid)
+
+
+def _corrupt(name: str, why: str) -> CheckpointStoreCorrupt:
+    msg = f"The checkpoint store's object {name[:16]}… is corrupt or was tampered with: {why}."
+    return CheckpointStoreCorrupt(msg, hint="canal checkpoints --verify   (nothing was restored)",
+                                  details={"object": name, "why": why})
+
+
+def _read_all(fd: int, size: int) -> bytes:
+    parts = []
+    while chunk := os.read(fd, max(_CHUNK, size + 1)):
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _check_same(fd: int, before: os.stat_result) -> None:
+    after = os.fstat(fd)
+    if (after.st_size, after.st_mtime_ns, after.st_ctime_ns) != (
+            before.st_size, before.st_mtime_ns, before.st_ctime_ns):
+        msg = "changed while read"
+        raise Unstable(msg)
+
+
+def disk_full(exc: OSError) -> bool:
+    return exc.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
+def failed(exc: OSError, where: Path) -> CheckpointFailed:
+    why = "the disk is full" if disk_full(exc) else (exc.strerror or str(exc))
+    msg = f"Could not write the checkpoint ({why}, in {where}); the command was not run unprotected."
+    hint = ("free disk space or prune: canal checkpoints --prune, then run the command again"
+            if disk_full(exc) else f"check the folder {where}, then run the command again")
+    return CheckpointFailed(msg, hint=hint, details={"errno": exc.errno, "folder": str(where)})

@@ -1,0 +1,122 @@
+"""Checkpoint records and manifests on disk: records HMAC'd with a host key, manifests named by hash.
+
+Layout of ``<state dir>/checkpoints``::
+
+    records/<seq>.json      one record per checkpoint (HMAC over its canonical JSON)
+    manifests/<sha256>.z    the workspace's entries (zlib JSON), shared by checkpoints that agree
+    objects/<xx>/<name>     file contents (see objects.py)
+    index.json              the stat cache of the last scan (HMAC'd; a cache, rebuilt when it fails)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import json
+import zlib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from canal.core.fsutil import atomic_write
+from canal.runtime.checkpoints.errors import CheckpointStoreCorrupt
+from canal.runtime.checkpoints.models import Checkpoint
+from canal.runtime.checkpoints.scan import Entry, IndexItem
+
+HINT = "canal checkpoints --verify   (nothing was restored from it)"
+
+
+def canonical(data: Any) -> bytes:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def corrupt(what: str, why: str, **details: object) -> CheckpointStoreCorrupt:
+    msg = f"The checkpoint store's {what} is corrupt or was tampered with: {why}."
+    return CheckpointStoreCorrupt(msg, hint=HINT, details={"what": what, "why": why, **details})
+
+
+class Keys:
+    """HMAC keys by key id: the first signs, all verify (keys rotate)."""
+
+    def __init__(self, primary_id: str, keys: Mapping[str, bytes]) -> None:
+        self.primary_id = primary_id
+        self.keys = dict(keys)
+
+    def sign(self, payload: bytes) -> str:
+        return hmac.new(self.keys[self.primary_id], payload, hashlib.sha256).hexdigest()
+
+    def check(self, key_id: str, payload: bytes, mac: str) -> bool:
+        key = self.keys.get(key_id)
+        expected = hmac.new(key, payload, hashlib.sha256).hexdigest() if key is not None else ""
+        return key is not None and hmac.compare_digest(expected, mac)
+
+
+def write_record(path: Path, record: Checkpoint, keys: Keys) -> Checkpoint:
+    body = record.model_copy(update={"key_id": keys.primary_id, "hmac": ""})
+    signed = body.model_copy(update={"hmac": keys.sign(canonical(body.model_dump(mode="json")))})
+    atomic_write(path, canonical(signed.model_dump(mode="json")))
+    return signed
+
+
+def read_record(path: Path, keys: Keys) -> Checkpoint:
+    try:
+        raw = json.loads(path.read_bytes())
+        record = Checkpoint.model_validate(raw)
+    except (OSError, ValueError, ValidationError) as exc:
+        msg = f"record {path.name}"
+        raise corrupt(msg, f"unreadable ({type(exc).__name__})", record=path.name) from None
+    body = record.model_copy(update={"hmac": ""})
+    if not keys.check(record.key_id, canonical(body.model_dump(mode="json")), record.hmac):
+        msg = f"record {record.id}"
+        raise corrupt(msg, "its HMAC does not match", record=record.id)
+    return record
+
+
+def write_manifest(folder: Path, entries: Mapping[str, Entry]) -> str:
+    payload = canonical({"version": 1, "entries": entries})
+    name = hashlib.sha256(payload).hexdigest()
+    path = folder / f"{name}.z"
+    if not path.exists():
+        atomic_write(path, zlib.compress(payload, 1))
+    return name
+
+
+def read_manifest(folder: Path, name: str) -> dict[str, Entry]:
+    try:
+        payload = zlib.decompress((folder / f"{name}.z").read_bytes())
+    except (OSError, zlib.error) as exc:
+        msg = f"manifest {name[:12]}"
+        raise corrupt(msg, f"unreadable ({type(exc).__name__})", manifest=name) from None
+    if hashlib.sha256(payload).hexdigest() != name:
+        msg = f"manifest {name[:12]}"
+        raise corrupt(msg, "its bytes do not match its hash", manifest=name)
+    data = json.loads(payload)
+    return {path: _entry(e) for path, e in data["entries"].items()}
+
+
+def _entry(raw: list[Any]) -> Entry:
+    kind, mode, size, mtime, uid, gid, ref = raw
+    return (str(kind), int(mode), int(size), int(mtime), int(uid), int(gid), str(ref))
+
+
+def write_index(path: Path, settings_hash: str, manifest: str, items: Mapping[str, IndexItem],
+                keys: Keys) -> None:
+    payload = canonical({"version": 1, "settings": settings_hash, "manifest": manifest, "items": items})
+    atomic_write(path, keys.primary_id.encode() + b"\n" + keys.sign(payload).encode() + b"\n" + payload)
+
+
+def read_index(path: Path, settings_hash: str, keys: Keys) -> tuple[str, dict[str, IndexItem]] | None:
+    """The last scan's manifest and stat cache; None when absent, stale or failing its HMAC."""
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+        key_id, mac, payload = path.read_bytes().split(b"\n", 2)
+        if not keys.check(key_id.decode(), payload, mac.decode()):
+            return None
+        data = json.loads(payload)
+        if data["version"] != 1 or data["settings"] != settings_hash:
+            return None
+        items = {p: (tuple(k) if k is not None else None, _entry(e)) for p, (k, e) in data["items"].items()}
+        return str(data["manifest"]), items
+    return None

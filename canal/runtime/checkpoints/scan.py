@@ -1,0 +1,169 @@
+"""One pass over the workspace: what is there now, reusing the stat cache for files that did not change.
+
+A file whose stat key (type and mode, size, inode, ctime, mtime, owner) equals the cached one is taken
+from the cache without reading it; any other file is read, hashed and stored. ``ctime`` cannot be set
+from user space, so a command cannot fake an unchanged file. A key within ``RACY_NS`` of the scan's
+start is not trusted next time (git's "racily clean" rule): a second write in the same clock tick
+leaves the same key.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from canal.runtime.checkpoints.ignore import Frame, Ignorer
+from canal.runtime.checkpoints.objects import ObjectStore, Unstable, disk_full, hash_only
+from canal.runtime.checkpoints.settings import CheckpointSettings
+
+# (kind, mode, size, mtime_ns, uid, gid, ref): kind f|l|d; ref is the object (file) or target (link)
+Entry = tuple[str, int, int, int, int, int, str]
+Key = tuple[int, int, int, int, int, int, int]
+IndexItem = tuple[Key | None, Entry]
+RACY_NS = 50_000_000  # coarse kernel clocks tick every 1-10 ms; this is well past one tick
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+@dataclass
+class ScanResult:
+    entries: dict[str, Entry] = field(default_factory=dict)
+    index: dict[str, IndexItem] = field(default_factory=dict)
+    not_covered: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+    files: int = 0
+    bytes: int = 0
+    added_bytes: int = 0  # new objects written
+    hashed: int = 0
+
+
+class Over(Exception):
+    """The workspace passed a cap; the message names which."""
+
+
+@dataclass
+class Scanner:
+    root: Path
+    settings: CheckpointSettings
+    objects: ObjectStore | None  # None: look only (diff), hash changed files without storing them
+    cache: dict[str, IndexItem]
+    ignorer: Ignorer = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.ignorer = Ignorer.make(self.settings.exclude, self.settings.gitignore)
+
+    def scan(self) -> ScanResult:
+        out = ScanResult()
+        start = time.time_ns()
+        top = Frame("", None)
+        stack: list[tuple[str, int, Frame]] = [("", os.open(self.root, _DIR), top)]
+        try:
+            while stack:
+                rel, fd, frame = stack.pop()
+                try:
+                    self._folder(rel, fd, frame, out, stack, start)
+                finally:
+                    os.close(fd)
+        finally:
+            for _, fd, _ in stack:
+                os.close(fd)
+        return out
+
+    def _folder(self, rel: str, fd: int, parent: Frame, out: ScanResult,
+                stack: list[tuple[str, int, Frame]], start: int) -> None:
+        with os.scandir(fd) as it:
+            items = list(it)
+        frame = self.ignorer.frame_for(parent, rel, fd, {e.name for e in items})
+        for item in items:
+            path = f"{rel}/{item.name}" if rel else item.name
+            try:
+                st = item.stat(follow_symlinks=False)
+            except FileNotFoundError:
+                continue  # gone since listed
+            is_dir = stat.S_ISDIR(st.st_mode)
+            old = self.cache.get(path)
+            # a covered path stays covered (the cache is dropped when the settings change)
+            reason = self._excluded(frame, path, is_dir) if old is None else None
+            if reason is not None:
+                out.not_covered.append((path + "/" * is_dir, reason))
+                continue
+            if is_dir:
+                self._dir(fd, item.name, path, st, frame, out, stack)
+            else:
+                self._leaf(fd, item.name, path, st, old, out, start)
+
+    def _excluded(self, frame: Frame, path: str, is_dir: bool) -> str | None:
+        return self.ignorer.configured_reason(path, is_dir) or (
+            self.ignorer.git_reason(frame, path, is_dir) if self.settings.gitignore else None)
+
+    def _dir(self, fd: int, name: str, path: str, st: os.stat_result, frame: Frame, out: ScanResult,
+             stack: list[tuple[str, int, Frame]]) -> None:
+        try:
+            child = os.open(name, _DIR, dir_fd=fd)
+        except OSError as exc:
+            out.not_covered.append((path + "/", f"unreadable folder ({exc.strerror})"))
+            return
+        stack.append((path, child, frame))
+        entry: Entry = ("d", st.st_mode & 0o7777, 0, 0, st.st_uid, st.st_gid, "")
+        out.entries[path] = entry
+        out.index[path] = (None, entry)
+
+    def _leaf(self, fd: int, name: str, path: str, st: os.stat_result, old: IndexItem | None,
+              out: ScanResult, start: int) -> None:
+        mode = st.st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+            out.not_covered.append((path, "not a file, folder or symlink (device, pipe or socket)"))
+            return
+        if stat.S_ISREG(mode) and st.st_size > self.settings.max_file_bytes:
+            out.not_covered.append((path, f"over the size cap ({self.settings.max_file_bytes} bytes)"))
+            return
+        key: Key = (mode, st.st_size, st.st_ino, st.st_ctime_ns, st.st_mtime_ns, st.st_uid, st.st_gid)
+        if old is not None and old[0] == key:
+            entry = old[1]
+        else:
+            made = self._read(fd, name, path, st, out)
+            if made is None:
+                return
+            entry = made
+        out.files += 1
+        out.bytes += st.st_size
+        if out.files > self.settings.max_files:
+            msg = f"more than {self.settings.max_files} files (checkpoints.max_files)"
+            raise Over(msg)
+        if out.bytes > self.settings.max_workspace_bytes:
+            msg = f"more than {self.settings.max_workspace_bytes} bytes (max_workspace_bytes)"
+            raise Over(msg)
+        out.entries[path] = entry
+        racy = st.st_ctime_ns >= start - RACY_NS or st.st_mtime_ns >= start - RACY_NS
+        out.index[path] = (None if racy else key, entry)
+
+    def _read(self, fd: int, name: str, path: str, st: os.stat_result, out: ScanResult) -> Entry | None:
+        perm = st.st_mode & 0o7777
+        if stat.S_ISLNK(st.st_mode):
+            try:
+                target = os.readlink(name, dir_fd=fd)
+            except OSError as exc:
+                out.not_covered.append((path, f"unreadable symlink ({exc.strerror})"))
+                return None
+            return ("l", perm, st.st_size, st.st_mtime_ns, st.st_uid, st.st_gid, target)
+        for _ in range(3):
+            try:
+                ref, added = self._store(fd, name, st)
+            except Unstable:
+                continue
+            except OSError as exc:
+                if disk_full(exc) or self.objects is None:
+                    raise
+                out.not_covered.append((path, f"unreadable ({exc.strerror})"))
+                return None
+            out.hashed += 1
+            out.added_bytes += added
+            return ("f", perm, st.st_size, st.st_mtime_ns, st.st_uid, st.st_gid, ref)
+        out.not_covered.append((path, "kept changing while it was read"))
+        return None
+
+    def _store(self, fd: int, name: str, st: os.stat_result) -> tuple[str, int]:
+        if self.objects is None:
+            return hash_only(fd, name, st), 0
+        return self.objects.put(fd, name, st)

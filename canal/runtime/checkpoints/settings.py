@@ -1,0 +1,22 @@
+"""The ``checkpoints`` section of canal.yaml: what is covered, the caps, and retention."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MIB = 1024 * 1024
+
+
+class CheckpointSettings(BaseModel):
+    """Defaults cover a typical source tree; every cap says so when it is reached."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    gitignore: bool = True  # paths .gitignore'd (and not yet covered) are left out, and said so
+    exclude: tuple[str, ...] = ()  # more gitignore-style patterns, relative to the project
+    max_file_bytes: int = Field(default=64 * MIB, ge=0)  # a bigger file is not covered (said so)
+    max_files: int = Field(default=200_000, ge=1)  # a bigger workspace is refused: exclude paths
+    max_workspace_bytes: int = Field(default=2048 * MIB, ge=0)
+    keep: int = Field(default=100, ge=1)  # the newest N checkpoints are kept
+    keep_days: float = Field(default=14, gt=0)  # and older than this are pruned (never the newest)
+    max_store_bytes: int = Field(default=4096 * MIB, ge=0)  # the oldest go first past this

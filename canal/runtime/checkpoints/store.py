@@ -1,0 +1,258 @@
+"""The checkpoint store of one project: take, list, diff, undo, prune, verify.
+
+Lives in ``<state dir>/checkpoints``, on the host, outside every sandbox mount. One lock serialises
+checkpoints and undos of a project (two commands at once cannot interleave their records).
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import fcntl
+import hashlib
+import itertools
+import os
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+from canal.core.fsutil import private_dir
+from canal.runtime.checkpoints import compare, retention
+from canal.runtime.checkpoints.errors import CheckpointFailed, CheckpointNotFound, WorkspaceTooBig
+from canal.runtime.checkpoints.models import (
+    SHOWN_NOT_COVERED,
+    Change,
+    Checkpoint,
+    DiffResult,
+    HistoryRow,
+    Kind,
+    NotCovered,
+    UndoResult,
+)
+from canal.runtime.checkpoints.objects import ObjectStore, failed
+from canal.runtime.checkpoints.records import (
+    Keys,
+    read_index,
+    read_manifest,
+    read_record,
+    write_index,
+    write_manifest,
+    write_record,
+)
+from canal.runtime.checkpoints.restore import restore
+from canal.runtime.checkpoints.scan import Entry, IndexItem, Over, Scanner, ScanResult
+from canal.runtime.checkpoints.settings import CheckpointSettings
+
+ID_PREFIX = "cp-"
+
+
+def parse_id(text: str) -> int | None:
+    raw = text.removeprefix(ID_PREFIX)
+    return int(raw) if raw.isdigit() else None
+
+
+class CheckpointStore:
+    def __init__(self, root: Path, workspace: Path, settings: CheckpointSettings, keys: Keys) -> None:
+        self.root = root
+        self.workspace = workspace
+        self.settings = settings
+        self.keys = keys
+        self.objects = ObjectStore(root / "objects")
+        self.records_dir = root / "records"
+        self.manifests_dir = root / "manifests"
+        self.index_path = root / "index.json"
+        self._cache: tuple[str, dict[str, IndexItem]] | None = None  # kept between calls in one process
+        self.settings_hash = hashlib.sha256(settings.model_dump_json().encode()).hexdigest()[:16]
+
+    # -- taking ---------------------------------------------------------------------------------
+    def take(self, *, kind: Kind, command: str = "", actor: str = "agent") -> Checkpoint:
+        """Record the workspace now. Raises CHECKPOINT_FAILED or WORKSPACE_TOO_BIG: never half-done."""
+        with self._locked():
+            return self._take(kind, command, actor)
+
+    def _take(self, kind: Kind, command: str, actor: str) -> Checkpoint:
+        last, items, note = self._load_cache()
+        result = self._scan(items, store=True)
+        try:
+            manifest, prev = self._manifest_for(result, last, items)
+            if manifest != last or result.index != items:
+                write_index(self.index_path, self.settings_hash, manifest, result.index, self.keys)
+            self._cache = (manifest, result.index)
+            found = compare.changes(prev, result.entries) if prev is not None else []
+            record = self._record(kind, command, actor, manifest, result, found, note)
+            record = write_record(self._record_path(record.seq), record, self.keys)
+        except OSError as exc:
+            raise failed(exc, self.root) from None
+        retention.add_usage(self, result.added_bytes)
+        if retention.due(self):
+            retention.prune(self, record.seq)
+        return record
+
+    def _load_cache(self) -> tuple[str | None, dict[str, IndexItem], str]:
+        if self._cache is not None:
+            return self._cache[0], self._cache[1], ""
+        loaded = read_index(self.index_path, self.settings_hash, self.keys)
+        if loaded is not None:
+            return loaded[0], loaded[1], ""
+        note = ("the stat cache failed its check and was rebuilt from the files"
+                if self.index_path.exists() else "")
+        return None, {}, note
+
+    def _scan(self, items: dict[str, IndexItem], *, store: bool) -> ScanResult:
+        scanner = Scanner(self.workspace, self.settings, self.objects if store else None, items)
+        try:
+            if store:
+                private_dir(self.objects.root)
+            return scanner.scan()
+        except Over as exc:
+            msg = f"The workspace {self.workspace} is too big to checkpoint: {exc}. Nothing ran."
+            hint = ("exclude build outputs or data in canal.yaml (checkpoints.exclude) or raise the cap "
+                    "(docs/checkpoints.md), then run again")
+            raise WorkspaceTooBig(msg, hint=hint,
+                                  details={"workspace": str(self.workspace), "cap": str(exc)}) from None
+        except OSError as exc:
+            raise failed(exc, self.root) from None
+
+    def _manifest_for(self, result: ScanResult, last: str | None,
+                      items: dict[str, IndexItem]) -> tuple[str, dict[str, Entry] | None]:
+        """The manifest name (written when new) and the previous state to compare against."""
+        prev_entries: dict[str, Entry] | None = None
+        if last is not None:
+            prev_entries = {p: it[1] for p, it in items.items()}
+            if prev_entries == result.entries:
+                return last, prev_entries
+        private_dir(self.manifests_dir)
+        return write_manifest(self.manifests_dir, result.entries), prev_entries
+
+    def _record(self, kind: Kind, command: str, actor: str, manifest: str, result: ScanResult,
+                found: builtins.list[Change], note: str) -> Checkpoint:
+        seq = self._next_seq()
+        skipped = [NotCovered(path=p, reason=r) for p, r in result.not_covered]
+        return Checkpoint(id=f"{ID_PREFIX}{seq}", seq=seq, created_at=_now(), kind=kind, command=command,
+                          actor=actor, manifest=manifest, files=result.files, bytes=result.bytes,
+                          added_bytes=result.added_bytes, changes=compare.summary(found),
+                          not_covered=skipped[:SHOWN_NOT_COVERED], not_covered_total=len(skipped), note=note)
+
+    def attach(self, checkpoint: Checkpoint, audit_id: str) -> Checkpoint:
+        """Link the checkpoint to the audit record of the command that followed it."""
+        with self._locked():
+            return write_record(self._record_path(checkpoint.seq),
+                                checkpoint.model_copy(update={"audit_id": audit_id}), self.keys)
+
+    # -- reading --------------------------------------------------------------------------------
+    def list(self) -> list[Checkpoint]:
+        return [read_record(p, self.keys) for p in self._record_paths()]
+
+    def get(self, cp_id: str | None = None) -> Checkpoint:
+        """The checkpoint ``cp_id`` (the newest when None), its record verified."""
+        paths = self._record_paths()
+        if cp_id is None:
+            if not paths:
+                msg = "This project has no checkpoint yet."
+                raise CheckpointNotFound(msg, hint="canal run -- CMD   (a checkpoint comes first)")
+            return read_record(paths[-1], self.keys)
+        seq = parse_id(cp_id)
+        path = self._record_path(seq) if seq is not None else None
+        if path is None or not path.exists():
+            raise _not_found(cp_id, seq, paths)
+        return read_record(path, self.keys)
+
+    def history(self) -> builtins.list[HistoryRow]:
+        """Every kept checkpoint, oldest first, with what changed after it."""
+        records = self.list()
+        rows = [HistoryRow(checkpoint=a, changed_after=b.changes) for a, b in itertools.pairwise(records)]
+        if records:
+            newest = records[-1]
+            now = compare.changes(self.manifest(newest), self.current().entries)
+            rows.append(HistoryRow(checkpoint=newest, changed_after=compare.summary(now)))
+        return rows
+
+    def manifest(self, checkpoint: Checkpoint) -> dict[str, Entry]:
+        return read_manifest(self.manifests_dir, checkpoint.manifest)
+
+    def current(self) -> ScanResult:
+        """The workspace now, without storing anything."""
+        with self._locked():
+            _, items, _ = self._load_cache()
+            return self._scan(items, store=False)
+
+    def diff(self, cp_id: str | None = None) -> DiffResult:
+        cp = self.get(cp_id)
+        old = self.manifest(cp)
+        new = self.current().entries
+        found = compare.changes(old, new)
+        text, marked = compare.patch(found, old, new, self._load_object, self._load_workspace)
+        return DiffResult(checkpoint=cp.id, against="workspace", changes=marked, patch=text)
+
+    def _load_object(self, _: str, entry: Entry) -> bytes:
+        return self.objects.open_verified(entry[6])
+
+    def _load_workspace(self, path: str, _: Entry) -> bytes:
+        with contextlib.suppress(OSError):
+            fd = os.open(self.workspace / path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            with os.fdopen(fd, "rb") as fh:
+                return fh.read()
+        return b""
+
+    # -- undo -----------------------------------------------------------------------------------
+    def undo(self, cp_id: str | None = None, *, actor: str = "agent") -> UndoResult:
+        target_cp = self.get(cp_id)
+        target = self.manifest(target_cp)  # checked before anything else happens
+        with self._locked():
+            before = self._take("undo", f"canal undo {target_cp.id}", actor)
+            current = self.manifest(before)
+            found, left = restore(self.workspace, target, current, self.objects)
+            self._cache = None  # the workspace changed under the cache: rescan
+        return UndoResult(restored_to=target_cp.id, before_undo=before.id, changes=found, left_alone=left)
+
+    # -- retention ------------------------------------------------------------------------------
+    def prune(self) -> builtins.list[str]:
+        with self._locked():
+            paths = self._record_paths()
+            newest = parse_id(paths[-1].stem) if paths else None
+            return retention.prune(self, newest or 0)
+
+    # -- plumbing -------------------------------------------------------------------------------
+    def _record_path(self, seq: int) -> Path:
+        return self.records_dir / f"{seq:010d}.json"
+
+    def _record_paths(self) -> builtins.list[Path]:
+        if not self.records_dir.is_dir():
+            return []
+        return sorted(p for p in self.records_dir.iterdir() if p.suffix == ".json" and p.stem.isdigit())
+
+    def _next_seq(self) -> int:
+        paths = self._record_paths()
+        return int(paths[-1].stem) + 1 if paths else 1
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        try:
+            private_dir(self.records_dir)
+            fd = os.open(self.root / "lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            raise failed(exc, self.root) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+
+def _not_found(cp_id: str, seq: int | None, paths: builtins.list[Path]) -> CheckpointNotFound:
+    oldest = int(paths[0].stem) if paths else None
+    newest = int(paths[-1].stem) if paths else None
+    if seq is not None and oldest is not None and seq < oldest:
+        why = f"it was pruned (the oldest kept is {ID_PREFIX}{oldest})"
+    else:
+        why = "no checkpoint has that id"
+    msg = f"Checkpoint {cp_id}: {why}."
+    hint = "canal checkpoints   (lists the ones kept)" if newest else "canal run -- CMD"
+    return CheckpointNotFound(msg, hint=hint, details={"id": cp_id, "oldest": oldest, "newest": newest})
+
+
+def _now() -> str:
+    return datetime.now(tz=UTC).isoformat(timespec="milliseconds")
+
+
+__all__ = ["CheckpointFailed", "CheckpointStore", "parse_id"]

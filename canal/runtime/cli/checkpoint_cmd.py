@@ -1,0 +1,122 @@
+"""``canal checkpoints``, ``canal diff``, ``canal undo``: every change to the workspace can be undone."""
+
+from __future__ import annotations
+
+import click
+
+from canal.runtime.api import Canal
+from canal.runtime.checkpoints import Change, HistoryRow, UndoResult
+from canal.runtime.cli.render import echo_json
+
+JSON_HELP = "Print the result as JSON."
+
+
+@click.command("checkpoints")
+@click.option("--prune", is_flag=True, help="Apply retention now (the newest is always kept).")
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+def checkpoints_cmd(prune: bool, as_json: bool) -> None:
+    """List the workspace's checkpoints: time, the command that followed, files changed after it.
+
+    A checkpoint is taken before every command that may change the workspace. What one did not cover
+    (.gitignore'd paths, files over the size cap) is listed under it. Example: canal checkpoints
+    """
+    with Canal() as canal:
+        pruned = canal.services.checkpoints.prune() if prune else []
+        rows = canal.checkpoints()
+    if as_json:
+        echo_json({"status": "ok", "pruned": pruned,
+                   "checkpoints": [r.model_dump(mode="json") for r in rows]})
+        return
+    if pruned:
+        click.echo(f"pruned {', '.join(pruned)}")
+    if not rows:
+        click.echo("no checkpoints yet (one is taken before each command: canal run -- CMD)")
+        return
+    for row in rows:
+        click.echo(_row(row))
+    click.echo(f"undo the last command: canal undo   |   see changes: canal diff {rows[-1].checkpoint.id}")
+
+
+def _row(row: HistoryRow) -> str:
+    cp, after = row.checkpoint, row.changed_after
+    when = cp.created_at[:19].replace("T", " ")
+    what = cp.command or f"({cp.kind})"
+    changed = (f"+{after.added} ~{after.modified} -{after.deleted}" if after.total else "no change")
+    line = f"{cp.id:<8} {when}  {changed:<14} {what}"
+    if after.paths:
+        ellipsis = " …" if after.total > len(after.paths) else ""
+        line += "\n         changed after: " + ", ".join(after.paths) + ellipsis
+    if cp.not_covered_total:
+        shown = ", ".join(f"{n.path} ({n.reason})" for n in cp.not_covered[:5])
+        more = cp.not_covered_total - min(5, len(cp.not_covered))
+        line += f"\n         not covered: {shown}" + (f", +{more} more (--json lists 50)" if more > 0 else "")
+    return line
+
+
+@click.command("diff")
+@click.argument("checkpoint", required=False)
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+def diff_cmd(checkpoint: str | None, as_json: bool) -> None:
+    """Show what changed in the workspace since CHECKPOINT (default: the newest, i.e. the last command).
+
+    Text files as a unified diff; binary, mode, symlink and deletion lines after it.
+    Example: canal diff cp-3
+    """
+    with Canal() as canal:
+        result = canal.diff(checkpoint)
+    if as_json:
+        echo_json({"status": "ok", **result.model_dump(mode="json")})
+        return
+    if not result.changes:
+        click.echo(f"no change since {result.checkpoint}")
+        return
+    if result.patch:
+        click.echo(result.patch, nl=False)
+    for line in _change_lines(result.changes):
+        click.echo(line)
+    click.echo(f"[{len(result.changes)} path(s) changed since {result.checkpoint} | "
+               f"undo: canal undo {result.checkpoint}]")
+
+
+def _change_lines(changes: list[Change]) -> list[str]:
+    out = []
+    for c in changes:
+        if c.binary:
+            out.append(f"Binary file {c.path} {c.kind}")
+        elif c.kind in ("mode", "symlink", "type"):
+            out.append(f"{c.kind} {c.path}: {c.detail}")
+        elif c.kind == "deleted":
+            out.append(f"deleted {c.path} ({c.detail})")
+        elif c.kind == "added" and not c.detail.startswith("file"):
+            out.append(f"added {c.path} ({c.detail})")
+    return out
+
+
+@click.command("undo")
+@click.argument("checkpoint", required=False)
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+def undo_cmd(checkpoint: str | None, as_json: bool) -> None:
+    """Put the workspace back as it was at CHECKPOINT (default: the newest, before the last command).
+
+    Bytes, modes and symlinks. A checkpoint is taken first, so an undo can itself be undone.
+    Example: canal undo cp-3
+    """
+    with Canal() as canal:
+        result = canal.undo(checkpoint)
+    if as_json:
+        echo_json(result.model_dump(mode="json"))
+        return
+    click.echo(_undo_text(result))
+
+
+def _undo_text(result: UndoResult) -> str:
+    lines = [f"{c.kind:<9} {c.path}" for c in result.changes]
+    lines.append(f"restored {len(result.changes)} path(s) to {result.restored_to} | "
+                 f"revert this undo: canal undo {result.before_undo}")
+    lines.extend(f"left alone: {n.path} ({n.reason})" for n in result.left_alone)
+    return "\n".join(lines)
+
+
+def register(group: click.Group) -> None:
+    for command in (checkpoints_cmd, diff_cmd, undo_cmd):
+        group.add_command(command)

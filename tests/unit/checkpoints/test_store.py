@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from canal.runtime.checkpoints import CheckpointNotFound
+from tests.unit.checkpoints.conftest import MakeStore, tree
+
+
+def test_undo_restores_bytes_modes_and_symlinks(workspace: Path, make_store: MakeStore) -> None:
+    store = make_store()
+    before = tree(workspace)
+    cp = store.take(kind="run", command="python3 -c rmtree")
+    shutil.rmtree(workspace / "data")
+    (workspace / "run.sh").chmod(0o644)
+    (workspace / "src" / "main.py").write_text("changed\n")
+    (workspace / "link").unlink()
+    (workspace / "link").symlink_to("/etc/passwd")
+    (workspace / "new.txt").write_text("new\n")
+    (workspace / "empty").rmdir()
+    result = store.undo(cp.id)
+    assert tree(workspace) == before
+    assert result.restored_to == cp.id
+    kinds = {c.path: c.kind for c in result.changes}
+    assert kinds["new.txt"] == "deleted"
+    assert kinds["data/blob.bin"] == "added"
+    assert kinds["run.sh"] == "mode"
+    assert kinds["link"] == "symlink"
+
+
+def test_undo_takes_a_checkpoint_first_so_it_can_be_undone(workspace: Path, make_store: MakeStore) -> None:
+    store = make_store()
+    cp = store.take(kind="run")
+    (workspace / "src" / "main.py").write_text("work in progress\n")
+    after = tree(workspace)
+    result = store.undo(cp.id)
+    assert (workspace / "src" / "main.py").read_text() == "print('hi')\n"
+    store.undo(result.before_undo)
+    assert tree(workspace) == after
+
+
+def test_nothing_changed_shares_the_manifest_and_counts_no_change(workspace: Path,
+                                                                  make_store: MakeStore) -> None:
+    store = make_store()
+    first = store.take(kind="run")
+    second = store.take(kind="run")
+    assert second.manifest == first.manifest
+    assert second.changes.total == 0
+    assert second.added_bytes == 0
+    (workspace / "src" / "main.py").write_text("x = 1\n")
+    third = make_store().take(kind="run")  # a new process: the stat cache comes from disk
+    assert third.changes.modified == 1
+    assert third.changes.paths == ["src/main.py"]
+
+
+def test_a_file_written_just_before_a_scan_is_read_again_next_time(workspace: Path,
+                                                                   make_store: MakeStore) -> None:
+    """git's racily-clean rule: a second write in the same clock tick keeps the stat key, so a key
+    taken that close to the scan is not trusted (on coarse-clock kernels the rewrite is invisible)."""
+    store = make_store()
+    (workspace / "f.txt").write_text("aaaa")
+    store.take(kind="run")
+    assert store._cache is not None
+    assert store._cache[1]["f.txt"][0] is None  # not trusted: read again next time
+    time.sleep(0.06)
+    store.take(kind="run")
+    assert store._cache[1]["f.txt"][0] is not None  # old enough now: the key is trusted
+
+
+def test_unknown_and_pruned_ids_are_told_apart(workspace: Path, make_store: MakeStore) -> None:
+    store = make_store(keep=2)
+    for i in range(4):
+        (workspace / "counter").write_text(str(i))
+        store.take(kind="run")
+    ids = [c.id for c in store.list()]
+    assert ids == ["cp-3", "cp-4"]
+    with pytest.raises(CheckpointNotFound, match="pruned"):
+        store.undo("cp-1")
+    with pytest.raises(CheckpointNotFound, match="no checkpoint has that id"):
+        store.undo("cp-99")
+    with pytest.raises(CheckpointNotFound, match="no checkpoint has that id"):
+        store.undo("bogus")
+
+
+def test_pruning_deletes_objects_no_kept_checkpoint_uses(workspace: Path, make_store: MakeStore) -> None:
+    store = make_store(keep=1)
+    (workspace / "big").write_bytes(b"1" * 5000)
+    store.take(kind="run")
+    (workspace / "big").write_bytes(b"2" * 5000)
+    store.take(kind="run")
+    stored = {name for name, _ in store.objects.names()}
+    assert not any(name.startswith(__import__("hashlib").sha256(b"1" * 5000).hexdigest()) for name in stored)
+    assert [c.id for c in store.list()] == ["cp-2"]
