@@ -59,6 +59,8 @@ class CanalConfig(_Model):
     presenter: PresenterConfig = PresenterConfig()
     checkpoints: CheckpointSettings = CheckpointSettings()
     unattended: bool = False
+    # host folders a person allows extra mounts from (besides the project); see canal.runtime.mounts
+    mount_roots: tuple[Path, ...] = ()
 
     @field_validator("sandbox", mode="before")
     @classmethod

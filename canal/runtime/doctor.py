@@ -10,7 +10,10 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from canal.core.errors import CanalError
+from canal.runtime.mounts import verdicts
 from canal.runtime.paths import state_dir_for
+from canal.runtime.trust.snapshot import take_snapshot
 from canal.sandbox.engine import docker_client
 from canal.sandbox.errors import SandboxError
 from canal.sandbox.image import DEFAULT_IMAGE, image_present
@@ -77,11 +80,29 @@ def check_bash() -> Check:
     return Check("bash", True, f"{found} checks command syntax for the policy")
 
 
+def check_mounts(project_dir: Path) -> Check:
+    """Each mount canal.yaml asks for, allowed or refused, and why (refused ones stop every sandbox)."""
+    try:
+        config = take_snapshot(project_dir).config
+    except CanalError as exc:
+        return Check("mounts", False, f"canal.yaml cannot be read: {exc.message}", exc.hint)
+    found = verdicts(config.sandbox.mounts, project_dir, config.mount_roots, state_dir_for(project_dir))
+    if not found:
+        return Check("mounts", True, "no extra mounts (the project at /workspace only)")
+    lines = [f"{'allowed' if v.allowed else 'REFUSED'} {v.mount.source} -> {v.mount.target}"
+             f"{' (ro)' if v.mount.read_only else ' (rw)'}: {v.reason}" for v in found]
+    ok = all(v.allowed for v in found)
+    return Check("mounts", ok, "; ".join(lines), "" if ok else
+                 "remove the refused mount from canal.yaml, or mount a folder inside the project or a "
+                 "mount_roots folder, then: canal config approve")
+
+
 CHECKS: tuple[Callable[[Path], Check], ...] = (
     lambda _: check_bash(),
     lambda _: check_engine(),
     lambda _: check_image(),
     check_state_dir,
+    check_mounts,
 )
 
 

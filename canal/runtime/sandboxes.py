@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from canal.runtime.errors import ConfigError, StateDirError
+from canal.runtime.mounts import check_user_mounts
 from canal.runtime.paths import config_dir, project_key
 from canal.runtime.services import Services
 from canal.runtime.trust.snapshot import settings_files
@@ -20,7 +21,7 @@ from canal.sandbox.backend import SandboxBackend, SandboxInfo
 from canal.sandbox.engine import docker_client
 from canal.sandbox.errors import ImageNotFound
 from canal.sandbox.image import DEFAULT_IMAGE, BuildEvent, build_default_image
-from canal.sandbox.spec import Mount, SandboxSpec, check_mounts
+from canal.sandbox.spec import Mount, SandboxSpec
 
 OUTPUT_MOUNT = "/canal/output"
 AUTO_USER = "auto"
@@ -48,7 +49,8 @@ def sandbox_spec(services: Services, ref: SandboxRef) -> SandboxSpec:
     """canal.yaml's sandbox section plus the workspace and output mounts, checked against host state."""
     config = services.config
     base = config.sandbox
-    check_mounts(base, [services.state_dir])  # the user's own mounts may never reach host state
+    # the configured mounts: from the project or a listed root, never system, engine, Canal or credentials
+    check_user_mounts(base.mounts, services.project_dir, config.mount_roots, services.state_dir)
     mounts = list(base.mounts)
     if config.workspace != "none":
         _state_outside(services)

@@ -135,7 +135,10 @@ class SandboxSpec(_Model):
 
 
 # Refused when the source is one of these or lies inside one of these.
-SYSTEM_DIRS: tuple[str, ...] = ("/etc", "/proc", "/sys", "/dev", "/boot", "/var/lib/docker")
+# A baseline under the application's allowlist (canal.runtime.mounts), which is stricter.
+SYSTEM_DIRS: tuple[str, ...] = ("/etc", "/proc", "/sys", "/dev", "/boot", "/usr", "/bin", "/sbin", "/lib",
+                                "/lib64", "/run", "/var/run", "/var/lib/docker", "/var/lib/containerd",
+                                "/var/log")
 # Refused when the source is one of these or contains one of these.
 DOCKER_SOCKETS: tuple[str, ...] = ("/var/run/docker.sock", "/run/docker.sock")
 
