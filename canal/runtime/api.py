@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, BinaryIO
 
 from canal.policy.engine import Policy
 from canal.policy.loader import load_policy
@@ -116,9 +116,17 @@ class Canal:
     # -- commands -------------------------------------------------------------------------------
     def run(self, command: str, *, sandbox: str | None = None, timeout_s: float | None = None,
             idle_timeout_s: float | None = None, confirm: str | None = None,
-            unattended: bool | None = None, presenter: PresenterConfig | None = None) -> RunResult:
-        """Run a shell command in the sandbox's session (cwd and env persist like a terminal)."""
-        return self._run(command, sandbox, timeout_s, idle_timeout_s, confirm, unattended, None, presenter)
+            unattended: bool | None = None, presenter: PresenterConfig | None = None,
+            stdin: bytes | BinaryIO | None = None,
+            on_output: Callable[[str, bytes], None] | None = None) -> RunResult:
+        """Run a shell command in the sandbox's session (cwd and env persist like a terminal).
+
+        ``stdin``: bytes, or a binary reader streamed to the command as it reads (at most 16 MiB).
+        ``on_output(stream, chunk)``: raw stdout/stderr chunks as they arrive ("stdout" or "stderr"),
+        before redaction: for a live view, pass each through ``services.redactor`` first.
+        """
+        return self._run(command, sandbox, unattended, timeout_s=timeout_s, idle_timeout_s=idle_timeout_s,
+                         confirm=confirm, presenter=presenter, stdin=stdin, on_output=on_output)
 
     def run_argv(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
                  sandbox: str | None = None, timeout_s: float | None = None, confirm: str | None = None,
@@ -127,17 +135,13 @@ class Canal:
 
         ``secrets``: exact values (e.g. sensitive gate fields) masked in everything written or shown.
         """
-        return self._run(list(argv), sandbox, timeout_s, None, confirm, unattended, env, None,
-                         tuple(secrets))
+        return self._run(list(argv), sandbox, unattended, env=env, timeout_s=timeout_s, confirm=confirm,
+                         secrets=tuple(secrets))
 
-    def _run(self, command: str | list[str], sandbox: str | None, timeout_s: float | None,
-             idle_timeout_s: float | None, confirm: str | None, unattended: bool | None,
-             env: Mapping[str, str] | None, presenter: PresenterConfig | None,
-             secrets: tuple[str, ...] = ()) -> RunResult:
-        req = RunRequest(command=command, ref=self.ref(sandbox), timeout_s=timeout_s,
-                         idle_timeout_s=idle_timeout_s, confirm=confirm,
-                         unattended=self.unattended if unattended is None else unattended, env=env,
-                         actor=self.actor, presenter=presenter, secrets=secrets)
+    def _run(self, command: str | list[str], sandbox: str | None, unattended: bool | None,
+             **fields: Any) -> RunResult:
+        req = RunRequest(command=command, ref=self.ref(sandbox), actor=self.actor,
+                         unattended=self.unattended if unattended is None else unattended, **fields)
         return self.pipeline.run(req)
 
     # -- checkpoints ----------------------------------------------------------------------------
@@ -202,6 +206,8 @@ class Canal:
         return removed
 
     def close(self) -> None:
+        if "audit" in self.services.__dict__:
+            self.services.audit.sync()  # outcome records are written without their own fsync
         if "backend" in self.__dict__ and not self._shared:
             self.backend.close()
 

@@ -9,11 +9,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-Hook = Callable[[str], None]
+Hook = Callable[[str], object]
 
 
 class Interrupt:
-    """Fired at most once, with a reason (``SIGINT``, ``SIGTERM``, ``client gone``)."""
+    """Fired with a reason (``SIGINT``, ``SIGTERM``, ``the client went away``); the first reason stays.
+
+    Every firing calls the hooks again: a second Ctrl-C, or the client leaving after the first, reaches
+    a command that the first one could not (it had not started yet)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -22,9 +25,8 @@ class Interrupt:
 
     def fire(self, reason: str) -> None:
         with self._lock:
-            if self.reason is not None:
-                return
-            self.reason = reason
+            if self.reason is None:
+                self.reason = reason
             hooks = list(self._hooks)
         for hook in hooks:
             hook(reason)
@@ -46,6 +48,11 @@ class Interrupt:
         finally:
             with self._lock:
                 self._hooks.remove(fn)
+
+
+def signal_name(reason: str) -> str:
+    """``SIGINT`` -> ``INT`` (what the sandbox reports); another reason -> "" (the client went away)."""
+    return reason.removeprefix("SIG") if reason.startswith("SIG") else ""
 
 
 _current: ContextVar[Interrupt | None] = ContextVar("canal_interrupt", default=None)

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 from canal.core.mask import mask_exact
 from canal.policy.decision import Decision
@@ -17,11 +18,15 @@ from canal.policy.engine import Policy
 from canal.runtime.approvals import Approval, DecisionSummary
 from canal.runtime.audit import Decision as AuditDecision
 from canal.runtime.audit import RunCompleted, RunStarted
+from canal.runtime.audit.dangling import runner
 from canal.runtime.checkpoints import Checkpoint, CheckpointError
 from canal.runtime.errors import ConfirmationRequired, PolicyDenied, format_error
 from canal.runtime.files.errors import PathNotFound, PathOutsideWorkspace, SymlinkEscape
+from canal.runtime.interrupt import current as current_interrupt
+from canal.runtime.interrupt import on_interrupt, signal_name
 from canal.runtime.ports import Redactor
 from canal.runtime.presenter import PresenterConfig, present
+from canal.runtime.recovery import recover_dangling
 from canal.runtime.result import (
     BackupView,
     CheckpointView,
@@ -36,7 +41,7 @@ from canal.runtime.services import Services
 from canal.runtime.trash.errors import CannotTrashWorkspace
 from canal.sandbox.backend import SandboxBackend
 from canal.sandbox.image import BuildEvent
-from canal.sandbox.result import EndReason, ExecResult
+from canal.sandbox.result import EMPTY, EndReason, ExecResult
 
 SAME_COMMAND = "<the same command as before; it holds a secret, so it is not repeated here>"
 
@@ -53,6 +58,8 @@ class RunRequest:
     actor: str = "agent"
     presenter: PresenterConfig | None = None
     secrets: tuple[str, ...] = ()  # exact values (e.g. a workflow's sensitive gate fields) never shown
+    stdin: bytes | BinaryIO | None = None  # a reader is streamed to the command as it reads (bounded)
+    on_output: Callable[[str, bytes], None] | None = None  # raw chunks as they arrive (live display)
 
     @property
     def text(self) -> str:
@@ -88,6 +95,11 @@ class Pipeline:
         self.on_build = on_build
 
     def run(self, req: RunRequest) -> RunResult:
+        notices = recover_dangling(self.services)
+        result = self._run(req)
+        return result.model_copy(update={"notices": notices}) if notices else result
+
+    def _run(self, req: RunRequest) -> RunResult:
         cwd = self.services.config.sandbox.workdir
         decision = self._decide(req, cwd)
         view = _decision_view(decision)
@@ -99,7 +111,8 @@ class Pipeline:
                 return self._ask(req, decision, view, cwd)
             approval = self.services.approvals.redeem(req.confirm, req.text, req.ref.name, cwd,
                                                       decision.policy_hash)
-        info = ensure_sandbox(self.services, self.backend, req.ref, self.on_build)
+        info = self.backend.ready(req.ref.container) or ensure_sandbox(self.services, self.backend, req.ref,
+                                                                        self.on_build)
         backups = self._backup(decision, req) if approval is not None else []
         redact = self._redactor(req)
         checkpoint = self._checkpoint(req, decision, redact)
@@ -108,15 +121,12 @@ class Pipeline:
             command=redact(req.text), cwd=cwd, decision=_audit_decision(decision),
             approver=None if approval is None else f"{approval.approver} ({approval.how})",
             approval=None if approval is None else approval.token,
-            checkpoint=None if checkpoint is None else checkpoint.id).data(), actor=req.actor)
+            checkpoint=None if checkpoint is None else checkpoint.id, runner=runner()).data(),
+            actor=req.actor)
         if checkpoint is not None:
             self.services.checkpoints.attach(checkpoint, started)
         view_cp = _checkpoint_view(checkpoint)
-        timeouts = self.services.config.timeouts
-        result = self.backend.exec(
-            req.ref.container, req.command, timeout_s=req.timeout_s or timeouts.command,
-            idle_timeout_s=req.idle_timeout_s or timeouts.idle, env=req.env,
-            spool_dir=self.services.outputs_dir(req.ref.name))
+        result = self._exec(req)
         shown = present(result, config=req.presenter or self.services.config.presenter,
                         output_dir=self.services.outputs_dir(req.ref.name), sandbox_output_dir=OUTPUT_MOUNT,
                         redact=redact, file_owner=_file_owner(self.services),
@@ -126,7 +136,7 @@ class Pipeline:
         audit_id = self.services.audit.append(RunCompleted.event, RunCompleted(
             started=started, sandbox=req.ref.name, exit_code=result.exit_code, reason=result.reason.value,
             duration_ms=int(result.duration_s * 1000), output_bytes=size, output_sha256=digest).data(),
-            actor=req.actor)
+            actor=req.actor, durable=False)  # the intent is on disk; a lost outcome reads as interrupted
         text = shown.text
         if backups:
             text += "\n" + "\n".join(f"[backup of {b.path}: {b.restore}]" for b in backups)
@@ -150,6 +160,20 @@ class Pipeline:
                 "sandbox": req.ref.name, "command": redact(req.text), "code": exc.code,
                 "reason": exc.message}, actor=req.actor)
             raise
+
+    def _exec(self, req: RunRequest) -> ExecResult:
+        """Run it; an interrupt of the request (Ctrl-C, SIGTERM, a client gone) kills it in the sandbox."""
+        timeouts = self.services.config.timeouts
+        container = req.ref.container
+        with on_interrupt(lambda why: self.backend.interrupt(container, signal_name(why))):
+            interrupt = current_interrupt()
+            if interrupt is not None and interrupt.fired:
+                return ExecResult(EMPTY, EMPTY, exit_code=None, duration_s=0.0, reason=EndReason.INTERRUPTED,
+                                  detail=f"{interrupt.reason} before it started; nothing ran")
+            return self.backend.exec(
+                container, req.command, timeout_s=req.timeout_s or timeouts.command,
+                idle_timeout_s=req.idle_timeout_s or timeouts.idle, env=req.env, stdin=req.stdin,
+                spool_dir=self.services.outputs_dir(req.ref.name), on_output=req.on_output)
 
     def _decide(self, req: RunRequest, cwd: str) -> Decision:
         if isinstance(req.command, str):
@@ -286,7 +310,7 @@ def _status(result: ExecResult) -> Status:
         return "ok" if result.exit_code == 0 else "failed"
     if result.reason in (EndReason.HARD_TIMEOUT, EndReason.IDLE_TIMEOUT):
         return "timeout"
-    if result.reason in (EndReason.OOM_KILLED, EndReason.KILLED):
+    if result.reason in (EndReason.OOM_KILLED, EndReason.KILLED, EndReason.INTERRUPTED):
         return "killed"
     return "error"
 

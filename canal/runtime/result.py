@@ -77,6 +77,7 @@ class RunResult(BaseModel):
     checkpoint: CheckpointView | None = None
     sandbox: str = ""
     audit_id: str | None = None
+    notices: list[str] = Field(default_factory=list)  # e.g. an earlier run left without its outcome
     text: str = Field(default="", exclude=True)
     exec_result: ExecResult | None = Field(default=None, exclude=True)
 
@@ -84,6 +85,8 @@ class RunResult(BaseModel):
         """The exit status of ``canal run``: the command's own, or Canal's documented code."""
         if self.status in ("ok", "failed") and self.exit_code is not None:
             return self.exit_code
+        if self.reason.startswith("interrupted") and self.exit_code is not None:
+            return self.exit_code  # 128 + the client's signal, as a shell reports it
         return {
             "confirmation_required": ExitCode.CONFIRMATION_REQUIRED,
             "denied": ExitCode.POLICY_DENIED,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -109,9 +110,24 @@ def uid_gid(user: str) -> tuple[int, int]:
     return uid, gid
 
 
+_creating: dict[str, threading.Lock] = {}
+_creating_guard = threading.Lock()
+
+
 def ensure_sandbox(services: Services, backend: SandboxBackend, ref: SandboxRef,
                    on_event: Callable[[BuildEvent], None] | None = None) -> SandboxInfo:
-    """The running sandbox for ``ref``, created (and the default image built) when missing."""
+    """The running sandbox for ``ref``, created (and the default image built) when missing.
+
+    Calls for one sandbox take turns in this process (a server serving two clients at once), so the
+    second finds the sandbox the first one made instead of failing to create it again."""
+    with _creating_guard:
+        lock = _creating.setdefault(ref.container, threading.Lock())
+    with lock:
+        return _ensure(services, backend, ref, on_event)
+
+
+def _ensure(services: Services, backend: SandboxBackend, ref: SandboxRef,
+            on_event: Callable[[BuildEvent], None] | None) -> SandboxInfo:
     info = backend.get(ref.container)
     if info is not None and info.running:
         return info

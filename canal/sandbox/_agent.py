@@ -3,7 +3,11 @@
 
 Protocol on the exec's stdin/stdout (stderr is for the agent's own failures):
 
-- request: 4-byte big-endian length, a JSON header, then ``stdin_len`` raw bytes;
+- request: 4-byte big-endian length, a JSON header, then ``stdin_len`` raw bytes; a header with
+  ``"stdin": "stream"`` gives the command a stdin that stays open for control frames;
+- control frames (same framing, a ``ctl`` key and the request's ``id``), read while that request runs:
+  ``stdin`` (``stdin_len`` more bytes), ``eof``, ``kill`` (with the client's ``signal``); one that
+  arrives after its command ended is skipped;
 - reply frames: 1 type byte, 4-byte big-endian length, payload. ``o`` stdout bytes, ``e`` stderr
   bytes, ``h`` heartbeat, ``x`` the final JSON for the request, echoing its ``id`` (the nonce).
 
@@ -19,13 +23,12 @@ import contextlib
 import json
 import os
 import signal
-import struct
 import subprocess
 import sys
 from typing import Any
 
 from canal.sandbox._agent_procs import keepalive_pid, pressure, raise_oom_score, sweep
-from canal.sandbox._agent_pump import Pump, write_frame
+from canal.sandbox._agent_pump import Input, Pump, write_frame
 from canal.sandbox._agent_shell import Shell, ShellRun
 
 SHELL_LOST = {
@@ -36,17 +39,6 @@ SHELL_LOST = {
 }
 AFTER_SHELL_LOST = ("; every process in the sandbox was killed and a fresh shell starts with the next "
                     "command (with the working directory and variables from before this command)")
-
-
-def read_exact(n: int) -> bytes:
-    parts = []
-    while n:
-        chunk = os.read(0, min(n, 1 << 20))
-        if not chunk:
-            raise EOFError
-        parts.append(chunk)
-        n -= len(chunk)
-    return b"".join(parts)
 
 
 class ProcRun:
@@ -84,15 +76,17 @@ class Agent:
         self.cwd = os.getcwd()
         self.env = dict(os.environ)
         self.shell = Shell()
+        self.input = Input(0)
 
     def serve(self) -> None:
         while True:
             try:
-                size = struct.unpack(">I", read_exact(4))[0]
-                req = json.loads(read_exact(size))
-                stdin = read_exact(req.get("stdin_len", 0)) if req.get("stdin_len") else None
+                req, data = self.input.read_frame()
             except EOFError:
                 return
+            if "ctl" in req:
+                continue  # a late control frame of a request that has ended
+            stdin = data if req.get("stdin_len") or req.get("stdin") == "stream" else None
             reply = self.handle(req, stdin)
             reply["id"] = req.get("id")
             write_frame(b"x", json.dumps(reply).encode())
@@ -135,7 +129,7 @@ class Agent:
         assert proc.stdout is not None
         assert proc.stderr is not None
         outputs = {proc.stdout.fileno(): b"o", proc.stderr.fileno(): b"e"}
-        pump = Pump(ProcRun(proc), outputs, proc.stdin.fileno() if proc.stdin else None, stdin)
+        pump = self.pump(ProcRun(proc), outputs, proc.stdin.fileno() if proc.stdin else None, stdin, req)
         reason = pump.run(req.get("timeout_s"), req.get("idle_timeout_s"))
         survivors: list[int] = []
         if reason != "exited":
@@ -148,7 +142,12 @@ class Agent:
                 with contextlib.suppress(OSError):
                     stream.close()
         code = proc.wait()
-        return self.finish(reason, 128 + -code if code < 0 else code, before, survivors)
+        reply = self.finish(reason, 128 + -code if code < 0 else code, before, survivors)
+        return dict(reply, signal=pump.killed) if reason == "interrupted" else reply
+
+    def pump(self, child: ProcRun | ShellRun, outputs: dict[int, bytes], stdin_fd: int | None,
+             stdin: bytes | None, req: dict[str, Any]) -> Pump:
+        return Pump(child, outputs, stdin_fd, stdin, self.input, req.get("id"), req.get("stdin") == "stream")
 
     def finish(self, reason: str, code: int | None, before: tuple[int, int],
                survivors: list[int]) -> dict[str, Any]:
@@ -186,7 +185,7 @@ class Agent:
             self.shell.reap()
             return error_reply(f"the session's shell did not take the command: {exc}", 126)
         run = ShellRun(self.shell, token, held)
-        pump = Pump(run, {out_r: b"o", err_r: b"e"}, in_w if stdin is not None else None, stdin)
+        pump = self.pump(run, {out_r: b"o", err_r: b"e"}, in_w if stdin is not None else None, stdin, req)
         reason = pump.run(req.get("timeout_s"), req.get("idle_timeout_s"))
         if reason in ("exited", "wedged") and run.lost is not None:
             reason = run.lost
@@ -206,7 +205,8 @@ class Agent:
         if reason in SHELL_LOST:
             reply = self.finish("killed", None, before, survivors)
             return dict(reply, detail=SHELL_LOST[reason] + AFTER_SHELL_LOST)
-        return self.finish(reason, run.status, before, survivors)
+        reply = self.finish(reason, run.status, before, survivors)
+        return dict(reply, signal=pump.killed) if reason == "interrupted" else reply
 
 
 def main() -> None:

@@ -5,7 +5,11 @@
 - a ``str`` command runs in the sandbox's persistent session through bash: the working directory and
   exported variables persist from one command to the next, like a terminal;
 - a ``Sequence[str]`` command is an exact argv: no shell is involved, so untrusted values stay whole;
-- stdin is /dev/null unless ``stdin`` is given; ``env`` and ``workdir`` apply to this command only;
+- stdin is /dev/null unless ``stdin`` is given: bytes, or a binary reader streamed as the command reads
+  (at most 16 MiB); ``env`` and ``workdir`` apply to this command only;
+- ``on_output(stream, chunk)`` sees stdout and stderr as they arrive (for live display);
+- ``interrupt(name, signal)`` kills the command running in ``name`` (its whole process tree), which then
+  ends with ``EndReason.INTERRUPTED``;
 - output past ``OUTPUT_MEMORY_CAP`` bytes per stream is spooled to 0600 files in ``spool_dir`` (or a
   private temporary folder); a non-zero exit, a timeout or an OOM kill is a result, not an exception.
 """
@@ -13,12 +17,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import BinaryIO, Protocol, runtime_checkable
 
 from canal.sandbox.errors import SpecInvalid
 from canal.sandbox.result import ExecResult
@@ -102,11 +106,21 @@ class SandboxBackend(Protocol):
         *,
         timeout_s: float | None = None,
         idle_timeout_s: float | None = None,
-        stdin: bytes | None = None,
+        stdin: bytes | BinaryIO | None = None,
         env: Mapping[str, str] | None = None,
         workdir: str | None = None,
         spool_dir: Path | None = None,
+        on_output: Callable[[str, bytes], None] | None = None,
     ) -> ExecResult: ...
+
+    def ready(self, name: str) -> SandboxInfo | None:
+        """The sandbox, when its session is up and well, known without asking the engine; else None."""
+        ...
+
+    def interrupt(self, name: str, signal: str) -> bool:
+        """Kill the command running in ``name``; ``signal`` (``INT``, ``TERM``...) is reported in its
+        result. False when no command is running there."""
+        ...
 
     def put_files(self, name: str, files: Mapping[str, bytes], *, dest: str = "/workspace",
                   max_bytes: int = MAX_TRANSFER_BYTES) -> None:

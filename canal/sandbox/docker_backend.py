@@ -35,7 +35,16 @@ from canal.sandbox.errors import (
 from canal.sandbox.files import pack, unpack
 from canal.sandbox.outcome import KILLED_EXIT, Call, to_result
 from canal.sandbox.result import EndReason, ExecResult
-from canal.sandbox.session import AGENT_SOURCE, Request, Session, SessionBroken, command_deadline
+from canal.sandbox.session import (
+    AGENT_SOURCE,
+    MAX_STDIN,
+    OnOutput,
+    Reader,
+    Request,
+    Session,
+    SessionBroken,
+    command_deadline,
+)
 from canal.sandbox.spec import SandboxSpec, check_mounts
 from canal.sandbox.spool import Spool
 
@@ -49,6 +58,7 @@ class _Handle:
     workdir: str
     init: bool
     memory: int | None
+    info: SandboxInfo | None = None  # as inspected when the handle was made
     lock: threading.Lock = field(default_factory=threading.Lock)
     session: Session | None = None
 
@@ -79,6 +89,7 @@ class DockerBackend:
         with translating("create", name=name):
             container = self.client.containers.run(**run_kwargs(spec, name=name, labels=labels))
             container.reload()
+        self._drop(name)  # a session of an earlier sandbox of this name (removed behind our back) is stale
         return info_of(container)
 
     def _check_runtime(self, runtime: str) -> None:
@@ -169,7 +180,8 @@ class DockerBackend:
         config, host = attrs["Config"], attrs["HostConfig"]
         handle = _Handle(container.id, user=config.get("User") or "0",
                          workdir=config.get("WorkingDir") or "/",
-                         init=bool(host.get("Init")), memory=host.get("Memory") or None)
+                         init=bool(host.get("Init")), memory=host.get("Memory") or None,
+                         info=info_of(container))
         with self._guard:
             return self._handles.setdefault(name, handle)
 
@@ -179,6 +191,27 @@ class DockerBackend:
         with handle.lock:
             self._session(handle)
 
+    def ready(self, name: str) -> SandboxInfo | None:
+        """The sandbox as last inspected, when its session is up and says nothing is wrong (no engine
+        call); None when the engine must be asked (no session yet, or it closed or spoke out of turn)."""
+        with self._guard:
+            handle = self._handles.get(name)
+        if handle is None or handle.info is None or handle.session is None or handle.session.closed:
+            return None
+        if not handle.lock.acquire(blocking=False):
+            return handle.info  # a command is running in it right now: it is there
+        try:
+            return handle.info if handle.session.alive() else None
+        finally:
+            handle.lock.release()
+
+    def interrupt(self, name: str, signal: str) -> bool:
+        """Kill the command running in ``name`` (its whole process tree); False when none is running."""
+        with self._guard:
+            handle = self._handles.get(name)
+        session = None if handle is None else handle.session
+        return session is not None and session.interrupt(signal)
+
     def _session(self, handle: _Handle) -> Session:
         if handle.session is None or handle.session.closed:
             handle.session = Session(self.client, handle.container_id, user=handle.user,
@@ -186,9 +219,9 @@ class DockerBackend:
         return handle.session
 
     def exec(self, name: str, command: str | Sequence[str], *, timeout_s: float | None = None,
-             idle_timeout_s: float | None = None, stdin: bytes | None = None,
+             idle_timeout_s: float | None = None, stdin: bytes | Reader | None = None,
              env: Mapping[str, str] | None = None, workdir: str | None = None,
-             spool_dir: Path | None = None) -> ExecResult:
+             spool_dir: Path | None = None, on_output: OnOutput | None = None) -> ExecResult:
         header = command_header(command, timeout_s, idle_timeout_s, env, workdir)
         handle = self._handle(name)
         out, err = Spool(self.output_cap, spool_dir, "stdout"), Spool(self.output_cap, spool_dir, "stderr")
@@ -196,8 +229,12 @@ class DockerBackend:
         start = time.monotonic()
         with handle.lock:
             try:
-                reply = self._session(handle).request(
-                    Request(header, stdin, command_deadline(timeout_s)), out, err)
+                session = self._session(handle)
+                reply = session.request(Request(header, stdin, command_deadline(timeout_s)), out, err,
+                                        on_output)
+                if session.stdin_cut:
+                    cut = f"stdin was cut at {MAX_STDIN >> 20} MiB (the command saw end of file there)"
+                    reply["detail"] = "; ".join(filter(None, [reply.get("detail"), cut]))
             except SessionBroken as exc:
                 reply = self._after_broken_session(name, handle, exc)
         return to_result(reply, out.finish(), err.finish(), time.monotonic() - start, call)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 from canal.sandbox.backend import (
     LABEL_EXPIRES,
@@ -122,18 +123,31 @@ class FakeBackend:
             raise SandboxNotFound(msg, hint="list them with backend.list()", details={"name": name})
         return box
 
+    def ready(self, name: str) -> SandboxInfo | None:
+        box = self._boxes.get(name)
+        return box.info if box is not None and box.info.running else None
+
+    def interrupt(self, name: str, signal: str) -> bool:
+        return False  # fake commands end at once: nothing is ever running to interrupt
+
     def exec(self, name: str, command: str | Sequence[str], *, timeout_s: float | None = None,
-             idle_timeout_s: float | None = None, stdin: bytes | None = None,
+             idle_timeout_s: float | None = None, stdin: bytes | BinaryIO | None = None,
              env: Mapping[str, str] | None = None, workdir: str | None = None,
-             spool_dir: Path | None = None) -> ExecResult:
+             spool_dir: Path | None = None,
+             on_output: Callable[[str, bytes], None] | None = None) -> ExecResult:
         box = self._require(name)
         argv = tuple(shlex.split(command)) if isinstance(command, str) else tuple(command)
-        call = FakeCall(argv, stdin or b"", {**box.env, **(env or {})}, workdir or box.cwd, box.files)
+        data = stdin if isinstance(stdin, bytes) else (stdin.read() if stdin is not None else b"")
+        call = FakeCall(argv, data, {**box.env, **(env or {})}, workdir or box.cwd, box.files)
         self.calls.append(call)
         reply = self._dispatch(box, call, persist=isinstance(command, str) and not env and not workdir)
         out, err = Spool(self.output_cap, spool_dir, "stdout"), Spool(self.output_cap, spool_dir, "stderr")
         out.write(reply.stdout)
         err.write(reply.stderr)
+        if on_output is not None:
+            for stream, chunk in (("stdout", reply.stdout), ("stderr", reply.stderr)):
+                if chunk:
+                    on_output(stream, chunk)
         return ExecResult(stdout=out.finish(), stderr=err.finish(), exit_code=reply.exit_code, duration_s=0.0,
                           timeout_s=timeout_s, idle_timeout_s=idle_timeout_s,
                           memory_limit_bytes=box.spec.limits.memory)

@@ -9,6 +9,7 @@ from canal.sandbox.result import CapturedOutput, EndReason, ExecResult
 
 TIMEOUT_EXIT = 124
 KILLED_EXIT = 137
+SIGNAL_NUMBERS = {"HUP": 1, "INT": 2, "TERM": 15, "PIPE": 13}
 _REASONS = {reason.value: reason for reason in EndReason}
 
 
@@ -38,6 +39,8 @@ def _reason_and_detail(reply: dict[str, Any], call: Call) -> tuple[EndReason, st
         notes.append(f"hard timeout after {call.timeout_s}s; every process of the command was killed")
     elif reason is EndReason.IDLE_TIMEOUT:
         notes.append(f"no output for {call.idle_timeout_s}s; every process of the command was killed")
+    elif reason is EndReason.INTERRUPTED:
+        notes.append(f"{_interrupted_by(reply)}; every process of the command was killed")
     if "memory" in hit:
         notes.append(f"memory limit of {call.memory_limit_bytes} bytes reached: a process was OOM-killed")
         if reason is EndReason.EXITED and reply.get("exit_code") == KILLED_EXIT:
@@ -51,6 +54,13 @@ def _reason_and_detail(reply: dict[str, Any], call: Call) -> tuple[EndReason, st
     return reason, "; ".join(notes)
 
 
+def _interrupted_by(reply: dict[str, Any]) -> str:
+    signal = str(reply.get("signal") or "")
+    if signal in SIGNAL_NUMBERS:
+        return f"SIG{signal} from the client"
+    return "the client went away"
+
+
 def to_result(reply: dict[str, Any], stdout: CapturedOutput, stderr: CapturedOutput, duration_s: float,
               call: Call) -> ExecResult:
     reason, detail = _reason_and_detail(reply, call)
@@ -59,6 +69,8 @@ def to_result(reply: dict[str, Any], stdout: CapturedOutput, stderr: CapturedOut
         code = TIMEOUT_EXIT
     elif reason is EndReason.KILLED and code is None:
         code = KILLED_EXIT
+    elif reason is EndReason.INTERRUPTED:
+        code = 128 + SIGNAL_NUMBERS.get(str(reply.get("signal") or ""), 9)
     return ExecResult(stdout=stdout, stderr=stderr, exit_code=None if code is None else int(code),
                       duration_s=duration_s, reason=reason, timeout_s=call.timeout_s,
                       idle_timeout_s=call.idle_timeout_s, memory_limit_bytes=call.memory_limit_bytes,

@@ -23,6 +23,7 @@ class EndReason(StrEnum):
     KILLED = "killed"
     OOM_KILLED = "oom_killed"
     SANDBOX_VANISHED = "sandbox_vanished"
+    INTERRUPTED = "interrupted"  # the client asked: Ctrl-C, SIGTERM, or it went away
 
 
 @dataclass(frozen=True)

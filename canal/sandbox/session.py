@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import json
 import secrets
+import select
 import socket
 import struct
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import docker
 
@@ -52,6 +55,17 @@ _FRAME = struct.Struct(">cI")
 MAX_FRAME = 4 * 1024 * 1024  # the agent sends at most 64 KiB at a time; more is out of protocol
 
 
+MAX_STDIN = 16 * 1024 * 1024  # a streamed stdin past this is cut (the command sees end of file)
+STDIN_CHUNK = 64 * 1024
+OnOutput = Callable[[str, bytes], None]  # ("stdout" | "stderr", bytes) as they arrive
+
+
+class Reader(Protocol):
+    """A binary stream to feed a command's stdin from (``read1`` when it has one, else ``read``)."""
+
+    def read(self, n: int = -1, /) -> bytes: ...
+
+
 class SessionBroken(Exception):
     """The session died, wedged or spoke out of protocol; ``why`` says which."""
 
@@ -63,7 +77,7 @@ class SessionBroken(Exception):
 @dataclass(frozen=True)
 class Request:
     header: dict[str, Any]
-    stdin: bytes | None = None
+    stdin: bytes | Reader | None = None  # bytes are sent with the request; a reader is streamed
     deadline_s: float | None = None
 
 
@@ -129,6 +143,9 @@ class Session:
         self.sock.settimeout(SILENCE_GRACE_S)
         self.demux = _Demux(self.sock)
         self.closed = False
+        self._send_lock = threading.Lock()
+        self._current: str | None = None  # the nonce of the request in flight
+        self.stdin_cut = False
         try:
             hello = self.request(Request({"op": "hello"}, deadline_s=30.0), None, None)
         except SessionBroken as exc:
@@ -144,17 +161,27 @@ class Session:
                              details={"container": self.container_id, "why": exc.why,
                                       "output": said.decode(errors="replace")})
 
-    def request(self, req: Request, out: Spool | None, err: Spool | None) -> dict[str, Any]:
+    def request(self, req: Request, out: Spool | None, err: Spool | None,
+                on_output: OnOutput | None = None) -> dict[str, Any]:
         """Send one request and collect its frames until the final one; ``SessionBroken`` on failure."""
         if self.closed:
             msg = "the session is closed"
             raise SessionBroken(msg)
         nonce = secrets.token_hex(8)
-        header = dict(req.header, id=nonce, stdin_len=len(req.stdin or b""))
-        body = json.dumps(header).encode()
+        upfront = req.stdin if isinstance(req.stdin, bytes) else b""
+        header = dict(req.header, id=nonce, stdin_len=len(upfront))
+        streamed = req.stdin is not None and not isinstance(req.stdin, bytes)
+        if streamed:
+            header["stdin"] = "stream"
+        done = threading.Event()
+        self.stdin_cut = False
         try:
-            self.sock.sendall(struct.pack(">I", len(body)) + body + (req.stdin or b""))
-            return self._collect(nonce, req.deadline_s, out, err)
+            self._send(header, upfront, nonce)
+            if streamed:
+                feeder = threading.Thread(target=self._feed, args=(nonce, req.stdin, done), daemon=True,
+                                          name="canal-stdin-feeder")
+                feeder.start()
+            return self._collect(nonce, req.deadline_s, out, err, on_output)
         except SessionBroken:
             self.close()
             raise
@@ -162,9 +189,55 @@ class Session:
             self.close()
             msg = f"the session connection failed: {exc}"
             raise SessionBroken(msg) from exc
+        finally:
+            self._current = None
+            done.set()
+
+    def _send(self, header: dict[str, Any], payload: bytes = b"", nonce: str | None = None) -> None:
+        body = json.dumps(header).encode()
+        with self._send_lock:
+            self.sock.sendall(struct.pack(">I", len(body)) + body + payload)
+            if nonce is not None:
+                self._current = nonce  # a kill sent from now on reaches the agent after the request
+
+    def _control(self, header: dict[str, Any], payload: bytes = b"") -> None:
+        """A control frame for the request in flight; dropped when the session has gone."""
+        try:
+            self._send(dict(header, stdin_len=len(payload)), payload)
+        except OSError:
+            return
+
+    def interrupt(self, signal: str) -> bool:
+        """Ask the agent to kill the command in flight (its whole tree); False when none is running."""
+        nonce = self._current
+        if nonce is None or self.closed:
+            return False
+        self._control({"ctl": "kill", "id": nonce, "signal": signal})
+        return True
+
+    def _feed(self, nonce: str, source: Reader, done: threading.Event) -> None:
+        """Stream ``source`` to the command's stdin (at most ``MAX_STDIN`` bytes), then end it."""
+        read = getattr(source, "read1", source.read)
+        sent = 0
+        try:
+            while not done.is_set():
+                chunk = read(min(STDIN_CHUNK, MAX_STDIN + 1 - sent))
+                if not chunk or done.is_set():
+                    break
+                if sent + len(chunk) > MAX_STDIN:
+                    self.stdin_cut = True
+                    chunk = chunk[:MAX_STDIN - sent]
+                self._control({"ctl": "stdin", "id": nonce}, chunk)
+                sent += len(chunk)
+                if self.stdin_cut:
+                    break
+        except (OSError, ValueError):
+            pass  # the source broke: the command sees end of file
+        if not done.is_set():
+            self._control({"ctl": "eof", "id": nonce})
 
     def _collect(self, nonce: str, deadline_s: float | None, out: Spool | None,
-                 err: Spool | None) -> dict[str, Any]:
+                 err: Spool | None, on_output: OnOutput | None = None) -> dict[str, Any]:
         deadline = None if deadline_s is None else time.monotonic() + deadline_s
         while True:
             if deadline is not None and time.monotonic() > deadline:
@@ -175,10 +248,12 @@ class Session:
                 msg = f"the session sent an oversized frame ({length} bytes)"
                 raise SessionBroken(msg)
             payload = self.demux.read(length)
-            if kind == b"o" and out is not None:
-                out.write(payload)
-            elif kind == b"e" and err is not None:
-                err.write(payload)
+            if kind in (b"o", b"e"):
+                spool = out if kind == b"o" else err
+                if spool is not None:
+                    spool.write(payload)
+                if on_output is not None:
+                    on_output("stdout" if kind == b"o" else "stderr", payload)
             elif kind == b"x":
                 reply: dict[str, Any] = json.loads(payload)
                 if reply.get("id") != nonce:
@@ -188,6 +263,16 @@ class Session:
             elif kind != b"h":
                 msg = f"the session sent an unknown frame {kind!r}"
                 raise SessionBroken(msg)
+
+    def alive(self) -> bool:
+        """With no request in flight: nothing to read (a closed or chatty connection is not alive)."""
+        if self.closed:
+            return False
+        try:
+            readable, _, _ = select.select([self.sock], [], [], 0)
+        except (OSError, ValueError):
+            return False
+        return not readable and not self.demux.buf
 
     def close(self) -> None:
         if not self.closed:

@@ -35,6 +35,7 @@ class RunStarted:
     approver: str | None = None  # who confirmed (None when policy allowed it outright)
     approval: str | None = None  # the token redeemed, if any
     checkpoint: str | None = None  # the workspace checkpoint taken just before (undo restores it)
+    runner: Mapping[str, Any] = field(default_factory=dict)  # the process running it (audit/dangling.py)
 
     def data(self) -> dict[str, Any]:
         return asdict(self)
@@ -69,6 +70,8 @@ def summarize(rec: Record) -> str:
         sha = str(d.get("output_sha256") or "")[:12]
         return (f"exit {d.get('exit_code')} {d.get('reason')} {seconds:.2f}s, {d.get('output_bytes')} bytes "
                 f"sha256 {sha} (for {d.get('started')})")
+    if rec.event == "run.interrupted":
+        return f"no outcome for {d.get('started')}: {d.get('reason')}"
     if rec.event == "state.revision":
         return f"{d.get('doc')} revision {d.get('revision')}"
     return _pairs(d)

@@ -64,6 +64,7 @@ class AuditLog:
         self._redact = redact
         self._clock = clock
         self._head: tuple[int, int, int, str] | None = None  # (inode, size, seq, hash) after our append
+        self._unsynced = False
         # earlier_keys (key id -> key) verify records signed before a key rotation
         self._revisions = RevisionIndex(path, path.with_name("revisions.json"), key, key_id, earlier_keys)
 
@@ -72,12 +73,33 @@ class AuditLog:
         return cls(audit_path(state_dir_for(project_dir)), key, key_id, **kwargs)
 
     # AuditSink
-    def append(self, event: str, data: Mapping[str, Any], *, actor: str = "agent") -> str:
-        """Write one record durably and return its id (``a-000042``)."""
+    def append(self, event: str, data: Mapping[str, Any], *, actor: str = "agent",
+               durable: bool = True) -> str:
+        """Write one record and return its id (``a-000042``).
+
+        ``durable`` (the default) syncs it to disk before returning. ``durable=False`` is for a record
+        whose loss in a power cut is itself visible, as a run's outcome is (its intent, written durably,
+        then reads as interrupted): the line is written (a crash of this process keeps it), and the next
+        durable append, or ``sync()``, puts it on disk with the same ``fdatasync``.
+        """
         if not EVENT_NAME.match(event):
             msg = f"event name {event!r} is not dotted lower case like 'run.started'"
             raise AuditRecordInvalidError(msg, details={"event": event})
-        return self._append(event, _redact_values(data, self._redact), actor)
+        return self._append(event, _redact_values(data, self._redact), actor, durable)
+
+    def sync(self) -> None:
+        """Put records appended with ``durable=False`` on disk."""
+        if not self._unsynced:
+            return
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            try:
+                os.fdatasync(fd)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise _write_failed(self.path, "sync", exc) from exc
+        self._unsynced = False
 
     # RevisionLedger
     def record_revision(self, doc_id: str, revision: int, digest: str) -> None:
@@ -94,7 +116,7 @@ class AuditLog:
         """Every line of the log as written (no verification; see ``runtime.audit.verify``)."""
         return iter_lines(self.path)
 
-    def _append(self, event: str, data: Mapping[str, Any], actor: str) -> str:
+    def _append(self, event: str, data: Mapping[str, Any], actor: str, durable: bool = True) -> str:
         fd = self._open()
         try:
             _lock(fd, self.path)
@@ -107,7 +129,8 @@ class AuditLog:
                 _write_durably(fd, line, size, self.path, OPENED_EVENT)
                 seq, size = 1, size + len(line)
             line, mac = self._line(seq + 1, event, data, actor, prev_hash)
-            _write_durably(fd, line, size, self.path, event)
+            _write_durably(fd, line, size, self.path, event, sync=durable)
+            self._unsynced = not durable
             self._head = (stat.st_ino, size + len(line), seq + 1, mac)
             return record_id(seq + 1)
         finally:
@@ -161,12 +184,14 @@ def _lock(fd: int, path: Path) -> None:
         raise _write_failed(path, "lock", exc) from exc
 
 
-def _write_durably(fd: int, line: bytes, size_before: int, path: Path, event: str) -> None:
+def _write_durably(fd: int, line: bytes, size_before: int, path: Path, event: str, *,
+                   sync: bool = True) -> None:
     try:
         view = memoryview(line)
         while view:
             view = view[os.write(fd, view):]
-        os.fdatasync(fd)
+        if sync:
+            os.fdatasync(fd)
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.ftruncate(fd, size_before)  # roll a partial line back so the chain stays whole

@@ -19,6 +19,7 @@ from canal.runtime.audit import (
     summarize,
     verify_log,
 )
+from canal.runtime.audit.dangling import find_dangling
 from canal.runtime.audit.log import utc_timestamp
 from canal.runtime.audit.record import MalformedRecord
 from canal.runtime.audit.verify import Head, VerifyReport
@@ -29,6 +30,7 @@ from canal.runtime.services import AUDIT_PURPOSE, Services
 
 DURATION = re.compile(r"^(\d+)([smhd])$")
 UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
+DANGLING_MARK = "[no outcome: the process running it stopped; the next command records it as interrupted]"
 
 
 def services() -> Services:
@@ -73,6 +75,8 @@ def audit() -> None:
 def show(since: str | None, event_prefix: str | None, as_json: bool) -> None:
     """Print the audit records, oldest first (does not verify; see `canal audit verify`).
 
+    A run whose process stopped before it finished (a killed server) is marked: it has no outcome.
+
     Example: canal audit show --since 1h
     """
     log = open_audit_log()
@@ -86,11 +90,14 @@ def show(since: str | None, event_prefix: str | None, as_json: bool) -> None:
             continue
         if rec.ts >= threshold and rec.event.startswith(event_prefix or ""):
             shown.append(rec)
+    dangling = {d.started for d in find_dangling(log.path)}
     if as_json:
-        echo_json({"status": "ok", "path": str(log.path), "records": [r.to_json() for r in shown]})
+        echo_json({"status": "ok", "path": str(log.path), "records": [r.to_json() for r in shown],
+                   "dangling": sorted(dangling)})
         return
     for rec in shown:
-        click.echo(f"{rec.id} {rec.ts[:19]}Z {rec.event:<16} {rec.actor:<8} {summarize(rec)}")
+        mark = f"  {DANGLING_MARK}" if rec.id in dangling else ""
+        click.echo(f"{rec.id} {rec.ts[:19]}Z {rec.event:<16} {rec.actor:<8} {summarize(rec)}{mark}")
     if not shown:
         click.echo(f"no records in {log.path}", err=True)
 

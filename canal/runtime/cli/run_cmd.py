@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import sys
+from typing import BinaryIO
+
 import click
 
 from canal.runtime.api import DEFAULT_SANDBOX, Canal
 from canal.runtime.cli.image_cmd import BuildProgress
+from canal.runtime.cli.live import LiveOutput
 from canal.runtime.cli.render import echo_json
-from canal.runtime.presenter import PresenterConfig
+from canal.runtime.presenter import PresenterConfig, render_footer
+from canal.runtime.result import RunResult
 
 REFUSED = ("confirmation_required", "denied")
 
@@ -26,9 +31,11 @@ REFUSED = ("confirmation_required", "denied")
               "cutting to head and tail (canal.yaml presenter.max_lines, default 200).")
 @click.option("--show-stderr", is_flag=True, help="Show stderr even when the command succeeds.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--stream/--no-stream", default=None, help="Show output as it arrives, then the footer "
+              "(default: when stdout is a terminal and not --json); --no-stream prints the presenter's view.")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 def run(sandbox: str, timeout: float | None, idle_timeout: float | None, token: str | None,
-        unattended: bool, max_lines: int | None, show_stderr: bool, as_json: bool,
+        unattended: bool, max_lines: int | None, show_stderr: bool, as_json: bool, stream: bool | None,
         command: tuple[str, ...]) -> None:
     """Run COMMAND in the sandbox under the policy; print what the model should read.
 
@@ -37,19 +44,55 @@ def run(sandbox: str, timeout: float | None, idle_timeout: float | None, token: 
              canal run --json -- 'grep -rn TODO . | head'
     \b
     Exit status: the command's own; 120 confirmation required (nothing ran), 121 policy denied,
-    122 approval token invalid, 124 timeout, 125 Canal or engine error, 137 killed (out of memory).
+    122 approval token invalid, 124 timeout, 125 Canal or engine error, 137 killed (out of memory),
+    130/143 interrupted (Ctrl-C, SIGTERM: the command's processes in the sandbox are killed).
+    
+    Stdin, when it is not a terminal, is passed to the command as it reads it (at most 16 MiB):
+             echo hello | canal run -- cat
     """
     text = " ".join(command)
+    live_view = (stream if stream is not None else sys.stdout.isatty()) and not as_json
     with Canal(sandbox=sandbox, unattended=unattended or None,
                on_build=BuildProgress(verbose=False)) as canal:
         presenter = presenter_overrides(canal.config.presenter, max_lines, show_stderr)
+        live = LiveOutput(canal.services.redactor, sys.stdout, sys.stderr) if live_view else None
         result = canal.run(text, timeout_s=timeout, idle_timeout_s=idle_timeout, confirm=token,
-                           presenter=presenter)
+                           presenter=presenter, stdin=_stdin(), on_output=live)
+    for notice in result.notices:
+        click.echo(notice, err=True)
     if as_json:
         echo_json(result.to_json())
+    elif live is not None and result.status not in REFUSED:
+        live.finish()
+        click.echo(_after_live(result, live))
     else:
         click.echo(result.text, err=result.status in REFUSED)
     raise SystemExit(result.process_exit_code())
+
+
+def _stdin() -> BinaryIO | None:
+    """Our stdin for the command, unless it is a terminal (a person typing is not a command's input).
+
+    A real stdin is read through its own descriptor, unbuffered: a reader still blocked on it when the
+    command has ended holds no lock that Python needs at exit."""
+    stdin = sys.stdin
+    if stdin is None or stdin.isatty():
+        return None
+    try:
+        fd = stdin.fileno()
+    except (OSError, ValueError):
+        return getattr(stdin, "buffer", None)  # the server's stream of a client's stdin
+    return open(fd, "rb", buffering=0, closefd=False)  # stdin stays open: it is not ours to close
+
+
+def _after_live(result: RunResult, live: LiveOutput) -> str:
+    """What follows output already shown: the footer and backups, or the whole view when a stream was
+    binary (its description was not shown)."""
+    if live.binary or result.exec_result is None:
+        return result.text
+    lines = [render_footer(result.exec_result)]
+    lines += [f"[backup of {b.path}: {b.restore}]" for b in result.backups]
+    return "\n".join(lines)
 
 
 def presenter_overrides(base: PresenterConfig, max_lines: int | None,

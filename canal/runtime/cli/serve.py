@@ -8,6 +8,7 @@ per call (``served.py``), with one warm state for every project it serves (``run
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import logging
 import os
 import signal
@@ -95,6 +96,7 @@ def main(argv: list[str] | None = None) -> None:
     install(warm)
     daemon.on_stop.append(warm.close)
     daemon.status_extra.append(warm.status)
+    faulthandler.register(signal.SIGUSR1, file=log_stream, all_threads=True)  # a stack dump on demand
     signal.signal(signal.SIGTERM, lambda *_: daemon.stop("SIGTERM"))
     signal.signal(signal.SIGINT, lambda *_: daemon.stop("SIGINT"))
     threading.Thread(target=_preload, name="canal-preload", daemon=True).start()

@@ -45,6 +45,8 @@ def end_reason(result: ExecResult) -> str:
             return f"killed{detail}"
         case EndReason.SANDBOX_VANISHED:
             return f"sandbox vanished{detail}"
+        case EndReason.INTERRUPTED:
+            return f"interrupted{detail}"
     return f"ended: {result.reason}"  # pragma: no cover - a reason added to Layer 1 later
 
 

@@ -23,8 +23,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from canal.runtime.errors import format_error
 from canal.runtime.server import wire
 from canal.runtime.server.conn import Connection
+from canal.runtime.server.errors import ServerPeerRefused
 from canal.runtime.server.paths import ServerPaths
 
 log = logging.getLogger("canal.server")
@@ -161,11 +163,17 @@ class Daemon:
     def _refuse(self, conn: Connection, uid: int) -> None:
         log.warning("refused a connection from uid %d (pid %d): this server serves uid %d only",
                     uid, conn.peer_pid, os.geteuid())
-        text = (f"SERVER_PEER_REFUSED\nThis Canal server serves uid {os.geteuid()} only; "
-                f"your uid is {uid}. Nothing was run.\nNext: run canal as yourself: your own server starts "
-                "in your own runtime folder\n")
-        conn.send(wire.STDERR, text.encode())
+        refused = ServerPeerRefused(
+            f"This Canal server serves uid {os.geteuid()} only; your uid is {uid}. Nothing was run.",
+            hint="run canal as yourself: your own server starts in your own runtime folder")
+        conn.send(wire.STDERR, (format_error(refused.code, refused.message, refused.hint) + "\n").encode())
         conn.send_json(wire.EXIT, {"exit": 125})
+        # let the refusal arrive: closing with the peer's bytes unread would reset the connection first
+        with contextlib.suppress(OSError):
+            conn.sock.shutdown(socket.SHUT_WR)
+            conn.sock.settimeout(2.0)
+            while conn.sock.recv(65536):
+                pass
 
     def _session(self, conn: Connection) -> None:
         hello = wire.recv_json(conn.sock, wire.HELLO)

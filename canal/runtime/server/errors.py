@@ -27,3 +27,9 @@ class ServerLost(ServerError):
     """The Canal server stopped while it handled this call (the audit log keeps what it started)."""
 
     code = "SERVER_LOST"
+
+
+class ServerPeerRefused(ServerError):
+    """A process of another user connected to the server: it serves its own user only. Nothing ran."""
+
+    code = "SERVER_PEER_REFUSED"

@@ -155,6 +155,9 @@ def request_io(conn: Connection, *, env: Mapping[str, str], tty: Mapping[str, bo
     try:
         yield req
     finally:
+        # a thread still reading stdin for the request (a command's stdin feeder) gets end of file now,
+        # and lets go of the reader's lock before the streams are dropped (their close needs that lock)
+        conn.stdin.close()
         for stream in (req.stdout, req.stderr):
             with suppress(OSError, ValueError):
                 stream.flush()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 
 from conftest import ServedProject
 
@@ -36,3 +37,28 @@ def test_server_stop_then_the_next_call_starts_a_new_one(served: ServedProject) 
     assert json.loads(served.run("server", "status", "--json").stdout)["running"] is False
     assert served.run("run", "--", "true").returncode == 0
     assert json.loads(served.run("server", "status", "--json").stdout)["pid"] != pid
+
+
+def test_stdin_reaches_the_command(served: ServedProject) -> None:
+    done = served.run("run", "--", "cat", input="x\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == "x"
+    counted = served.run("run", "--", "wc -l", input="a\nb\nc\n")
+    assert counted.stdout.splitlines()[0].strip() == "3"
+    none = served.run("run", "--", "cat")  # stdin is /dev/null: cat ends at once
+    assert none.returncode == 0
+    assert none.stdout.startswith("[exit:0")
+
+
+def test_a_command_ignoring_an_open_stdin_still_ends(served: ServedProject) -> None:
+    """An agent harness may hand canal a stdin pipe it never closes: nothing waits for it."""
+    proc = served.popen("run", "--", "echo done", stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE)
+    try:
+        assert proc.wait(timeout=60) == 0
+        assert proc.stdout is not None
+        assert proc.stdout.read().startswith("done\n")
+    finally:
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()

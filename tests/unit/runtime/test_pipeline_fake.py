@@ -76,3 +76,28 @@ def test_a_backup_that_fails_stops_the_confirmed_command(canal: Canal,
         canal.run("rm -rf build", confirm=token)
     assert len(backend.calls) == before
     assert (canal.project_dir / "build").is_dir()
+
+
+def test_one_durable_write_per_command_the_intent(canal: Canal, monkeypatch: pytest.MonkeyPatch) -> None:
+    canal.run("true")  # the log exists and has been opened
+    syncs: list[int] = []
+    real = os.fdatasync
+    monkeypatch.setattr(os, "fdatasync", lambda fd: (syncs.append(fd), real(fd))[1])
+    for _ in range(3):
+        assert canal.run("true").status == "ok"
+    assert len(syncs) == 3  # one per command: the intent, before the command ran
+    lines = canal.services.audit.path.read_text().splitlines()
+    assert lines[-1].count('"run.completed"') == 1  # the outcome is written, synced with the next intent
+    canal.close()
+    assert len(syncs) == 4  # closing puts the last outcome on disk
+
+
+def test_a_ready_sandbox_is_not_asked_about(canal: Canal, monkeypatch: pytest.MonkeyPatch) -> None:
+    backend = canal.backend
+    assert isinstance(backend, FakeBackend)
+    canal.run("true")
+    asked: list[str] = []
+    real = backend.get
+    monkeypatch.setattr(backend, "get", lambda name: (asked.append(name), real(name))[1])
+    canal.run("true")
+    assert asked == []
