@@ -17,6 +17,7 @@ from canal.runtime.trust.snapshot import take_snapshot
 from canal.sandbox.engine import docker_client
 from canal.sandbox.errors import SandboxError
 from canal.sandbox.image import DEFAULT_IMAGE, image_present
+from canal.sandbox.runtimes import GVISOR, REGISTER_HINT, gvisor_status
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,33 @@ def check_image(image: str = DEFAULT_IMAGE) -> Check:
         if image_present(client, image):
             return Check("image", True, f"{image} is present")
     return Check("image", False, f"{image} is not built", "canal image build")
+
+
+def engine_runtimes() -> list[str] | None:
+    try:
+        client = docker_client(timeout=10)
+    except SandboxError:
+        return None
+    with contextlib.closing(client):
+        return sorted((client.info().get("Runtimes") or {}).keys())
+
+
+def check_gvisor(project_dir: Path) -> Check:
+    """Whether runsc is registered; a failure only when the project asks for it."""
+    try:
+        wanted = take_snapshot(project_dir).config.sandbox.runtime == GVISOR
+    except CanalError:
+        wanted = False
+    runtimes = engine_runtimes()
+    if runtimes is None:
+        return Check("gvisor", not wanted, "cannot ask the engine for its runtimes: no engine answers",
+                     "sudo scripts/ensure-docker")
+    usable, detail = gvisor_status(runtimes)
+    if usable:
+        return Check("gvisor", True, detail)
+    need = ("canal.yaml asks for sandbox.runtime: runsc" if wanted
+            else "needed only for sandbox.runtime: runsc")
+    return Check("gvisor", not wanted, f"{detail} ({need})", REGISTER_HINT)
 
 
 def check_state_dir(project_dir: Path) -> Check:
@@ -103,6 +131,7 @@ CHECKS: tuple[Callable[[Path], Check], ...] = (
     lambda _: check_image(),
     check_state_dir,
     check_mounts,
+    check_gvisor,
 )
 
 

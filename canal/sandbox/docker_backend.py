@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -25,8 +26,8 @@ from canal.sandbox.docker_errors import translating
 from canal.sandbox.docker_info import info_of
 from canal.sandbox.docker_spec import canal_labels, run_kwargs
 from canal.sandbox.errors import (
+    EngineError,
     FileTransferRefused,
-    RuntimeUnknown,
     SandboxError,
     SandboxNotFound,
     SandboxNotRunning,
@@ -35,6 +36,7 @@ from canal.sandbox.errors import (
 from canal.sandbox.files import pack, unpack
 from canal.sandbox.outcome import KILLED_EXIT, Call, to_result
 from canal.sandbox.result import EndReason, ExecResult
+from canal.sandbox.runtimes import engine_runtime, runtime_failure
 from canal.sandbox.session import (
     AGENT_SOURCE,
     MAX_STDIN,
@@ -81,25 +83,34 @@ class DockerBackend:
                extra_ttl_s: int = 0) -> SandboxInfo:
         check_name(name)
         check_mounts(spec, self.protected_paths)
-        self._check_runtime(spec.runtime)
+        runtime = self._engine_runtime(spec)
         labels = {**canal_labels(spec, owner=self.owner, name=name, extra_ttl_s=extra_ttl_s),
                   **(extra_labels or {})}
         with translating("find the image for", name=name):
             self.client.images.get(spec.image)  # never pull implicitly: no registry may be reachable
-        with translating("create", name=name):
-            container = self.client.containers.run(**run_kwargs(spec, name=name, labels=labels))
-            container.reload()
+        try:
+            with translating("create", name=name):
+                container = self.client.containers.run(**run_kwargs(spec, name=name, labels=labels,
+                                                                    runtime=runtime))
+                container.reload()
+        except EngineError as exc:
+            self._discard_unstarted(name)
+            raise runtime_failure(exc, runtime) from exc
         self._drop(name)  # a session of an earlier sandbox of this name (removed behind our back) is stale
         return info_of(container)
 
-    def _check_runtime(self, runtime: str) -> None:
+    def _engine_runtime(self, spec: SandboxSpec) -> str:
         if self._runtimes is None:
             with translating("read the engine's runtimes"):
                 self._runtimes = sorted(self.client.info().get("Runtimes", {}))
-        if runtime not in self._runtimes:
-            msg = f"The engine has no container runtime {runtime!r}; installed: {', '.join(self._runtimes)}."
-            raise RuntimeUnknown(msg, hint="use runtime: runc, or install the runtime and restart dockerd",
-                                 details={"runtime": runtime, "installed": self._runtimes})
+        return engine_runtime(spec.runtime, networked=spec.network != "none", installed=self._runtimes)
+
+    def _discard_unstarted(self, name: str) -> None:
+        """A container the engine created but could not start is removed, not left behind."""
+        container = self._container(name)
+        if container is not None and container.status == "created":
+            with contextlib.suppress(SandboxError), translating("remove", name=name):
+                container.remove(force=True, v=True)
 
     def _container(self, name: str) -> Container | None:
         try:

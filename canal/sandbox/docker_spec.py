@@ -6,11 +6,20 @@ import time
 from typing import Any
 
 from docker.types import Mount as DockerMount
+from docker.types import Ulimit
 
 from canal.sandbox.backend import LABEL_EXPIRES, LABEL_OWNER, LABEL_SANDBOX
+from canal.sandbox.runtimes import GVISOR
 from canal.sandbox.spec import SandboxSpec
 
 KEEPALIVE = ["sleep", "infinity"]
+# Under gVisor the host's pids cgroup counts the Sentry's own threads (several per process of the
+# sandbox on the ptrace platform): a limit sized for processes makes the Sentry panic at its first
+# pipe. The process limit moves inside: gVisor enforces RLIMIT_NPROC on its own tasks (under runc
+# that limit would count every host process of the uid, so it is set only here); the host limit stays
+# as a backstop sized for the Sentry.
+GVISOR_HOST_PIDS_BASE = 128
+GVISOR_HOST_PIDS_PER_PROCESS = 32
 HOME = "/home/agent"
 
 
@@ -25,8 +34,11 @@ def canal_labels(spec: SandboxSpec, *, owner: str, name: str, extra_ttl_s: int =
     return {**spec.labels, LABEL_OWNER: owner, LABEL_SANDBOX: name, LABEL_EXPIRES: str(expires)}
 
 
-def run_kwargs(spec: SandboxSpec, *, name: str, labels: dict[str, str]) -> dict[str, Any]:
-    """Keyword arguments for ``client.containers.run`` (detached, hardened unless the spec says not)."""
+def run_kwargs(spec: SandboxSpec, *, name: str, labels: dict[str, str],
+               runtime: str | None = None) -> dict[str, Any]:
+    """Keyword arguments for ``client.containers.run`` (detached, hardened unless the spec says not).
+
+    ``runtime`` is the engine's registration chosen for ``spec.runtime`` (see ``runtimes``)."""
     tmpfs = {"/tmp": _tmpfs_options(spec.limits.tmp_size, spec.user, "1777"),
              HOME: _tmpfs_options(spec.limits.home_size, spec.user, "0700")}
     if not spec.workdir_mounted:
@@ -43,7 +55,7 @@ def run_kwargs(spec: SandboxSpec, *, name: str, labels: dict[str, str]) -> dict[
         "network_mode": spec.network,
         "read_only": spec.read_only_root,
         "init": spec.init,
-        "runtime": spec.runtime,
+        "runtime": runtime or spec.runtime,
         "mem_limit": spec.limits.memory,
         "memswap_limit": spec.limits.memory,
         "nano_cpus": int(spec.limits.cpus * 1e9),
@@ -55,8 +67,15 @@ def run_kwargs(spec: SandboxSpec, *, name: str, labels: dict[str, str]) -> dict[
         "stdin_open": False,
         "tty": False,
     }
+    if (runtime or spec.runtime).startswith(GVISOR):
+        _gvisor_pids(kwargs, spec.limits.pids)
     if spec.cap_drop_all:
         kwargs["cap_drop"] = ["ALL"]
     if spec.no_new_privileges:
         kwargs["security_opt"] = ["no-new-privileges"]
     return kwargs
+
+
+def _gvisor_pids(kwargs: dict[str, Any], pids: int) -> None:
+    kwargs["ulimits"] = [Ulimit(name="nproc", soft=pids, hard=pids)]
+    kwargs["pids_limit"] = GVISOR_HOST_PIDS_BASE + GVISOR_HOST_PIDS_PER_PROCESS * pids

@@ -47,6 +47,13 @@ class RuntimeUnknown(SpecInvalid):
     code = "RUNTIME_UNKNOWN"
 
 
+class RuntimeFailed(SandboxError):
+    """The container runtime refused to start a sandbox the engine accepted (a runsc that cannot run
+    this kind of sandbox on this host, for example)."""
+
+    code = "RUNTIME_FAILED"
+
+
 class SandboxNotFound(SandboxError):
     code = "SANDBOX_NOT_FOUND"
 

@@ -20,20 +20,25 @@ from canal.sandbox.errors import (
 from canal.sandbox.fake import FakeBackend
 from canal.sandbox.result import EndReason
 from canal.sandbox.spec import Mount, SandboxSpec
+from tests.integration.gvisor import require_gvisor
 
 
 def unique() -> str:
     return f"canal-t-{uuid.uuid4().hex[:10]}"
 
 
-@pytest.fixture(params=["fake", "docker"])
+@pytest.fixture(params=["fake", "docker", "docker-runsc"])
 def backend(request: pytest.FixtureRequest,
             small_spec: SandboxSpec) -> Iterator[tuple[SandboxBackend, SandboxSpec]]:
+    """The fake, Docker under runc, and Docker under gVisor (skipped, or failed in CI, without runsc)."""
     spec = small_spec
     if request.param == "fake":
         yield FakeBackend(owner="fake-owner", output_cap=4096), spec
-    else:
-        yield request.getfixturevalue("docker_backend"), spec
+        return
+    if request.param == "docker-runsc":
+        require_gvisor(request.getfixturevalue("docker_client"))
+        spec = spec.model_copy(update={"runtime": "runsc"})
+    yield request.getfixturevalue("docker_backend"), spec
 
 
 @pytest.fixture
