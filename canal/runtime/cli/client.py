@@ -155,12 +155,16 @@ class Call:
             data = os.read(0, min(self.credit, 65536))
         except OSError:
             data = b""
-        if data:
-            self.credit -= len(data)
-            wire.send(sock, wire.STDIN, data)
-        else:
+        if not data:
             self.stdin_open = False
-            wire.send(sock, wire.STDIN_END)
+        try:
+            if data:
+                self.credit -= len(data)
+                wire.send(sock, wire.STDIN, data)
+            else:
+                wire.send(sock, wire.STDIN_END)
+        except OSError:
+            self.stdin_open = False  # the server finished first: its answer is still there to read
 
     def _receive(self, sock: socket.socket) -> int | None:
         try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 
-from conftest import ServedProject
+from served_cli import ServedProject
 
 
 def test_cwd_and_exports_persist_across_cli_processes(served: ServedProject) -> None:

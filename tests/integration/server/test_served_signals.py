@@ -9,7 +9,7 @@ import signal
 import subprocess
 import time
 
-from conftest import CANAL, ServedProject
+from served_cli import CANAL, ServedProject
 
 
 def read_until(fd: int, marker: bytes, deadline: float) -> tuple[bytes, float | None]:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ServedProject
+from served_cli import ServedProject
 from server_helpers import stop_servers
 
 import canal
