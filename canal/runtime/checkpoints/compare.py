@@ -21,11 +21,9 @@ Loader = Callable[[str, Entry], bytes]  # (path, entry) -> the file's bytes in t
 
 def changes(old: Mapping[str, Entry], new: Mapping[str, Entry]) -> list[Change]:
     out: list[Change] = []
-    for path in sorted(old.keys() | new.keys()):
-        a, b = old.get(path), new.get(path)
-        if a == b:
-            continue
-        change = _one(path, a, b)
+    differ = [p for p, e in new.items() if old.get(p) != e] + [p for p in old if p not in new]
+    for path in sorted(differ):
+        change = _one(path, old.get(path), new.get(path))
         if change is not None:
             out.append(change)
     return out

@@ -14,6 +14,8 @@ import contextlib
 import hashlib
 import hmac
 import json
+import marshal
+import sys
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
@@ -26,6 +28,7 @@ from canal.runtime.checkpoints.errors import CheckpointStoreCorrupt
 from canal.runtime.checkpoints.models import Checkpoint
 from canal.runtime.checkpoints.scan import Entry, IndexItem
 
+INDEX_TAG = f"canal-index/1 py{sys.version_info[0]}.{sys.version_info[1]}"
 HINT = "canal checkpoints --verify   (nothing was restored from it)"
 
 
@@ -104,19 +107,20 @@ def _entry(raw: list[Any]) -> Entry:
 
 def write_index(path: Path, settings_hash: str, manifest: str, items: Mapping[str, IndexItem],
                 keys: Keys) -> None:
-    payload = canonical({"version": 1, "settings": settings_hash, "manifest": manifest, "items": items})
+    """The stat cache, in ``marshal`` (several times faster than JSON for 20,000 entries). It is a cache:
+    another Python version's file, or one failing its HMAC, is ignored and rebuilt from the files."""
+    payload = marshal.dumps((INDEX_TAG, settings_hash, manifest, dict(items)))
     atomic_write(path, keys.primary_id.encode() + b"\n" + keys.sign(payload).encode() + b"\n" + payload)
 
 
 def read_index(path: Path, settings_hash: str, keys: Keys) -> tuple[str, dict[str, IndexItem]] | None:
     """The last scan's manifest and stat cache; None when absent, stale or failing its HMAC."""
-    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+    with contextlib.suppress(OSError, ValueError, EOFError, TypeError):
         key_id, mac, payload = path.read_bytes().split(b"\n", 2)
         if not keys.check(key_id.decode(), payload, mac.decode()):
             return None
-        data = json.loads(payload)
-        if data["version"] != 1 or data["settings"] != settings_hash:
+        tag, settings, manifest, items = marshal.loads(payload)  # only after the HMAC matched
+        if tag != INDEX_TAG or settings != settings_hash:
             return None
-        items = {p: (tuple(k) if k is not None else None, _entry(e)) for p, (k, e) in data["items"].items()}
-        return str(data["manifest"]), items
+        return str(manifest), items
     return None

@@ -29,7 +29,7 @@ from canal.runtime.checkpoints.models import (
     NotCovered,
     UndoResult,
 )
-from canal.runtime.checkpoints.objects import ObjectStore, failed
+from canal.runtime.checkpoints.objects import ObjectStore, failed, sync_folder
 from canal.runtime.checkpoints.records import (
     Keys,
     read_index,
@@ -74,11 +74,12 @@ class CheckpointStore:
         last, items, note = self._load_cache()
         result = self._scan(items, store=True)
         try:
-            manifest, prev = self._manifest_for(result, last, items)
-            if manifest != last or result.index != items:
+            if result.added_bytes:
+                sync_folder(self.objects.root)  # the objects reach the disk before a record names them
+            manifest, found = self._manifest_for(result, last, items)
+            if result.dirty or manifest != last:
                 write_index(self.index_path, self.settings_hash, manifest, result.index, self.keys)
             self._cache = (manifest, result.index)
-            found = compare.changes(prev, result.entries) if prev is not None else []
             record = self._record(kind, command, actor, manifest, result, found, note)
             record = write_record(self._record_path(record.seq), record, self.keys)
         except OSError as exc:
@@ -114,15 +115,16 @@ class CheckpointStore:
             raise failed(exc, self.root) from None
 
     def _manifest_for(self, result: ScanResult, last: str | None,
-                      items: dict[str, IndexItem]) -> tuple[str, dict[str, Entry] | None]:
-        """The manifest name (written when new) and the previous state to compare against."""
-        prev_entries: dict[str, Entry] | None = None
-        if last is not None:
-            prev_entries = {p: it[1] for p, it in items.items()}
-            if prev_entries == result.entries:
-                return last, prev_entries
+                      items: dict[str, IndexItem]) -> tuple[str, builtins.list[Change]]:
+        """The manifest name (written when new) and what changed since the last scan."""
+        if last is not None and not result.dirty:
+            return last, []
+        entries = result.entries
+        found = compare.changes({p: it[1] for p, it in items.items()}, entries) if last is not None else []
+        if last is not None and not found and not _entries_differ(items, entries):
+            return last, []
         private_dir(self.manifests_dir)
-        return write_manifest(self.manifests_dir, result.entries), prev_entries
+        return write_manifest(self.manifests_dir, entries), found
 
     def _record(self, kind: Kind, command: str, actor: str, manifest: str, result: ScanResult,
                 found: builtins.list[Change], note: str) -> Checkpoint:
@@ -237,6 +239,11 @@ class CheckpointStore:
             yield
         finally:
             os.close(fd)
+
+
+def _entries_differ(items: dict[str, IndexItem], entries: dict[str, Entry]) -> bool:
+    """Times or owners changed (not changes a patch carries, but a checkpoint keeps them)."""
+    return len(items) != len(entries) or any(items[p][1] != e for p, e in entries.items() if p in items)
 
 
 def _not_found(cp_id: str, seq: int | None, paths: builtins.list[Path]) -> CheckpointNotFound:
