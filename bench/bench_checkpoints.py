@@ -90,7 +90,8 @@ def main() -> None:
         ws = root / "ws"
         t0 = time.perf_counter()
         paths = generate(ws, args.files, args.mb)
-        print(f"workspace: {args.files} files, {args.mb} MB, 500 folders (made in {time.perf_counter() - t0:.1f} s)")
+        made = time.perf_counter() - t0
+        print(f"workspace: {args.files} files, {args.mb} MB, 500 folders (made in {made:.1f} s)")
         settings = CheckpointSettings(max_workspace_bytes=4 << 30)
         state = root / "state"
 

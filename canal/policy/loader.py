@@ -15,7 +15,7 @@ from canal.policy.errors import PolicyLoadError, PolicyNotFoundError
 from canal.policy.rules import PolicyFile, Positions, read_policy_file
 from canal.policy.shell.syntax import SyntaxChecker, bash_n
 
-PROFILES = ("standard", "strict")
+PROFILES = ("standard", "strict", "autonomous")
 MAX_EXTENDS = 4
 _Spec = tuple[Path, PolicyFile, Positions]
 
@@ -86,11 +86,15 @@ def build_policy(paths: Sequence[Path], checker: SyntaxChecker = bash_n,
     name = next(spec.name for path, spec, _ in specs if path == paths[0])
     default: Literal["allow", "confirm"] = "confirm" if any(s.default == "confirm" for _, s, _ in specs) \
         else "allow"
+    # only the profile named first may waive confirmations; files added after it cannot
+    confirmations = next(spec.confirmations for path, spec, _ in specs if path == paths[0])
+    # the hashes of policies that ask stay as they were
+    waived = {"confirmations": confirmations} if confirmations != "ask" else {}
     digest = hashlib.sha256(canonical({
-        "name": name, "default": default,
+        "name": name, "default": default, **waived,
         "rules": [[r.id, r.decision, r.compiled.source, list(r.programs), list(r.when), r.scope]
                   for r in rules]}).encode()).hexdigest()
-    policy = Policy(name, default, rules, "sha256:" + digest[:32], checker)
+    policy = Policy(name, default, rules, "sha256:" + digest[:32], checker, confirmations=confirmations)
     marker = None if verified_dir is None else verified_dir / f"{digest[:32]}-{_engine_digest()}"
     if marker is None or not marker.is_file():
         check_examples(policy, specs)

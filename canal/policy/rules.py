@@ -40,6 +40,9 @@ class PolicyFile(BaseModel):
     description: str = ""
     extends: str | None = None
     default: Literal["allow", "confirm"]
+    # "none": a command the rules say to confirm runs without asking (the autonomous profile of forks,
+    # whose workspace is a copy: nothing outside it can be harmed). Deny rules still deny.
+    confirmations: Literal["ask", "none"] = "ask"
     rules: tuple[RuleSpec, ...] = ()
 
 

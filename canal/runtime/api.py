@@ -22,8 +22,10 @@ from typing import Any, BinaryIO
 
 from canal.policy.engine import Policy
 from canal.policy.loader import load_policy
-from canal.runtime.checkpoints import DiffResult, HistoryRow, UndoResult
+from canal.runtime.checkpoints import Change, DiffResult, HistoryRow, UndoResult
 from canal.runtime.config import CanalConfig
+from canal.runtime.fork_apply import apply_fork
+from canal.runtime.forks import ApplyResult, Fork, ForkChanges
 from canal.runtime.paths import project_key
 from canal.runtime.pipeline import Pipeline, RunRequest
 from canal.runtime.presenter import PresenterConfig
@@ -39,6 +41,7 @@ from canal.sandbox.image import BuildEvent
 from canal.sandbox.reaper import reap
 
 DEFAULT_SANDBOX = "default"
+FORK_PROFILE = "autonomous"
 OUTPUT_RETENTION_S = 24 * 3600  # full outputs older than this go at `canal gc`
 
 
@@ -108,7 +111,20 @@ class Canal:
 
     @cached_property
     def pipeline(self) -> Pipeline:
-        return Pipeline(self.services, self.policy, self.backend, self._on_build)
+        return Pipeline(self.services, self.policy, self.backend, self._on_build,
+                        fork_policy=lambda: self.fork_policy)
+
+    @cached_property
+    def fork_policy(self) -> Policy:
+        """Forks run the autonomous profile (no confirmations, deny rules kept) plus the project's
+        approved rule files."""
+        files = [self.project_dir / f for f in self.config.policy.files]
+        verified = self.services.state_dir / "policy-verified"
+        warm = installed()
+        if warm is None:
+            return load_policy(FORK_PROFILE, files, verified_dir=verified)
+        return warm.policy(policy_key(FORK_PROFILE, files, verified),
+                           lambda: load_policy(FORK_PROFILE, files, verified_dir=verified))
 
     def ref(self, name: str | None = None) -> SandboxRef:
         return sandbox_ref(self.project_dir, name or self.sandbox)
@@ -161,6 +177,43 @@ class Canal:
             "restored_to": result.restored_to, "before_undo": result.before_undo,
             "changes": len(result.changes)}, actor=self.actor)
         return result
+
+    # -- forks ----------------------------------------------------------------------------------
+    def fork(self, name: str, *, from_checkpoint: str | None = None) -> Fork:
+        """Start sandbox ``name`` on a copy-on-write view of the project now (or at a checkpoint).
+        It runs the autonomous profile; the real project is not mounted in it."""
+        self.ref(name)  # the name is checked before anything is made
+        fork = self.services.forks.create(name, from_id=from_checkpoint, actor=self.actor)
+        try:
+            self.up(name)
+        except BaseException:
+            self.services.forks.discard(name)
+            raise
+        self.services.audit.append("fork.created", {"fork": name, "base": fork.base}, actor=self.actor)
+        return fork
+
+    def forks(self) -> list[Fork]:
+        return self.services.forks.list()
+
+    def changes(self, name: str) -> ForkChanges:
+        """What fork ``name`` changed since it was made: patch plus binary/mode/symlink/deletion list."""
+        return self.services.forks.changes(name)
+
+    def apply_plan(self, name: str, paths: Sequence[str] = ()) -> tuple[list[Change], str]:
+        return self.services.forks.plan(name, tuple(paths))
+
+    def apply(self, name: str, paths: Sequence[str] = (), *, confirm: str | None = None) -> ApplyResult:
+        """Make the real project match fork ``name`` (at ``paths``, all when empty). Needs a confirmation
+        token for exactly this change set (``ApplyConfirmationRequired`` carries it)."""
+        return apply_fork(self, name, tuple(paths), confirm)
+
+    def discard(self, name: str) -> Fork:
+        """Remove fork ``name``: its sandbox and its workspace (nothing reaches the project)."""
+        self.services.forks.get(name)
+        self.down(name)
+        fork = self.services.forks.discard(name)
+        self.services.audit.append("fork.discarded", {"fork": name}, actor=self.actor)
+        return fork
 
     # -- lifecycle ------------------------------------------------------------------------------
     def up(self, name: str | None = None) -> SandboxInfo:

@@ -22,6 +22,7 @@ from canal.runtime.audit.dangling import runner
 from canal.runtime.checkpoints import Checkpoint, CheckpointError
 from canal.runtime.errors import ConfirmationRequired, PolicyDenied, format_error
 from canal.runtime.files.errors import PathNotFound, PathOutsideWorkspace, SymlinkEscape
+from canal.runtime.forks import ForkError
 from canal.runtime.interrupt import current as current_interrupt
 from canal.runtime.interrupt import on_interrupt, signal_name
 from canal.runtime.ports import Redactor
@@ -88,9 +89,11 @@ def _shell_words(command: str) -> str:
 
 class Pipeline:
     def __init__(self, services: Services, policy: Policy, backend: SandboxBackend,
-                 on_build: Callable[[BuildEvent], None] | None = None) -> None:
+                 on_build: Callable[[BuildEvent], None] | None = None,
+                 fork_policy: Callable[[], Policy] | None = None) -> None:
         self.services = services
         self.policy = policy
+        self.fork_policy = fork_policy  # the autonomous profile, for sandboxes that are forks
         self.backend = backend
         self.on_build = on_build
 
@@ -153,6 +156,8 @@ class Pipeline:
         it never runs unprotected (the refusal is in the audit log and the error says what to do)."""
         if self.services.config.workspace != "rw" or _proven_read_only(decision):
             return None
+        if self.services.forks.is_fork(req.ref.name):
+            return None  # a fork's workspace is a copy: the project is not reachable from it
         try:
             return self.services.checkpoints.take(kind="run", command=redact(req.text), actor=req.actor)
         except CheckpointError as exc:
@@ -176,9 +181,15 @@ class Pipeline:
                 spool_dir=self.services.outputs_dir(req.ref.name), on_output=req.on_output)
 
     def _decide(self, req: RunRequest, cwd: str) -> Decision:
+        policy = self.policy
+        if self.services.forks.is_fork(req.ref.name):
+            if self.fork_policy is None:
+                msg = f"{req.ref.name} is a fork, and this pipeline has no policy for forks."
+                raise ForkError(msg, hint=f"canal run --sandbox {req.ref.name} -- CMD")
+            policy = self.fork_policy()
         if isinstance(req.command, str):
-            return self.policy.decide(req.command, cwd=cwd, unattended=req.unattended)
-        return self.policy.decide_argv(list(req.command), cwd=cwd, unattended=req.unattended)
+            return policy.decide(req.command, cwd=cwd, unattended=req.unattended)
+        return policy.decide_argv(list(req.command), cwd=cwd, unattended=req.unattended)
 
     def _redactor(self, req: RunRequest) -> Redactor:
         """The services' secret redactor, after masking the request's exact secrets."""

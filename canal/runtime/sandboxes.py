@@ -55,8 +55,12 @@ def sandbox_spec(services: Services, ref: SandboxRef) -> SandboxSpec:
     mounts = list(base.mounts)
     if config.workspace != "none":
         _state_outside(services)
-        mounts.append(Mount(source=services.project_dir, target=base.workdir,
-                            read_only=config.workspace == "ro"))
+        forks = services.forks
+        if forks.is_fork(ref.name):  # the fork's copy-on-write view; the project itself is not mounted
+            mounts.append(Mount(source=forks.ensure_mounted(ref.name), target=base.workdir, read_only=False))
+        else:
+            mounts.append(Mount(source=services.project_dir, target=base.workdir,
+                                read_only=config.workspace == "ro"))
         mounts += settings_mounts(services.project_dir, base.workdir)
     out = services.outputs_dir(ref.name)
     out.mkdir(mode=0o700, parents=True, exist_ok=True)

@@ -10,6 +10,7 @@ from canal.runtime.approvals import ApprovalService
 from canal.runtime.audit import AuditLog, audit_path
 from canal.runtime.checkpoints import CheckpointStore, Keys
 from canal.runtime.config import CanalConfig
+from canal.runtime.forks import ForkStore
 from canal.runtime.keys import KeyStore
 from canal.runtime.paths import config_dir, project_key, state_dir_for
 from canal.runtime.redact import Redactor
@@ -26,6 +27,7 @@ CHECKPOINT_PURPOSE = "checkpoint-hmac"
 # Folders of the state dir that no sandbox may ever see. outputs/<sandbox> is the one deliberate,
 # read-only exception: each sandbox sees its own full outputs and nothing else.
 OUTPUTS = "outputs"
+FORKS = "forks"
 # What only a run that wrote audit records can leave behind: with any of these, a missing or empty log
 # is a deleted log, not a new project.
 HISTORY_GLOBS = ("state/*.json", "trash/info/*.json", "approvals/*.json", "audit/revisions.json",
@@ -101,12 +103,21 @@ class Services:
         return CheckpointStore(self.state_dir / "checkpoints", self.project_dir, self.config.checkpoints,
                                Keys(keys.primary_id, keys.derive_all(CHECKPOINT_PURPOSE)))
 
+    @cached_property
+    def forks(self) -> ForkStore:
+        """Forks of the project: copy-on-write workspaces for autonomous subagents."""
+        return ForkStore(self.state_dir / FORKS, self.checkpoints)
+
     def outputs_dir(self, sandbox: str) -> Path:
         return self.state_dir / OUTPUTS / sandbox
 
     def protected_paths(self) -> list[Path]:
         """Host folders no sandbox mount may touch: keys and every state folder but outputs."""
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        inner = [p for p in self.state_dir.iterdir() if p.name != OUTPUTS]
+        inner = [p for p in self.state_dir.iterdir() if p.name not in (OUTPUTS, FORKS)]
+        # a fork's merged workspace is its sandbox's /workspace; everything else of the fork is not
+        forks = self.state_dir / FORKS
+        inner += [part for fork in (forks.iterdir() if forks.is_dir() else ()) if fork.is_dir()
+                  for part in fork.iterdir() if part.name != "merged"]
         fixed = [self.state_dir / name for name in ("audit", "trash", "approvals", "state", "checkpoints")]
         return [config_dir(), *fixed, *inner]

@@ -72,6 +72,10 @@ class ObjectStore:
         finally:
             os.close(fd)
 
+    def _times(self, tfd: int, before: os.stat_result) -> None:
+        # a fork's lower layer links this object: let it show the file's own time
+        os.utime(tfd, ns=(before.st_mtime_ns, before.st_mtime_ns))
+
     def _put_small(self, fd: int, before: os.stat_result, uid: int, gid: int) -> tuple[str, int]:
         data = _read_all(fd, before.st_size)
         _check_same(fd, before)
@@ -80,6 +84,7 @@ class ObjectStore:
             return name, 0
         with self._temp() as (tfd, tmp):
             _write_all(tfd, data)
+            self._times(tfd, before)
             return name, self._commit(tfd, tmp, name, before.st_mode, uid, gid)
 
     def _put_stream(self, fd: int, before: os.stat_result, uid: int, gid: int) -> tuple[str, int]:
@@ -92,6 +97,7 @@ class ObjectStore:
             name = object_name(sha.hexdigest(), before.st_mode, uid, gid)
             if self.has(name):
                 return name, 0
+            self._times(tfd, before)
             return name, self._commit(tfd, tmp, name, before.st_mode, uid, gid)
 
     @contextlib.contextmanager

@@ -172,6 +172,13 @@ class CheckpointStore:
     def manifest(self, checkpoint: Checkpoint) -> dict[str, Entry]:
         return read_manifest(self.manifests_dir, checkpoint.manifest)
 
+    def read_manifest(self, name: str) -> dict[str, Entry]:
+        return read_manifest(self.manifests_dir, name)
+
+    def forget_cache(self) -> None:
+        """The workspace was written by Canal itself: the next scan starts from the cache on disk."""
+        self._cache = None
+
     def current(self) -> ScanResult:
         """The workspace now, without storing anything."""
         with self._locked():

@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from canal.runtime.api import Canal
-from canal.runtime.checkpoints import Change, HistoryRow, UndoResult
+from canal.runtime.checkpoints import HistoryRow, UndoResult
+from canal.runtime.cli.fork_cmd import change_lines
 from canal.runtime.cli.render import echo_json
 
 JSON_HELP = "Print the result as JSON."
@@ -72,24 +73,10 @@ def diff_cmd(checkpoint: str | None, as_json: bool) -> None:
         return
     if result.patch:
         click.echo(result.patch, nl=False)
-    for line in _change_lines(result.changes):
+    for line in change_lines(result.changes):
         click.echo(line)
     click.echo(f"[{len(result.changes)} path(s) changed since {result.checkpoint} | "
                f"undo: canal undo {result.checkpoint}]")
-
-
-def _change_lines(changes: list[Change]) -> list[str]:
-    out = []
-    for c in changes:
-        if c.binary:
-            out.append(f"Binary file {c.path} {c.kind}")
-        elif c.kind in ("mode", "symlink", "type"):
-            out.append(f"{c.kind} {c.path}: {c.detail}")
-        elif c.kind == "deleted":
-            out.append(f"deleted {c.path} ({c.detail})")
-        elif c.kind == "added" and not c.detail.startswith("file"):
-            out.append(f"added {c.path} ({c.detail})")
-    return out
 
 
 @click.command("undo")

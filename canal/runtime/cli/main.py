@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     **dict.fromkeys(("approve", "approvals"), "canal.runtime.cli.approve_cmd"),
     **dict.fromkeys(("rm", "restore", "trash", "edit", "write", "view"), "canal.runtime.cli.files_cmd"),
     **dict.fromkeys(("checkpoints", "diff", "undo"), "canal.runtime.cli.checkpoint_cmd"),
+    **dict.fromkeys(("fork", "changes", "apply", "discard"), "canal.runtime.cli.fork_cmd"),
     "workflow": "canal.runtime.cli.workflow_cmd",
     "mcp": "canal.runtime.cli.mcp_cmd",
     "tool": "canal.runtime.cli.tool_cmd",

@@ -59,5 +59,7 @@ def open_canal(make_image: str) -> Iterator[Any]:
 
     yield make
     for canal in opened:
+        for fork in canal.forks():  # their containers and overlay mounts go too
+            canal.discard(fork.name)
         canal.down()
         canal.close()

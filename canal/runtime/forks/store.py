@@ -1,0 +1,227 @@
+"""Forks of one project: ``<state dir>/forks/<name>/`` holds the record, the upper layer, overlayfs's
+work folder, the mount point and the stat cache of the fork's workspace.
+
+The fork's changes are found the way checkpoints find theirs: a scan of the fork's workspace against a
+stat cache seeded, when the fork is made, with the checkpoint it started from; only files the fork
+touched are read. Apply goes through the checkpoint store too: the real project is checkpointed, the
+paths both sides changed are conflicts, and the rest is restored from the fork's state.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import json
+import os
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from canal.core.fsutil import atomic_write, private_dir
+from canal.runtime.checkpoints import compare
+from canal.runtime.checkpoints.models import Change, NotCovered
+from canal.runtime.checkpoints.records import canonical, corrupt, read_index, write_index
+from canal.runtime.checkpoints.restore import restore
+from canal.runtime.checkpoints.scan import Entry, IndexItem, Scanner
+from canal.runtime.checkpoints.store import CheckpointStore
+from canal.runtime.forks import overlay
+from canal.runtime.forks.errors import ForkConflict, ForkExists, ForkNotFound, ForkOfFork
+from canal.runtime.forks.models import ApplyResult, Conflict, Fork, ForkChanges
+from canal.runtime.forks.plan import conflicts, selected
+
+RESERVED = ("default",)
+
+
+class ForkStore:
+    def __init__(self, root: Path, checkpoints: CheckpointStore) -> None:
+        self.root = root
+        self.checkpoints = checkpoints
+        self.lowers = checkpoints.root / "lowers"
+
+    # -- paths ----------------------------------------------------------------------------------
+    def folder(self, name: str) -> Path:
+        return self.root / name
+
+    def workspace(self, name: str) -> Path:
+        """The fork's /workspace on the host (the overlay mount point)."""
+        return self.folder(name) / "merged"
+
+    def is_fork(self, name: str) -> bool:
+        return (self.folder(name) / "fork.json").is_file()
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def create(self, name: str, *, from_id: str | None = None, actor: str = "agent") -> Fork:
+        """A fork of the project now (a checkpoint is taken) or at checkpoint ``from_id``."""
+        if name in RESERVED or self.is_fork(name):
+            msg = f"A sandbox named {name} already exists" + (" (a fork)" if self.is_fork(name) else "") + "."
+            raise ForkExists(msg, hint=f"pick another name, or: canal discard {name}", details={"name": name})
+        if from_id is not None and self.is_fork(from_id):
+            msg = f"{from_id} is a fork; a fork is made from the project or one of its checkpoints."
+            raise ForkOfFork(msg, hint=f"apply it first (canal apply {from_id}), then fork the project",
+                             details={"from": from_id})
+        cp = (self.checkpoints.get(from_id) if from_id is not None
+              else self.checkpoints.take(kind="fork", command=f"canal fork {name}", actor=actor))
+        entries = self.checkpoints.manifest(cp)
+        fork = Fork(name=name, base=cp.id, manifest=cp.manifest, created_at=_now(), mode="overlay")
+        private_dir(self.folder(name))
+        try:
+            self._mount(fork, entries)
+            self._seed(fork, entries)
+            self._write(fork)
+        except BaseException:
+            self._remove(name)
+            raise
+        return fork
+
+    def get(self, name: str) -> Fork:
+        path = self.folder(name) / "fork.json"
+        try:
+            fork = Fork.model_validate(json.loads(path.read_bytes()))
+        except FileNotFoundError:
+            msg = f"No fork named {name}."
+            raise ForkNotFound(msg, hint="canal forks   (or make one: canal fork NAME)",
+                               details={"name": name}) from None
+        except (ValueError, ValidationError):
+            raise corrupt("fork record " + name, "unreadable") from None
+        body = canonical(fork.model_copy(update={"hmac": ""}).model_dump(mode="json"))
+        if not self.checkpoints.keys.check(fork.key_id, body, fork.hmac):
+            raise corrupt("fork record " + name, "its HMAC does not match")
+        return fork
+
+    def list(self) -> builtins.list[Fork]:
+        if not self.root.is_dir():
+            return []
+        return [self.get(p.name) for p in sorted(self.root.iterdir()) if (p / "fork.json").is_file()]
+
+    def ensure_mounted(self, name: str) -> Path:
+        """The fork's workspace, mounted again when the host lost the mount (a reboot)."""
+        fork = self.get(name)
+        merged = self.workspace(name)
+        if not os.path.ismount(merged):
+            self._mount(fork, self.checkpoints.read_manifest(fork.manifest))
+        return merged
+
+    def discard(self, name: str) -> Fork:
+        fork = self.get(name)
+        self._remove(name)
+        self._collect_lowers()
+        return fork
+
+    # -- changes and apply ----------------------------------------------------------------------
+    def state(self, name: str) -> tuple[Fork, dict[str, Entry], dict[str, Entry], builtins.list[NotCovered]]:
+        """(fork, its base entries, its entries now, what apply cannot carry). Changed files are stored."""
+        fork = self.get(name)
+        merged = self.ensure_mounted(name)
+        base = self.checkpoints.read_manifest(fork.manifest)
+        index = self.folder(name) / "index"
+        cached = read_index(index, fork.manifest, self.checkpoints.keys)
+        scanner = Scanner(merged, self.checkpoints.settings, self.checkpoints.objects,
+                          cached[1] if cached else {})
+        result = scanner.scan()
+        if result.dirty:
+            write_index(index, fork.manifest, fork.manifest, result.index, self.checkpoints.keys)
+        skipped = [NotCovered(path=p, reason=r) for p, r in result.not_covered]
+        return fork, base, result.entries, skipped
+
+    def changes(self, name: str) -> ForkChanges:
+        fork, base, now, skipped = self.state(name)
+        found = compare.changes(base, now)
+        text, marked = compare.patch(found, base, now, self._load, self._load)
+        return ForkChanges(fork=name, base=fork.base, changes=marked, patch=text, not_carried=skipped)
+
+    def plan(self, name: str, paths: tuple[str, ...] = ()) -> tuple[builtins.list[Change], str]:
+        """What ``apply`` would write, and a digest of it (an approval is bound to exactly this)."""
+        _, base, now, _ = self.state(name)
+        chosen = selected(compare.changes(base, now), paths, base, now)
+        return chosen, _digest([[c.path, c.kind, now.get(c.path)] for c in chosen])
+
+    def apply(self, name: str, paths: tuple[str, ...] = (), *, actor: str = "agent",
+              expect: str | None = None) -> ApplyResult:
+        """Make the real project match the fork at the chosen paths; refuse on conflicts, and when
+        ``expect`` (the approved change set's digest) no longer describes the fork."""
+        fork, base, now, _ = self.state(name)
+        chosen = selected(compare.changes(base, now), paths, base, now)
+        if expect is not None and _digest([[c.path, c.kind, now.get(c.path)] for c in chosen]) != expect:
+            msg = f"Fork {name} changed after its changes were approved; nothing was applied."
+            raise ForkConflict(msg, hint=f"review again: canal changes {name}, then canal apply {name}")
+        checkpoint = self.checkpoints.take(kind="apply", command=f"canal apply {name}", actor=actor)
+        real = self.checkpoints.manifest(checkpoint)
+        clash = conflicts(chosen, compare.changes(base, real))
+        if clash:
+            raise _conflict(name, clash, checkpoint.id)
+        target = dict(real)
+        for change in chosen:
+            if change.path in now:
+                target[change.path] = now[change.path]
+            else:
+                target.pop(change.path, None)
+        applied, left = restore(self.checkpoints.workspace, target, real, self.checkpoints.objects,
+                                paths={c.path for c in chosen})
+        self.checkpoints.forget_cache()
+        return ApplyResult(fork=fork.name, applied=applied, checkpoint=checkpoint.id, left_alone=left)
+
+    # -- plumbing -------------------------------------------------------------------------------
+    def _load(self, _: str, entry: Entry) -> bytes:
+        return self.checkpoints.objects.open_verified(entry[6])
+
+    def _mount(self, fork: Fork, entries: dict[str, Entry]) -> None:
+        root_st = self.checkpoints.workspace.stat()
+        lower = self.lowers / fork.manifest
+        private_dir(self.lowers)
+        overlay.materialize(lower, entries, self.checkpoints.objects, (root_st.st_uid, root_st.st_gid))
+        folder = self.folder(fork.name)
+        overlay.mount(lower, folder / "upper", folder / "work", folder / "merged", root_st)
+
+    def _seed(self, fork: Fork, entries: dict[str, Entry]) -> None:
+        """Stat keys of the fresh fork workspace, each paired with the checkpoint entry it shows."""
+        merged = self.workspace(fork.name)
+        items: dict[str, IndexItem] = {}
+        for path, entry in entries.items():
+            with contextlib.suppress(OSError):
+                st = os.lstat(merged / path)
+                key = (st.st_mode, st.st_size, st.st_ino, st.st_ctime_ns, st.st_mtime_ns, st.st_uid,
+                       st.st_gid)
+                items[path] = (None if entry[0] == "d" else key, entry)
+        index = self.folder(fork.name) / "index"
+        write_index(index, fork.manifest, fork.manifest, items, self.checkpoints.keys)
+
+    def _write(self, fork: Fork) -> None:
+        keys = self.checkpoints.keys
+        body = fork.model_copy(update={"key_id": keys.primary_id, "hmac": ""})
+        signed = body.model_copy(update={"hmac": keys.sign(canonical(body.model_dump(mode="json")))})
+        atomic_write(self.folder(fork.name) / "fork.json", canonical(signed.model_dump(mode="json")))
+
+    def _remove(self, name: str) -> None:
+        folder = self.folder(name)
+        with contextlib.suppress(FileNotFoundError):
+            overlay.unmount(folder / "merged")
+        shutil.rmtree(folder, ignore_errors=True)
+
+    def _collect_lowers(self) -> None:
+        used = {f.manifest for f in self.list()}
+        if self.lowers.is_dir():
+            for lower in self.lowers.iterdir():
+                if lower.name not in used:
+                    shutil.rmtree(lower, ignore_errors=True)
+
+
+def _conflict(name: str, clash: list[Conflict], checkpoint: str) -> ForkConflict:
+    shown = "; ".join(f"{c.path} (fork: {c.fork}; project: {c.project})" for c in clash[:10])
+    more = f" and {len(clash) - 10} more" if len(clash) > 10 else ""
+    msg = (f"The real project changed since fork {name} was made, at paths the fork changed too: "
+           f"{shown}{more}. Nothing was applied.")
+    hint = (f"look at both (canal changes {name}; canal diff {checkpoint}), then apply only the other "
+            f"paths (canal apply {name} PATH...) or discard the fork")
+    return ForkConflict(msg, hint=hint, details={"conflicts": [c.model_dump() for c in clash]})
+
+
+def _digest(data: object) -> str:
+    import hashlib
+
+    return hashlib.sha256(canonical(data)).hexdigest()[:32]
+
+
+def _now() -> str:
+    return datetime.now(tz=UTC).isoformat(timespec="milliseconds")

@@ -1,0 +1,118 @@
+"""A fork is a sandbox on a copy-on-write view of the project. An adversarial script in it (delete
+everything, chmod, symlinks out, hard links, a 1 GB sparse file, a fifo) leaves the real project byte
+for byte as it was; ``changes`` lists exactly what changed; ``apply`` asks first, then makes the real
+project match; ``undo`` reverts the apply; an edit made to the real project meanwhile is a conflict."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from project_helpers import chown_tree
+
+from canal.runtime.api import Canal
+from canal.runtime.errors import ConfirmationRequired
+from canal.runtime.forks import ForkConflict, ForkExists, ForkOfFork
+from tests.treesnap import tree
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="kernel overlayfs needs root (CI runs as root)")
+
+ADVERSARY = """set -e
+cd /workspace
+rm -rf ./* ./.[!.]*
+mkdir lib
+printf 'hello\\n' > lib/x.py
+ln lib/x.py lib/hard
+chmod 4755 lib/x.py
+ln -s /etc/passwd escape
+ln -s ../../../.. up
+truncate -s 1G huge.bin
+mkfifo pipe
+ls -la / > /dev/null
+"""
+
+
+def make_project(root: Path) -> Path:
+    project = root / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "app.py").write_text("print('app')\n")
+    (project / "run.sh").write_text("#!/bin/sh\n")
+    (project / "run.sh").chmod(0o755)
+    (project / ".env").write_text("TOKEN=x\n")
+    (project / ".env").chmod(0o600)
+    (project / "link").symlink_to("src/app.py")
+    chown_tree(project)
+    return project
+
+
+def test_an_adversarial_fork_leaves_the_project_intact_until_apply(
+        host_env: Path, open_canal: Callable[[Path], Canal]) -> None:
+    project = make_project(host_env)
+    before = tree(project)
+    canal = open_canal(project)
+    canal.fork("wild")
+    result = canal.run(ADVERSARY, sandbox="wild")
+    assert result.status == "ok", result.text
+    assert result.decision is not None
+    assert result.decision.action == "allow"
+    assert result.checkpoint is None
+    assert tree(project) == before
+
+    found = canal.changes("wild")
+    assert {c.path: c.kind for c in found.changes} == {
+        ".env": "deleted", "link": "deleted", "run.sh": "deleted", "src": "deleted",
+        "src/app.py": "deleted", "lib": "added", "lib/x.py": "added", "lib/hard": "added",
+        "escape": "added", "up": "added"}
+    assert {n.path for n in found.not_carried} == {"huge.bin", "pipe"}
+
+    with pytest.raises(ConfirmationRequired) as asked:
+        canal.apply("wild")
+    assert "lib/x.py" in asked.value.message
+    assert "deleted src/app.py" in asked.value.message
+    assert tree(project) == before
+    applied = canal.apply("wild", confirm=asked.value.details["token"])
+    after = tree(project)
+    assert set(after) == {"lib", "lib/x.py", "lib/hard", "escape", "up"}
+    assert after["lib/x.py"][1] == 0o4755
+    assert after["lib/x.py"][4] == b"hello\n"
+    assert after["escape"][4] == b"/etc/passwd"
+    assert after["lib/x.py"][2] == 1000  # the project owner's, as in the fork
+
+    canal.undo(applied.checkpoint)
+    assert tree(project) == before
+
+
+def test_an_edit_made_meanwhile_is_a_conflict_and_is_not_overwritten(
+        host_env: Path, open_canal: Callable[[Path], Canal]) -> None:
+    project = make_project(host_env)
+    canal = open_canal(project)
+    canal.fork("worker")
+    assert canal.run("echo from-fork > src/app.py && echo new > other.txt", sandbox="worker").status == "ok"
+    (project / "src" / "app.py").write_text("a person's edit\n")
+    with pytest.raises(ConfirmationRequired) as asked:
+        canal.apply("worker")
+    with pytest.raises(ForkConflict, match=r"src/app\.py") as clash:
+        canal.apply("worker", confirm=asked.value.details["token"])
+    assert clash.value.details["conflicts"][0]["path"] == "src/app.py"
+    assert (project / "src" / "app.py").read_text() == "a person's edit\n"
+    assert not (project / "other.txt").exists()
+    with pytest.raises(ConfirmationRequired) as only:
+        canal.apply("worker", ["other.txt"])  # the paths that do not clash can still be applied
+    canal.apply("worker", ["other.txt"], confirm=only.value.details["token"])
+    assert (project / "other.txt").read_text() == "new\n"
+    assert (project / "src" / "app.py").read_text() == "a person's edit\n"
+
+
+def test_a_fork_of_a_fork_and_a_taken_name_are_refused(host_env: Path,
+                                                       open_canal: Callable[[Path], Canal]) -> None:
+    project = make_project(host_env)
+    canal = open_canal(project)
+    canal.fork("one")
+    with pytest.raises(ForkOfFork):
+        canal.fork("two", from_checkpoint="one")
+    with pytest.raises(ForkExists):
+        canal.fork("one")
+    canal.discard("one")
+    assert canal.forks() == []
