@@ -19,6 +19,40 @@ def private_dir(path: Path) -> Path:
     return path
 
 
+def adopt_owner(fd: int, uid: int, gid: int) -> None:
+    """Give the open file or folder ``fd`` to ``uid:gid`` (the owner of the folder it lands in, or of
+    the file it replaces), so a file Canal writes into a project stays writable by the sandbox, which
+    runs as the project's owner. Only root can give a file away; for anyone else, when the owner
+    differs, the file keeps the caller's uid (they could not write a file the sandbox cannot)."""
+    info = os.fstat(fd)
+    if (info.st_uid, info.st_gid) == (uid, gid):
+        return
+    with contextlib.suppress(PermissionError):
+        os.fchown(fd, uid, gid)
+
+
+def folder_owner(path: Path | int) -> tuple[int, int]:
+    info = os.fstat(path) if isinstance(path, int) else os.stat(path)
+    return info.st_uid, info.st_gid
+
+
+def make_dirs_owned(path: Path, mode: int = 0o777) -> None:
+    """``mkdir -p`` where each folder made takes the owner of the folder it is made in."""
+    missing = []
+    here = path
+    while not here.exists():
+        missing.append(here)
+        here = here.parent
+    for folder in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(mode)
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        try:
+            adopt_owner(fd, *folder_owner(folder.parent))
+        finally:
+            os.close(fd)
+
+
 def fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
@@ -39,6 +73,8 @@ def atomic_write(path: Path, data: bytes, mode: int = FILE_MODE, *, private_fold
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, mode)
+        if not private_folder:  # a file of the user's project: it takes the folder's owner
+            adopt_owner(fd, *folder_owner(folder))
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()

@@ -26,7 +26,6 @@ from canal.sandbox.spec import Mount, SandboxSpec
 
 OUTPUT_MOUNT = "/canal/output"
 AUTO_USER = "auto"
-DEFAULT_USER = "1000:1000"
 HOME = "/home/agent"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,40}$")
 
@@ -99,12 +98,15 @@ def _state_outside(services: Services) -> None:
 
 def sandbox_user(services: Services) -> str:
     """canal.yaml's sandbox.user; ``auto`` is the project folder's owner, so the sandbox can write the
-    workspace as its owner would, except root, which becomes the image's agent (1000:1000)."""
+    workspace as its owner would. For a root-owned project that is uid 0 inside the container, with
+    every capability dropped, no-new-privileges and a read-only root: it owns the workspace's files
+    and nothing else (no chown, mknod, mount, or reading others' files). Without a user namespace it
+    is still uid 0 on the host's kernel: use runtime runsc (gVisor) for agents you do not trust."""
     user = services.config.sandbox.user
     if user != AUTO_USER:
         return user
     info = services.project_dir.stat()
-    return DEFAULT_USER if info.st_uid == 0 else f"{info.st_uid}:{info.st_gid}"
+    return f"{info.st_uid}:{info.st_gid}"
 
 
 def uid_gid(user: str) -> tuple[int, int]:

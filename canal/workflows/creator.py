@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from canal.core.fsutil import atomic_write
+from canal.core.fsutil import atomic_write, make_dirs_owned
 from canal.workflows.errors import StepNotFoundError, WorkflowError, WorkflowExistsError
 from canal.workflows.frontmatter import FrontMatterError, parse
 from canal.workflows.loader import MANIFEST, REFERENCES, STEP_FILE, step_files
@@ -45,7 +45,7 @@ def init_workflow(root: Path, name: str, description: str = "") -> Path:
     if folder.exists():
         msg = f"{folder} already exists"
         raise WorkflowExistsError(msg, hint=f"canal workflow add-step {name} --id ID --type interactive")
-    (folder / REFERENCES).mkdir(parents=True, mode=0o700)
+    make_dirs_owned(folder / REFERENCES, mode=0o700)  # owned like the project, as the files are
     summary = description or "TODO: one line saying what this workflow does"
     _write(folder / MANIFEST, f"---\nname: {name}\ndescription: \"{_yaml_text(summary)}\"\nversion: \"1\"\n"
            f"---\n# {name}\n\nOverview for people: what this workflow is for and what it changes.\n")
@@ -96,7 +96,7 @@ def add_step(folder: Path, step_id: str, step_type: StepType, *, after: str | No
 
 def _renumber(refs: Path, paths: list[Path | None], width: int, new_slug: str) -> Path:
     """Rename in two passes through temporary names, so no rename ever lands on another step's file."""
-    refs.mkdir(parents=True, exist_ok=True)
+    make_dirs_owned(refs)
     moves: list[tuple[Path, Path]] = []
     new_path = refs / f"{1:0{width}d}-{new_slug}.md"
     for number, path in enumerate(paths, start=1):

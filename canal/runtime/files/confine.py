@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from canal.core.fsutil import adopt_owner, folder_owner
 from canal.runtime.files.errors import PathNotFound, PathOutsideWorkspace, SymlinkEscape
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
@@ -128,9 +129,15 @@ def _open_child(fd: int, part: str, loc: Located, create: bool) -> int:
             msg = f"{loc.display}: the folder {part} does not exist."
             raise PathNotFound(msg, hint=f"canal view {loc.rel.parent}",
                                details={"path": loc.display}) from None
-        with contextlib.suppress(FileExistsError):
+        made = True
+        try:
             os.mkdir(part, 0o777, dir_fd=fd)
-        return _open_child(fd, part, loc, create=False)
+        except FileExistsError:
+            made = False
+        child = _open_child(fd, part, loc, create=False)
+        if made:
+            adopt_owner(child, *folder_owner(fd))  # a folder Canal makes takes its parent's owner
+        return child
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.ENOTDIR):
             msg = f"{loc.display}: {part} is not a folder inside the workspace (a symlink or a file)."

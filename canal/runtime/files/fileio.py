@@ -10,6 +10,7 @@ import secrets
 import stat
 from dataclasses import dataclass
 
+from canal.core.fsutil import adopt_owner, folder_owner
 from canal.runtime.files.confine import Located, open_parent
 from canal.runtime.files.errors import (
     BinaryFile,
@@ -133,7 +134,7 @@ def replace_file(loc: Located, data: bytes, *, mode: int, expect_sha256: str | N
         if found != expect_sha256:
             raise _changed(loc, expect_sha256, found)
         tmp = f".{loc.name}.canal-{secrets.token_hex(4)}.tmp"
-        _write_temp(dfd, tmp, data, mode)
+        _write_temp(dfd, tmp, data, mode, _owner_at(dfd, loc.name))
         try:
             os.replace(tmp, loc.name, src_dir_fd=dfd, dst_dir_fd=dfd)
         except BaseException:
@@ -159,10 +160,20 @@ def _digest_at(dfd: int, loc: Located) -> str | None:
         return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
-def _write_temp(dfd: int, name: str, data: bytes, mode: int) -> None:
+def _owner_at(dfd: int, name: str) -> tuple[int, int]:
+    """The owner of the file being replaced, else of the folder it lands in."""
+    try:
+        info = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+    except FileNotFoundError:
+        return folder_owner(dfd)
+    return info.st_uid, info.st_gid
+
+
+def _write_temp(dfd: int, name: str, data: bytes, mode: int, owner: tuple[int, int]) -> None:
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
     fd = os.open(name, flags, 0o600, dir_fd=dfd)
     try:
+        adopt_owner(fd, *owner)
         os.fchmod(fd, mode)
         with os.fdopen(fd, "wb", closefd=False) as fh:
             fh.write(data)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from canal.core.fsutil import atomic_write, fsync_dir, private_dir
+from canal.core.fsutil import atomic_write, folder_owner, fsync_dir, private_dir
 from canal.runtime.files.confine import Located, Workspace, open_parent
 from canal.runtime.files.errors import PathNotFound
 from canal.runtime.files.protect import Protected
@@ -33,7 +33,7 @@ from canal.runtime.trash.errors import (
     TrashEntryNotFound,
 )
 from canal.runtime.trash.record import ID_PATTERN, TrashEntry, digest, new_id, utc_now
-from canal.runtime.trash.transfer import copy_entry, kind_of, lstat_at, move_entry, remove_entry
+from canal.runtime.trash.transfer import adopt_tree, copy_entry, kind_of, lstat_at, move_entry, remove_entry
 
 STALE_RESERVATION_S = 3600
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
@@ -168,6 +168,7 @@ class Trash:
                 raise _target_exists(entry, loc) from None
             finally:
                 os.close(tfd)
+            adopt_tree(dfd, loc.name, *folder_owner(dfd))  # it takes the owner of the folder it lands in
         (self.info_dir / f"{entry.id}.json").unlink()
         fsync_dir(self.info_dir)
         self._audit("trash.restore", {"id": entry.id, "path": str(loc.path), "displaced_id": displaced},

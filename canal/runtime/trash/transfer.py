@@ -125,3 +125,21 @@ def _exists(name: str) -> RestoreTargetExists:
     msg = f"{name} already exists; it was not overwritten."
     return RestoreTargetExists(msg, hint="choose another place with --to PATH, or replace it with --force",
                                details={"name": name})
+
+
+def adopt_tree(dfd: int, name: str, uid: int, gid: int) -> None:
+    """Give ``name`` (in folder ``dfd``) and everything under it to ``uid:gid``, never following a
+    symlink (a link itself is re-owned, not what it points at). Only root can; others keep theirs."""
+    try:
+        os.chown(name, uid, gid, dir_fd=dfd, follow_symlinks=False)
+    except PermissionError:
+        return
+    st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+    if not stat.S_ISDIR(st.st_mode):
+        return
+    fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dfd)
+    try:
+        for entry in os.listdir(fd):
+            adopt_tree(fd, entry, uid, gid)
+    finally:
+        os.close(fd)

@@ -1,8 +1,12 @@
-"""Escape suite: what a command inside the default sandbox must not be able to do."""
+"""Escape suite: what a command inside the default sandbox must not be able to do.
+
+It runs twice: as the image's agent (uid 1000) and as uid 0, which is what a root-owned project's
+sandbox runs as (every capability dropped, no-new-privileges, read-only root)."""
 
 from __future__ import annotations
 
 import os
+import re
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,12 +19,19 @@ from canal.sandbox.result import EndReason
 from canal.sandbox.spec import Mount, SandboxSpec
 
 
+@pytest.fixture(scope="module", params=["1000:1000", "0:0"], ids=["uid1000", "uid0"])
+def user(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
 @pytest.fixture(scope="module")
-def box(docker_backend: DockerBackend, sandbox_image: str, runtime: str) -> Iterator[str]:
-    """One sandbox per runtime (runc, and gVisor when the engine has it): every test runs under both."""
+def box(docker_backend: DockerBackend, sandbox_image: str, runtime: str, user: str) -> Iterator[str]:
+    """One sandbox per runtime (runc, and gVisor when the engine has it) and user (1000, and 0 as for a
+    root-owned project): every test runs under each."""
     os.environ["CANAL_HOST_SECRET_T"] = "host-only-value"
     name = f"canal-t-{uuid.uuid4().hex[:10]}"
-    spec = SandboxSpec(image=sandbox_image, runtime=runtime, limits={"memory": "128m", "pids": 64})  # type: ignore[arg-type]
+    spec = SandboxSpec(image=sandbox_image, runtime=runtime, user=user,
+                       limits={"memory": "128m", "pids": 64})  # type: ignore[arg-type]
     docker_backend.create(name, spec)
     yield name
     docker_backend.remove(name)
@@ -57,13 +68,26 @@ def test_writes_inside_workspace_tmp_and_home_work(docker_backend: DockerBackend
     assert docker_backend.exec(box, "touch /workspace/a /tmp/a $HOME/a").ok
 
 
-def test_no_capabilities_and_no_privilege_gain(docker_backend: DockerBackend, box: str) -> None:
+def test_no_capabilities_and_no_privilege_gain(docker_backend: DockerBackend, box: str, user: str) -> None:
     status = docker_backend.exec(box, ["cat", "/proc/self/status"]).stdout.read_bytes().decode()
     caps = {line.split(":")[0]: line.split()[1] for line in status.splitlines() if line.startswith("Cap")}
     assert caps["CapEff"] == caps["CapPrm"] == caps["CapBnd"] == "0000000000000000"
     prctl = "import ctypes; print(ctypes.CDLL(None).prctl(39, 0, 0, 0, 0))"  # PR_GET_NO_NEW_PRIVS
     assert docker_backend.exec(box, ["python3", "-c", prctl]).stdout.read_bytes() == b"1\n"
-    assert docker_backend.exec(box, ["id", "-u"]).stdout.read_bytes() == b"1000\n"
+    assert docker_backend.exec(box, ["id", "-u"]).stdout.read_bytes() == f"{user.split(':')[0]}\n".encode()
+
+
+@pytest.mark.parametrize("command", ["chown 1234 /tmp/owned", "mknod /tmp/null c 1 3",
+                                     "mount -t tmpfs none /mnt", "chroot / true", "unshare -U true",
+                                     "unshare -r true", "setpriv --reuid 1234 --clear-groups true"])
+def test_no_privileged_operation_even_as_uid_0(docker_backend: DockerBackend, box: str, runtime: str,
+                                               command: str) -> None:
+    if runtime != "runc":
+        pytest.skip("gVisor's own kernel emulates these for the sandbox; they never reach the host's")
+    result = docker_backend.exec(box, f"touch /tmp/owned; {command}")
+    assert result.exit_code != 0, command
+    refused = rb"not permitted|permission denied|must be superuser"
+    assert re.search(refused, result.stderr.read_bytes(), re.IGNORECASE), command
 
 
 def test_no_host_environment_and_no_canal_state(docker_backend: DockerBackend, box: str,

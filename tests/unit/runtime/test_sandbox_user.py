@@ -33,9 +33,9 @@ def test_auto_is_the_project_owner(tmp_path: Path, state_dir: Path) -> None:
     assert any(m.target == "/canal/output" and m.read_only for m in spec.mounts)
 
 
-def test_a_root_owned_project_runs_as_the_images_agent_user(state_dir: Path) -> None:
+def test_a_root_owned_project_runs_as_uid_0_so_it_can_write_its_workspace(state_dir: Path) -> None:
     assert Path("/").stat().st_uid == 0
-    assert sandbox_user(Services(Path("/"), config=CanalConfig())) == "1000:1000"
+    assert sandbox_user(Services(Path("/"), config=CanalConfig())) == "0:0"
 
 
 def test_an_explicit_user_is_kept(state_dir: Path, tmp_path: Path) -> None:
