@@ -3,7 +3,7 @@
 One ``Canal`` object keeps the policy compiled and each sandbox's session warm between calls; harnesses,
 the MCP server and the benchmarks use it::
 
-    from canal.runtime.api import Canal
+    from canal import Canal
 
     with Canal("/path/to/project") as canal:
         result = canal.run("ls -la")
@@ -18,12 +18,13 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from canal.policy.engine import Policy
 from canal.policy.loader import load_policy
 from canal.runtime.checkpoints import Change, DiffResult, HistoryRow, UndoResult
 from canal.runtime.config import CanalConfig
+from canal.runtime.fileops import FileOps
 from canal.runtime.fork_apply import apply_fork
 from canal.runtime.forks import ApplyResult, Fork, ForkChanges
 from canal.runtime.paths import project_key
@@ -31,7 +32,7 @@ from canal.runtime.pipeline import Pipeline, RunRequest
 from canal.runtime.presenter import PresenterConfig
 from canal.runtime.project import find_project_dir
 from canal.runtime.result import RunResult
-from canal.runtime.sandboxes import SandboxRef, ensure_sandbox, sandbox_ref
+from canal.runtime.sandboxes import DEFAULT_SANDBOX, SandboxRef, ensure_sandbox, sandbox_ref
 from canal.runtime.services import OUTPUTS, Services
 from canal.runtime.warm import installed, policy_key
 from canal.sandbox.backend import SandboxBackend, SandboxInfo
@@ -40,8 +41,11 @@ from canal.sandbox.engine import docker_client
 from canal.sandbox.image import BuildEvent
 from canal.sandbox.reaper import reap
 
-DEFAULT_SANDBOX = "default"
 FORK_PROFILE = "autonomous"
+
+if TYPE_CHECKING:
+    from canal.workflows.engine import Engine
+
 OUTPUT_RETENTION_S = 24 * 3600  # full outputs older than this go at `canal gc`
 
 
@@ -62,10 +66,11 @@ class Canal:
     def __init__(self, project_dir: str | Path | None = None, *, sandbox: str = DEFAULT_SANDBOX,
                  unattended: bool | None = None, actor: str = "agent", config: CanalConfig | None = None,
                  backend: SandboxBackend | None = None,
-                 on_build: Callable[[BuildEvent], None] | None = None) -> None:
+                 on_build: Callable[[BuildEvent], None] | None = None, profile: str | None = None) -> None:
+        """``profile``: a policy profile stricter than the project's (a looser one is refused)."""
         start = Path(project_dir) if project_dir is not None else None
         self.project_dir = find_project_dir(start) if start is None else start.resolve()
-        self.services = Services(self.project_dir, config=config)
+        self.services = Services(self.project_dir, config=config, profile=profile)
         self.sandbox = sandbox
         self.actor = actor
         self._unattended = unattended
@@ -125,6 +130,18 @@ class Canal:
             return load_policy(FORK_PROFILE, files, verified_dir=verified)
         return warm.policy(policy_key(FORK_PROFILE, files, verified),
                            lambda: load_policy(FORK_PROFILE, files, verified_dir=verified))
+
+    @cached_property
+    def files(self) -> FileOps:
+        """View, edit, write, remove and restore workspace files (reversible, audited)."""
+        return FileOps(self.services, self.actor)
+
+    @cached_property
+    def workflows(self) -> Engine:
+        """The workflow engine of this project: start, advance, current, show, abort, runs, list."""
+        from canal.runtime.wfrun import open_engine  # the engine loads only when a command needs it
+
+        return open_engine(self)
 
     def ref(self, name: str | None = None) -> SandboxRef:
         return sandbox_ref(self.project_dir, name or self.sandbox)

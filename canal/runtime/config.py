@@ -27,7 +27,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from canal.runtime.checkpoints.settings import CheckpointSettings
-from canal.runtime.errors import ConfigError
+from canal.runtime.errors import ConfigError, ProfileLoosened
 from canal.runtime.presenter import PresenterConfig
 from canal.runtime.project import CONFIG_NAME
 from canal.runtime.safeyaml import decode_settings, load_yaml, read_settings_bytes
@@ -112,3 +112,18 @@ def load_config(project_dir: Path) -> CanalConfig:
     if data is None:
         return CanalConfig()
     return parse_config(decode_settings(data, path), str(path))
+
+
+STRICTNESS = {"standard": 0, "strict": 1}
+
+
+def with_profile(config: CanalConfig, profile: str | None) -> CanalConfig:
+    """``config`` with the policy ``profile`` instead of its own: it may tighten the policy, not loosen it."""
+    if profile is None:
+        return config
+    current = config.policy.profile
+    if STRICTNESS[profile] < STRICTNESS[current]:
+        msg = f"profile {profile} is looser than this project's policy profile {current} (canal.yaml)"
+        raise ProfileLoosened(msg, hint=f"use profile {current} or stricter, or change policy.profile in "
+                              "canal.yaml", details={"profile": profile, "project_profile": current})
+    return config.model_copy(update={"policy": config.policy.model_copy(update={"profile": profile})})

@@ -23,6 +23,12 @@ class ConfigError(CanalError):
     exit_code = ExitCode.USAGE
 
 
+class ProfileLoosened(ConfigError):
+    """A profile override (``canal mcp --profile``) may make the project's policy stricter, never looser."""
+
+    code = "PROFILE_LOOSER_THAN_PROJECT"
+
+
 class StateDirError(CanalError):
     code = "STATE_DIR_UNUSABLE"
 

@@ -11,10 +11,11 @@ CONFIG_NAME = "canal.yaml"
 def find_project_dir(start: Path | None = None) -> Path:
     """The nearest ancestor of ``start`` (default: the working directory) with a canal.yaml, else ``start``.
 
-    ``CANAL_PROJECT_DIR`` overrides the search.
+    Without ``start``, ``CANAL_PROJECT_DIR`` replaces the search; a ``start`` given (``canal -C DIR``)
+    wins over it.
     """
     override = os.environ.get("CANAL_PROJECT_DIR")
-    if override:
+    if override and start is None:
         return Path(override).resolve()
     here = (start or Path.cwd()).resolve()
     for folder in (here, *here.parents):

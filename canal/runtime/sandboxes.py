@@ -24,6 +24,7 @@ from canal.sandbox.errors import ImageNotFound
 from canal.sandbox.image import DEFAULT_IMAGE, BuildEvent, build_default_image
 from canal.sandbox.spec import Mount, SandboxSpec
 
+DEFAULT_SANDBOX = "default"
 OUTPUT_MOUNT = "/canal/output"
 AUTO_USER = "auto"
 HOME = "/home/agent"

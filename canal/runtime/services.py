@@ -6,13 +6,13 @@ from __future__ import annotations
 from functools import cached_property
 from pathlib import Path
 
-from canal.runtime.approvals import ApprovalService
+from canal.runtime.approvals import ApprovalService, ApproverRegistry
 from canal.runtime.audit import AuditLog, audit_path
 from canal.runtime.checkpoints import CheckpointStore, Keys
-from canal.runtime.config import CanalConfig
+from canal.runtime.config import CanalConfig, with_profile
 from canal.runtime.forks import ForkStore
 from canal.runtime.keys import KeyStore
-from canal.runtime.paths import config_dir, project_key, state_dir_for
+from canal.runtime.paths import config_dir, data_root, project_key, state_dir_for
 from canal.runtime.redact import Redactor
 from canal.runtime.sealed.store import SealedStore
 from canal.runtime.trash.store import Trash
@@ -38,16 +38,18 @@ class Services:
     """Everything host-side that belongs to one project. Cheap to make; each part is built on first use."""
 
     def __init__(self, project_dir: Path, *, config: CanalConfig | None = None,
-                 keys: KeyStore | None = None) -> None:
+                 keys: KeyStore | None = None, profile: str | None = None) -> None:
         self.project_dir = project_dir.resolve()
         self._config = config
         self._keys = keys
+        self._profile = profile
 
     @cached_property
     def config(self) -> CanalConfig:
         """The configuration in force: the one given in code, else canal.yaml once a person approved it
-        (or the defaults). Read once per object, so a long-lived server keeps what it started with."""
-        return self._config or self.trust.require()
+        (or the defaults), with ``profile`` tightening its policy. Read once per object, so a long-lived
+        server keeps what it started with."""
+        return with_profile(self._config or self.trust.require(), self._profile)
 
     @cached_property
     def trust(self) -> TrustedConfig:
@@ -121,3 +123,26 @@ class Services:
                   for part in fork.iterdir() if part.name != "merged"]
         fixed = [self.state_dir / name for name in ("audit", "trash", "approvals", "state", "checkpoints")]
         return [config_dir(), *fixed, *inner]
+
+    @cached_property
+    def approvers(self) -> ApproverRegistry:
+        """The people registered to approve without a terminal (host-wide, in the config folder)."""
+        return ApproverRegistry(config_dir() / "approvers.json", self.keys.derive(APPROVERS_PURPOSE))
+
+    def all_state_dirs(self) -> list[Path]:
+        """This project's state folder and every other project's under the data folder."""
+        found = {self.state_dir}
+        projects = data_root() / "projects"
+        if projects.is_dir():
+            found.update(p for p in projects.iterdir() if (p / "state").is_dir())
+        return sorted(found)
+
+
+def sealed_store_for(state_dir: Path, keys: KeyStore, project_id: str | None = None) -> SealedStore:
+    """The sealed store of any project's state folder, with its audit log as the revision ledger.
+    Under the data folder the state folder's name is the project id."""
+    if project_id is None and state_dir.parent == data_root() / "projects":
+        project_id = state_dir.name
+    ledger = AuditLog(audit_path(state_dir), keys.derive(AUDIT_PURPOSE), keys.primary_id,
+                      earlier_keys=keys.derive_all(AUDIT_PURPOSE), project_id=project_id)
+    return SealedStore(state_dir / "state", keys, ledger)

@@ -2,50 +2,13 @@
 
 from __future__ import annotations
 
-import getpass
-import os
-import sys
 import time
 from pathlib import Path
 
 import click
 
-from canal.runtime.approvals import (
-    ApprovalService,
-    Approver,
-    ApproverRegistry,
-    ApproverUnverifiedError,
-    Pending,
-    from_terminal,
-    identify_person,
-)
-from canal.runtime.cli.audit_cmd import services
-from canal.runtime.cli.render import echo_json
-from canal.runtime.paths import config_dir
-from canal.runtime.services import APPROVERS_PURPOSE
-
-
-def open_service() -> ApprovalService:
-    """The project's approvals, in the mode canal.yaml sets (policy.approval)."""
-    return services().approvals
-
-
-def open_registry() -> ApproverRegistry:
-    key = services().keys.derive(APPROVERS_PURPOSE)
-    return ApproverRegistry(config_dir() / "approvers.json", key)
-
-
-def current_user() -> str:
-    try:
-        user = getpass.getuser()
-    except (KeyError, OSError):
-        user = f"uid:{os.getuid()}"
-    sudo = os.environ.get("SUDO_USER")
-    return f"{sudo} (via sudo as {user})" if sudo and sudo != user else user
-
-
-def terminal_flags() -> tuple[bool, bool]:
-    return sys.stdin.isatty(), sys.stdout.isatty()
+from canal.runtime.approvals import Approver, ApproverUnverifiedError, Pending
+from canal.runtime.cli.shared import App, echo_json, json_option, pass_app
 
 
 def _describe(p: Pending) -> str:
@@ -60,16 +23,15 @@ def _describe(p: Pending) -> str:
 @click.option("--approver-key", type=click.Path(dir_okay=False, path_type=Path), envvar="CANAL_APPROVER_KEY",
               help="A registered approver key file, to approve without a terminal (env CANAL_APPROVER_KEY).")
 @click.option("--yes", is_flag=True, help="Do not ask again at the terminal.")
-@click.option("--json", "as_json", is_flag=True, help="Print the approved token as JSON.")
-def approve(token: str, approver_key: Path | None, yes: bool, as_json: bool) -> None:
+@json_option("Print the approved token as JSON.")
+@pass_app
+def approve(app: App, token: str, approver_key: Path | None, yes: bool, as_json: bool) -> None:
     """Approve a pending confirmation, as a person (from a terminal, or with an approver key).
 
     Example: canal approve c_k3j9x2mqa7fe
     """
-    user = current_user()
-    approver: Approver = identify_person(approver_key, user, terminal=terminal_flags(),
-                                         registry=open_registry)
-    service = open_service()
+    approver: Approver = app.person(approver_key)
+    service = app.canal.services.approvals
     pending = service.show(token)
     if approver.how == "tty" and not yes:
         click.echo(f"Approve {pending.token} for:\n{_describe(pending)}")
@@ -85,16 +47,17 @@ def approve(token: str, approver_key: Path | None, yes: bool, as_json: bool) -> 
 
 
 @click.group("approvals", invoke_without_command=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the pending confirmations as JSON.")
+@json_option("Print the pending confirmations as JSON.")
 @click.pass_context
-def approvals(ctx: click.Context, as_json: bool) -> None:
+@pass_app
+def approvals(app: App, ctx: click.Context, as_json: bool) -> None:
     """List confirmations waiting to be used or approved (redacted command, age, expiry, rule).
 
     Example: canal approvals
     """
     if ctx.invoked_subcommand is not None:
         return
-    pending = open_service().pending()
+    pending = app.canal.services.approvals.pending()
     if as_json:
         echo_json({"status": "ok", "pending": [p.to_json() for p in pending]})
         return
@@ -111,13 +74,14 @@ def approvals(ctx: click.Context, as_json: bool) -> None:
 @click.argument("name")
 @click.option("--key-out", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="Where to write the new approver key (must not exist). Give it to the person only.")
-def add_approver(name: str, key_out: Path) -> None:
+@pass_app
+def add_approver(app: App, name: str, key_out: Path) -> None:
     """Register a person who may approve without a terminal; writes their key (needs a terminal).
 
     Example: canal approvals add-approver alice --key-out ~/alice.canal-approver
     """
-    user = from_terminal(*terminal_flags(), current_user()).user
-    open_registry().add(name, key_out, added_by=user)
+    user = app.person_at_terminal().user
+    app.canal.services.approvers.add(name, key_out, added_by=user)
     click.echo(f"registered approver {name}; key written to {key_out} (0600). "
                f"They approve with: canal approve TOKEN --approver-key {key_out}")
 

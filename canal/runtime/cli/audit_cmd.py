@@ -9,7 +9,6 @@ from pathlib import Path
 import click
 
 from canal.runtime.audit import (
-    AuditLog,
     AuditLogForeignError,
     AuditLogMissingError,
     AuditTamperedError,
@@ -23,9 +22,8 @@ from canal.runtime.audit.dangling import find_dangling
 from canal.runtime.audit.log import utc_timestamp
 from canal.runtime.audit.record import MalformedRecord
 from canal.runtime.audit.verify import Head, VerifyReport
-from canal.runtime.cli.render import echo_json
+from canal.runtime.cli.shared import App, echo_json, json_option, pass_app
 from canal.runtime.errors import ConfigError
-from canal.runtime.project import find_project_dir
 from canal.runtime.services import AUDIT_PURPOSE, Services
 
 DURATION = re.compile(r"^(\d+)([smhd])$")
@@ -33,18 +31,9 @@ UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
 DANGLING_MARK = "[no outcome: the process running it stopped; the next command records it as interrupted]"
 
 
-def services() -> Services:
-    return Services(find_project_dir())
-
-
-def open_audit_log() -> AuditLog:
-    """The current project's log, signed with the host key store's current audit key."""
-    return services().audit
-
-
-def audit_keys() -> tuple[bytes, str, dict[str, bytes]]:
+def audit_keys(services: Services) -> tuple[bytes, str, dict[str, bytes]]:
     """The current audit key, its id, and every usable key by id (records from before a rotation)."""
-    keys = services().keys
+    keys = services.keys
     return keys.derive(AUDIT_PURPOSE), keys.primary_id, keys.derive_all(AUDIT_PURPOSE)
 
 
@@ -71,15 +60,16 @@ def audit() -> None:
 @audit.command("show")
 @click.option("--since", help="Only records newer than this: 30m, 2h, 7d, or an ISO date/time (UTC).")
 @click.option("--event", "event_prefix", help="Only events starting with this, e.g. run. or approval.")
-@click.option("--json", "as_json", is_flag=True, help="Print the records as JSON.")
-def show(since: str | None, event_prefix: str | None, as_json: bool) -> None:
+@json_option("Print the records as JSON.")
+@pass_app
+def show(app: App, since: str | None, event_prefix: str | None, as_json: bool) -> None:
     """Print the audit records, oldest first (does not verify; see `canal audit verify`).
 
     A run whose process stopped before it finished (a killed server) is marked: it has no outcome.
 
     Example: canal audit show --since 1h
     """
-    log = open_audit_log()
+    log = app.canal.services.audit
     threshold = since_threshold(since, datetime.now(UTC)) if since else ""
     shown = []
     for line in log.lines():
@@ -105,23 +95,24 @@ def show(since: str | None, event_prefix: str | None, as_json: bool) -> None:
 @audit.command("verify")
 @click.option("--checkpoint", "checkpoint_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="A checkpoint from `canal audit checkpoint`: also catches records cut from the tail.")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def verify(checkpoint_file: Path | None, as_json: bool) -> None:
+@json_option("Print the report as JSON.")
+@pass_app
+def verify(app: App, checkpoint_file: Path | None, as_json: bool) -> None:
     """Check every record's signature and the chain; name the first bad line and why.
 
     Exit 0 when intact, 1 when tampered (AUDIT_TAMPERED).
 
     Example: canal audit verify --checkpoint ~/canal-checkpoint.json
     """
-    log = open_audit_log()
+    log = app.canal.services.audit
     head: Head | None = None
-    key, key_id, earlier = audit_keys()
+    key, key_id, earlier = audit_keys(app.canal.services)
     if checkpoint_file is not None:
         head = read_checkpoint(checkpoint_file.read_text(), key, key_id).head
     report = verify_log(log.path, key, key_id, checkpoint=head, earlier_keys=earlier,
                         project_id=log.project_id)
     _raise_if_tampered(report)
-    _raise_if_missing(report, services())
+    _raise_if_missing(report, app.canal.services)
     if as_json:
         echo_json(report.to_json())
         return
@@ -131,14 +122,15 @@ def verify(checkpoint_file: Path | None, as_json: bool) -> None:
 
 
 @audit.command("checkpoint")
-@click.option("--json", "as_json", is_flag=True, help="Print the checkpoint inside a JSON envelope.")
-def checkpoint(as_json: bool) -> None:
+@json_option("Print the checkpoint inside a JSON envelope.")
+@pass_app
+def checkpoint(app: App, as_json: bool) -> None:
     """Verify the log, then print a signed head (one JSON line) to store somewhere the agent cannot write.
 
     Example: canal audit checkpoint > ~/canal-checkpoint.json
     """
-    log = open_audit_log()
-    key, key_id, earlier = audit_keys()
+    log = app.canal.services.audit
+    key, key_id, earlier = audit_keys(app.canal.services)
     report = verify_log(log.path, key, key_id, earlier_keys=earlier)
     _raise_if_tampered(report)
     cp = make_checkpoint(report.head, str(log.path), key, key_id, utc_timestamp())

@@ -4,26 +4,23 @@ from __future__ import annotations
 
 import click
 
-from canal.runtime.api import Canal
 from canal.runtime.checkpoints import HistoryRow, UndoResult
-from canal.runtime.cli.fork_cmd import change_lines
-from canal.runtime.cli.render import echo_json
-
-JSON_HELP = "Print the result as JSON."
+from canal.runtime.cli.shared import App, change_lines, echo_json, json_option, pass_app
 
 
 @click.command("checkpoints")
 @click.option("--prune", is_flag=True, help="Apply retention now (the newest is always kept).")
-@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
-def checkpoints_cmd(prune: bool, as_json: bool) -> None:
+@json_option()
+@pass_app
+def checkpoints_cmd(app: App, prune: bool, as_json: bool) -> None:
     """List the workspace's checkpoints: time, the command that followed, files changed after it.
 
     A checkpoint is taken before every command that may change the workspace. What one did not cover
     (.gitignore'd paths, files over the size cap) is listed under it. Example: canal checkpoints
     """
-    with Canal() as canal:
-        pruned = canal.services.checkpoints.prune() if prune else []
-        rows = canal.checkpoints()
+    canal = app.canal
+    pruned = canal.services.checkpoints.prune() if prune else []
+    rows = canal.checkpoints()
     if as_json:
         echo_json({"status": "ok", "pruned": pruned,
                    "checkpoints": [r.model_dump(mode="json") for r in rows]})
@@ -56,15 +53,15 @@ def _row(row: HistoryRow) -> str:
 
 @click.command("diff")
 @click.argument("checkpoint", required=False)
-@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
-def diff_cmd(checkpoint: str | None, as_json: bool) -> None:
+@json_option()
+@pass_app
+def diff_cmd(app: App, checkpoint: str | None, as_json: bool) -> None:
     """Show what changed in the workspace since CHECKPOINT (default: the newest, i.e. the last command).
 
     Text files as a unified diff; binary, mode, symlink and deletion lines after it.
     Example: canal diff cp-3
     """
-    with Canal() as canal:
-        result = canal.diff(checkpoint)
+    result = app.canal.diff(checkpoint)
     if as_json:
         echo_json({"status": "ok", **result.model_dump(mode="json")})
         return
@@ -81,15 +78,15 @@ def diff_cmd(checkpoint: str | None, as_json: bool) -> None:
 
 @click.command("undo")
 @click.argument("checkpoint", required=False)
-@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
-def undo_cmd(checkpoint: str | None, as_json: bool) -> None:
+@json_option()
+@pass_app
+def undo_cmd(app: App, checkpoint: str | None, as_json: bool) -> None:
     """Put the workspace back as it was at CHECKPOINT (default: the newest, before the last command).
 
     Bytes, modes and symlinks. A checkpoint is taken first, so an undo can itself be undone.
     Example: canal undo cp-3
     """
-    with Canal() as canal:
-        result = canal.undo(checkpoint)
+    result = app.canal.undo(checkpoint)
     if as_json:
         echo_json(result.model_dump(mode="json"))
         return

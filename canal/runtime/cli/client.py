@@ -55,8 +55,18 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
         raise SystemExit(exc.exit_code) from None
 
 
+GROUP_OPTIONS_WITH_VALUE = frozenset({"-C", "--project"})  # the canal group's own options
+
+
 def _command(args: Sequence[str]) -> str:
-    return next((a for a in args if not a.startswith("-")), "")
+    """The command name: the first word that is neither an option nor the value of a group option."""
+    words = iter(args)
+    for word in words:
+        if word in GROUP_OPTIONS_WITH_VALUE:
+            next(words, None)
+        elif not word.startswith("-"):
+            return word
+    return ""
 
 
 def _report(exc: ServerError, args: Sequence[str]) -> None:

@@ -11,11 +11,8 @@ from pathlib import Path
 
 import click
 
-from canal.runtime.approvals import ApproverUnverifiedError, identify_person
-from canal.runtime.cli import approve_cmd
-from canal.runtime.cli.render import echo_json
-from canal.runtime.project import find_project_dir
-from canal.runtime.services import Services
+from canal.runtime.approvals import ApproverUnverifiedError
+from canal.runtime.cli.shared import App, echo_json, json_option, pass_app
 from canal.runtime.trust import APPROVE_COMMAND, TrustStatus
 
 _STATES = {
@@ -48,13 +45,14 @@ def config_group() -> None:
 
 
 @config_group.command("status")
-@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
-def status_cmd(as_json: bool) -> None:
+@json_option("Print the status as JSON.")
+@pass_app
+def status_cmd(app: App, as_json: bool) -> None:
     """Show whether canal.yaml (and its policy files) is approved, and what changed since.
 
     Example: canal config status
     """
-    status = Services(find_project_dir()).trust.status()
+    status = app.canal.services.trust.status()
     if as_json:
         echo_json({"status": "ok", **status.to_json()})
     else:
@@ -66,14 +64,14 @@ def status_cmd(as_json: bool) -> None:
               help="A registered approver key file, to approve without a terminal.")
 @click.option("--digest", help="Approve only if the content digest is this one (as shown by status).")
 @click.option("--yes", is_flag=True, help="Do not ask again at the terminal.")
-def approve_config(approver_key: Path | None, digest: str | None, yes: bool) -> None:
+@pass_app
+def approve_config(app: App, approver_key: Path | None, digest: str | None, yes: bool) -> None:
     """As a person: approve canal.yaml and its policy files exactly as they are (an audit record).
 
     Example: canal config approve
     """
-    approver = identify_person(approver_key, approve_cmd.current_user(),
-                               terminal=approve_cmd.terminal_flags(), registry=approve_cmd.open_registry)
-    trust = Services(find_project_dir()).trust
+    approver = app.person(approver_key)
+    trust = app.canal.services.trust
     status = trust.status()
     shown = digest or status.snapshot.digest
     if approver.how == "tty" and not yes:

@@ -7,13 +7,14 @@ import json
 import click
 
 from canal.core.fsutil import atomic_write_text
-from canal.runtime.project import find_project_dir
+from canal.runtime.cli.shared import App, json_option, pass_app
 from canal.workflows.tools import discover as run_discover
 
 
 @click.command("discover")
-@click.option("--json", "as_json", is_flag=True, help="Print only the summary object (same line, no notes).")
-def discover(as_json: bool) -> None:
+@json_option("Print only the summary object (same line, no notes).")
+@pass_app
+def discover(app: App, as_json: bool) -> None:
     """Scan tools/ and workflows/, compare with the cached index, regenerate it.
 
     Prints one summary line: what was added and removed since the last run. Writes
@@ -24,8 +25,7 @@ def discover(as_json: bool) -> None:
       canal discover
       {"status":"ok","total":5,"added_count":2,"removed_count":0,"added":["tool_a","tool_b"],...}
     """
-    project_dir = find_project_dir()
-    result = run_discover(project_dir, atomic_write_text)
+    result = run_discover(app.project_dir, atomic_write_text)
     click.echo(json.dumps(result.summary.model_dump(), separators=(",", ":")))
     if not as_json:
         lines = len(result.index_text.splitlines())

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import click
 
-from canal.runtime.cli.render import echo_json
+from canal.runtime.cli.shared import App, echo_json, json_option, pass_app
 from canal.runtime.doctor import run_checks
-from canal.runtime.project import find_project_dir
 
 
 @click.command("doctor")
-@click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
-def doctor(as_json: bool) -> None:
+@json_option("Print the checks as JSON.")
+@pass_app
+def doctor(app: App, as_json: bool) -> None:
     """Check the engine, the default image and the host state folder; print a fix for each failure.
 
     Example: canal doctor
     """
-    checks = run_checks(find_project_dir())
+    checks = run_checks(app.project_dir)
     healthy = all(c.ok for c in checks)
     if as_json:
         echo_json({"status": "ok" if healthy else "failed", "checks": [c.to_json() for c in checks]})

@@ -9,26 +9,22 @@ from __future__ import annotations
 
 import click
 
-from canal.runtime.api import Canal
-from canal.runtime.checkpoints import Change
-from canal.runtime.cli.render import echo_json
-
-JSON_HELP = "Print the result as JSON."
+from canal.runtime.cli.shared import App, change_lines, echo_json, json_option, pass_app
 
 
 @click.command("fork")
 @click.argument("name")
 @click.option("--from", "from_id", metavar="CHECKPOINT",
               help="Fork the project as it was at this checkpoint.")
-@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
-def fork_cmd(name: str, from_id: str | None, as_json: bool) -> None:
+@json_option()
+@pass_app
+def fork_cmd(app: App, name: str, from_id: str | None, as_json: bool) -> None:
     """Start sandbox NAME on a copy-on-write view of the project (now, or at --from CHECKPOINT).
 
     The real project is not mounted in it; commands there need no confirmation (deny rules still
     apply). Example: canal fork try-upgrade
     """
-    with Canal() as canal:
-        fork = canal.fork(name, from_checkpoint=from_id)
+    fork = app.canal.fork(name, from_checkpoint=from_id)
     if as_json:
         echo_json({"status": "ok", **fork.model_dump(mode="json", exclude={"hmac", "key_id"})})
         return
@@ -39,14 +35,14 @@ def fork_cmd(name: str, from_id: str | None, as_json: bool) -> None:
 @click.command("changes")
 @click.argument("name")
 @click.option("--patch", "as_patch", is_flag=True, help="Print only the git-apply-compatible patch.")
-@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
-def changes_cmd(name: str, as_patch: bool, as_json: bool) -> None:
+@json_option()
+@pass_app
+def changes_cmd(app: App, name: str, as_patch: bool, as_json: bool) -> None:
     """Show what fork NAME changed: a unified diff, then binary, mode, symlink and deletion lines.
 
     Example: canal changes try-upgrade
     """
-    with Canal() as canal:
-        result = canal.changes(name)
+    result = app.canal.changes(name)
     if as_json:
         echo_json({"status": "ok", **result.model_dump(mode="json")})
         return
@@ -63,35 +59,20 @@ def changes_cmd(name: str, as_patch: bool, as_json: bool) -> None:
                f"apply: canal apply {name} | drop: canal discard {name}]")
 
 
-def change_lines(changes: list[Change]) -> list[str]:
-    """The lines a patch cannot carry: binary files, modes, symlinks, type changes, deletions."""
-    out = []
-    for c in changes:
-        if c.binary:
-            out.append(f"Binary file {c.path} {c.kind}")
-        elif c.kind in ("mode", "symlink", "type"):
-            out.append(f"{c.kind} {c.path}: {c.detail}")
-        elif c.kind == "deleted":
-            out.append(f"deleted {c.path} ({c.detail})")
-        elif c.kind == "added" and not c.detail.startswith("file"):
-            out.append(f"added {c.path} ({c.detail})")
-    return out
-
-
 @click.command("apply")
 @click.argument("name")
 @click.argument("paths", nargs=-1)
 @click.option("--confirm", "confirm", metavar="TOKEN", help="The token from CONFIRMATION_REQUIRED.")
-@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
-def apply_cmd(name: str, paths: tuple[str, ...], confirm: str | None, as_json: bool) -> None:
+@json_option()
+@pass_app
+def apply_cmd(app: App, name: str, paths: tuple[str, ...], confirm: str | None, as_json: bool) -> None:
     """Make the real project match fork NAME (only PATHS when given), after a person confirms.
 
     The first call lists the files and asks for confirmation (nothing is applied); the real project
     is checkpointed before anything is written, and paths changed on both sides since the fork are
     refused as conflicts. Example: canal apply try-upgrade src/
     """
-    with Canal() as canal:
-        result = canal.apply(name, paths, confirm=confirm)
+    result = app.canal.apply(name, paths, confirm=confirm)
     if as_json:
         echo_json(result.model_dump(mode="json"))
         return
@@ -108,14 +89,14 @@ def apply_cmd(name: str, paths: tuple[str, ...], confirm: str | None, as_json: b
 
 @click.command("discard")
 @click.argument("name")
-@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
-def discard_cmd(name: str, as_json: bool) -> None:
+@json_option()
+@pass_app
+def discard_cmd(app: App, name: str, as_json: bool) -> None:
     """Remove fork NAME: its sandbox and its workspace. The real project is not touched.
 
     Example: canal discard try-upgrade
     """
-    with Canal() as canal:
-        fork = canal.discard(name)
+    fork = app.canal.discard(name)
     if as_json:
         echo_json({"status": "ok", "discarded": fork.name})
         return

@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 
 from canal.core.errors import ExitCode
-from canal.runtime.project import find_project_dir
+from canal.runtime.cli.shared import app_of
 from canal.workflows.tools.index import entry_lines, read_index
 
 # Edge cases and security notes per command path; a command may also carry them in its ``epilog``.
@@ -156,7 +156,7 @@ def help_command(ctx: click.Context, command: tuple[str, ...], full: bool) -> No
     root = ctx.find_root().command
     assert isinstance(root, click.Group)
     if not command:
-        click.echo(level0_index(root, find_project_dir()))
+        click.echo(level0_index(root, app_of(ctx).project_dir))
         return
     cmd, sub_ctx = resolve(root, command)
     click.echo(full_page(cmd, sub_ctx, command) if full else cmd.get_help(sub_ctx))

@@ -7,10 +7,10 @@ from typing import Any
 
 import click
 
-from canal.runtime.cli.render import echo_json
-from canal.runtime.cli.state_cmd import all_state_dirs, store_for
-from canal.runtime.keys import KeyRetireRefusedError, KeyStore
+from canal.runtime.cli.shared import App, echo_json, json_option, pass_app
+from canal.runtime.keys import KeyRetireRefusedError
 from canal.runtime.sealed import SealedError
+from canal.runtime.services import sealed_store_for
 
 
 @click.group("key")
@@ -19,13 +19,14 @@ def key() -> None:
 
 
 @key.command("show")
-@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
-def show(as_json: bool) -> None:
+@json_option("Print as JSON.")
+@pass_app
+def show(app: App, as_json: bool) -> None:
     """List key ids and states (primary, decrypt-only, retired); never the material.
 
     Example: canal key show
     """
-    ks = KeyStore()
+    ks = app.canal.services.keys
     infos = ks.keys()
     if as_json:
         echo_json({"status": "ok", "source": ks.source, "keys": [asdict(i) for i in infos]})
@@ -38,18 +39,19 @@ def show(as_json: bool) -> None:
 
 
 @key.command("rotate")
-@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
-def rotate(as_json: bool) -> None:
+@json_option("Print as JSON.")
+@pass_app
+def rotate(app: App, as_json: bool) -> None:
     """Make a new primary key and re-seal every state file under it; old keys stay decrypt-only.
 
     Example: canal key rotate
     """
-    ks = KeyStore()
+    ks = app.canal.services.keys
     old = ks.primary_id
     new = ks.rotate()
     resealed, failed = 0, []
-    for state_dir in all_state_dirs():
-        store = store_for(state_dir, ks)
+    for state_dir in app.canal.services.all_state_dirs():
+        store = sealed_store_for(state_dir, ks)
         for doc_id in store.ids():
             try:
                 store.reseal(doc_id)
@@ -70,14 +72,16 @@ def rotate(as_json: bool) -> None:
 
 @key.command("retire")
 @click.argument("key_id")
-@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
-def retire(key_id: str, as_json: bool) -> None:
+@json_option("Print as JSON.")
+@pass_app
+def retire(app: App, key_id: str, as_json: bool) -> None:
     """Destroy a decrypt-only key; refused while any state file is still sealed under it.
 
     Example: canal key retire k-1a2b3c4d5e
     """
-    ks = KeyStore()
-    users = [f"{store.root}/{d}" for sd in all_state_dirs() for store in [store_for(sd, ks)]
+    ks = app.canal.services.keys
+    users = [f"{store.root}/{d}" for sd in app.canal.services.all_state_dirs()
+             for store in [sealed_store_for(sd, ks)]
              for d in store.ids() if _key_of(store, d) in (key_id, None)]  # unreadable: assume in use
     if users:
         msg = f"{len(users)} state file(s) are still sealed under {key_id}: {', '.join(users[:5])}"

@@ -5,11 +5,13 @@ from __future__ import annotations
 import importlib
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import click
 
 from canal.core.errors import CanalError
+from canal.runtime.cli.shared import App
 from canal.runtime.errors import error_json, render_error
 
 # Command name -> the module whose ``register(group)`` adds it. Modules load only when their command
@@ -81,15 +83,20 @@ class CanalGroup(click.Group):
 
 @click.group(cls=CanalGroup, invoke_without_command=True, lazy=COMMANDS,
              context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="canal")
+@click.option("--project", "-C", "project", metavar="DIR",
+              type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Run as if canal was started in DIR: the project is the nearest folder upward from DIR "
+                   "with canal.yaml, and relative paths start at DIR.")
+@click.version_option(package_name="canal-sandbox")
 @click.pass_context
-def cli(ctx: click.Context) -> None:
+def cli(ctx: click.Context, project: Path | None) -> None:
     """Canal: run commands in hardened sandboxes under a policy, with output made for models."""
+    app = App(ctx, start=project)
+    ctx.obj = app
     if ctx.invoked_subcommand is None:
         from canal.runtime.cli.help_cmd import level0_index
-        from canal.runtime.project import find_project_dir
 
-        click.echo(level0_index(cli, find_project_dir()))
+        click.echo(level0_index(cli, app.project_dir))
 
 
 def main() -> None:

@@ -13,7 +13,7 @@ from canal.core.errors import ExitCode
 from canal.policy import PROFILES, Decision, Policy, build_policy, load_policy
 from canal.policy.loader import profile_path
 from canal.policy.rules import read_policy_file
-from canal.runtime.cli.render import echo_json
+from canal.runtime.cli.shared import echo_json
 
 _EXIT = {"allow": 0, "confirm": ExitCode.CONFIRMATION_REQUIRED, "deny": ExitCode.POLICY_DENIED}
 

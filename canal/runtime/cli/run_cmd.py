@@ -7,12 +7,11 @@ from typing import BinaryIO
 
 import click
 
-from canal.runtime.api import DEFAULT_SANDBOX, Canal
-from canal.runtime.cli.image_cmd import BuildProgress
 from canal.runtime.cli.live import LiveOutput
-from canal.runtime.cli.render import echo_json
+from canal.runtime.cli.shared import App, echo_json, pass_app
 from canal.runtime.presenter import PresenterConfig, render_footer
 from canal.runtime.result import RunResult
+from canal.runtime.sandboxes import DEFAULT_SANDBOX
 
 REFUSED = ("confirmation_required", "denied")
 
@@ -34,7 +33,8 @@ REFUSED = ("confirmation_required", "denied")
 @click.option("--stream/--no-stream", default=None, help="Show output as it arrives, then the footer "
               "(default: when stdout is a terminal and not --json); --no-stream prints the presenter's view.")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def run(sandbox: str, timeout: float | None, idle_timeout: float | None, token: str | None,
+@pass_app
+def run(app: App, sandbox: str, timeout: float | None, idle_timeout: float | None, token: str | None,
         unattended: bool, max_lines: int | None, show_stderr: bool, as_json: bool, stream: bool | None,
         command: tuple[str, ...]) -> None:
     """Run COMMAND in the sandbox under the policy; print what the model should read.
@@ -52,12 +52,11 @@ def run(sandbox: str, timeout: float | None, idle_timeout: float | None, token: 
     """
     text = " ".join(command)
     live_view = (stream if stream is not None else sys.stdout.isatty()) and not as_json
-    with Canal(sandbox=sandbox, unattended=unattended or None,
-               on_build=BuildProgress(verbose=False)) as canal:
-        presenter = presenter_overrides(canal.config.presenter, max_lines, show_stderr)
-        live = LiveOutput(canal.services.redactor, sys.stdout, sys.stderr) if live_view else None
-        result = canal.run(text, timeout_s=timeout, idle_timeout_s=idle_timeout, confirm=token,
-                           presenter=presenter, stdin=_stdin(), on_output=live)
+    canal = app.canal
+    presenter = presenter_overrides(canal.config.presenter, max_lines, show_stderr)
+    live = LiveOutput(canal.services.redactor, sys.stdout, sys.stderr) if live_view else None
+    result = canal.run(text, sandbox=sandbox, timeout_s=timeout, idle_timeout_s=idle_timeout, confirm=token,
+                       unattended=unattended or None, presenter=presenter, stdin=_stdin(), on_output=live)
     for notice in result.notices:
         click.echo(notice, err=True)
     if as_json:

@@ -4,21 +4,20 @@ from __future__ import annotations
 
 import click
 
-from canal.runtime.api import DEFAULT_SANDBOX, Canal
-from canal.runtime.cli.image_cmd import BuildProgress
-from canal.runtime.cli.render import echo_json
+from canal.runtime.cli.shared import App, echo_json, json_option, pass_app
+from canal.runtime.sandboxes import DEFAULT_SANDBOX
 
 
 @click.command("up")
 @click.argument("name", default=DEFAULT_SANDBOX)
-@click.option("--json", "as_json", is_flag=True, help="Print the sandbox as JSON.")
-def up(name: str, as_json: bool) -> None:
+@json_option("Print the sandbox as JSON.")
+@pass_app
+def up(app: App, name: str, as_json: bool) -> None:
     """Start the project's sandbox NAME (default: default) and warm its session.
 
     Example: canal up
     """
-    with Canal(on_build=BuildProgress(verbose=False)) as canal:
-        info = canal.up(name)
+    info = app.canal.up(name)
     if as_json:
         echo_json({"status": "ok", "name": name, "container": info.name, "id": info.id[:12]})
     else:
@@ -27,14 +26,14 @@ def up(name: str, as_json: bool) -> None:
 
 @click.command("down")
 @click.argument("name", default=DEFAULT_SANDBOX)
-@click.option("--json", "as_json", is_flag=True, help="Print the outcome as JSON.")
-def down(name: str, as_json: bool) -> None:
+@json_option("Print the outcome as JSON.")
+@pass_app
+def down(app: App, name: str, as_json: bool) -> None:
     """Remove the project's sandbox NAME and everything inside it (the workspace on the host stays).
 
     Example: canal down
     """
-    with Canal() as canal:
-        existed = canal.down(name)
+    existed = app.canal.down(name)
     if as_json:
         echo_json({"status": "ok", "name": name, "removed": existed})
     else:
@@ -42,14 +41,14 @@ def down(name: str, as_json: bool) -> None:
 
 
 @click.command("ps")
-@click.option("--json", "as_json", is_flag=True, help="Print the sandboxes as JSON.")
-def ps(as_json: bool) -> None:
+@json_option("Print the sandboxes as JSON.")
+@pass_app
+def ps(app: App, as_json: bool) -> None:
     """List the project's sandboxes.
 
     Example: canal ps
     """
-    with Canal() as canal:
-        rows = canal.ps()
+    rows = app.canal.ps()
     if as_json:
         echo_json({"status": "ok", "sandboxes": rows})
         return
@@ -63,14 +62,14 @@ def ps(as_json: bool) -> None:
 
 @click.command("gc")
 @click.option("--all-projects", is_flag=True, help="Also reap other projects' expired sandboxes.")
-@click.option("--json", "as_json", is_flag=True, help="Print what was removed as JSON.")
-def gc(all_projects: bool, as_json: bool) -> None:
+@json_option("Print what was removed as JSON.")
+@pass_app
+def gc(app: App, all_projects: bool, as_json: bool) -> None:
     """Remove expired or orphaned Canal sandboxes (never a container Canal did not label as its own).
 
     Example: canal gc
     """
-    with Canal() as canal:
-        removed = canal.gc(all_projects=all_projects)
+    removed = app.canal.gc(all_projects=all_projects)
     if as_json:
         echo_json({"status": "ok", "removed": removed})
     else:

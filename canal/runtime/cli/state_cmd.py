@@ -2,46 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import click
 
-from canal.runtime.audit.log import AuditLog, audit_path
-from canal.runtime.cli.render import echo_json
-from canal.runtime.keys import KeyStore
-from canal.runtime.paths import data_root, project_key, state_dir_for
-from canal.runtime.project import find_project_dir
+from canal.runtime.audit.log import AuditLog
+from canal.runtime.cli.shared import App, echo_json, json_option, pass_app
 from canal.runtime.sealed import SealedError, SealedStore
 from canal.runtime.sealed.crypto import PREFIX
-from canal.runtime.services import AUDIT_PURPOSE
 
-MASK = "[sealed]"
-
-
-def store_for(state_dir: Path, keys: KeyStore | None = None, project_id: str | None = None) -> SealedStore:
-    """The sealed store of one project's state folder, with its audit log as the revision ledger.
-    Under the data folder the state folder's name is the project id."""
-    keys = keys or KeyStore()
-    if project_id is None and state_dir.parent == data_root() / "projects":
-        project_id = state_dir.name
-    ledger = AuditLog(audit_path(state_dir), keys.derive(AUDIT_PURPOSE), keys.primary_id,
-                      earlier_keys=keys.derive_all(AUDIT_PURPOSE), project_id=project_id)
-    return SealedStore(state_dir / "state", keys, ledger)
-
-
-def project_store(keys: KeyStore | None = None) -> SealedStore:
-    project = find_project_dir()
-    return store_for(state_dir_for(project), keys, project_key(project))
-
-
-def all_state_dirs() -> list[Path]:
-    """This project's state folder and every other project's under the data folder."""
-    found = {state_dir_for(find_project_dir())}
-    projects = data_root() / "projects"
-    if projects.is_dir():
-        found.update(p for p in projects.iterdir() if (p / "state").is_dir())
-    return sorted(found)
+MASK = "[sealed]"  # how a sealed value shows; not the exact-secret mask (canal.core.mask)
 
 
 def masked(node: Any) -> Any:
@@ -61,14 +31,15 @@ def state() -> None:
 
 @state.command("show")
 @click.argument("doc_id")
-@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@json_option("Print as JSON.")
 @click.option("--reveal", is_flag=True, help="Decrypt sealed values (recorded in the audit log).")
-def show(doc_id: str, as_json: bool, reveal: bool) -> None:
+@pass_app
+def show(app: App, doc_id: str, as_json: bool, reveal: bool) -> None:
     """Print a state document's readable structure; sealed values show as [sealed].
 
     Example: canal state show run-7f3a --json
     """
-    store = project_store()
+    store = app.canal.services.sealed
     doc, revision = store.load(doc_id)  # verifies before anything is shown
     env = store.envelope(doc_id)
     if reveal and isinstance(store.ledger, AuditLog):
@@ -84,13 +55,14 @@ def show(doc_id: str, as_json: bool, reveal: bool) -> None:
 
 
 @state.command("verify")
-@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
-def verify(as_json: bool) -> None:
+@json_option("Print the results as JSON.")
+@pass_app
+def verify(app: App, as_json: bool) -> None:
     """Check every state file of this project: keys, ciphertexts, integrity, revisions.
 
     Example: canal state verify
     """
-    store = project_store()
+    store = app.canal.services.sealed
     known = store.ledger.known_documents() if isinstance(store.ledger, AuditLog) else []
     # a document the ledger recorded but whose file is gone fails too (SEALED_DELETED)
     results = [_verify_one(store, doc_id) for doc_id in sorted({*store.ids(), *known})]

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import json
 import shlex
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from canal.core.errors import CanalError
-from canal.runtime.cli.render import echo_json
-from canal.runtime.project import find_project_dir
+from canal.runtime.cli.shared import App, echo_json, json_option, pass_app
 from canal.runtime.result import RunResult
 from canal.workflows.tools import (
     PreparedCall,
@@ -23,6 +21,9 @@ from canal.workflows.tools import (
 )
 from canal.workflows.tools.errors import ToolArgsInvalid
 from canal.workflows.tools.meta import FieldMeta
+
+if TYPE_CHECKING:
+    from canal.runtime.api import Canal
 
 
 class ToolRunnerUnavailable(CanalError):
@@ -42,15 +43,16 @@ def tool() -> None:
 
 
 @tool.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print the tools as JSON.")
-def list_tools(as_json: bool) -> None:
+@json_option("Print the tools as JSON.")
+@pass_app
+def list_tools(app: App, as_json: bool) -> None:
     """One line per tool in tools/: name and description.
 
     \b
     Example:
       canal tool list
     """
-    registry = ToolRegistry.from_project(find_project_dir())
+    registry = ToolRegistry.from_project(app.project_dir)
     if as_json:
         echo_json({"status": "ok", "tools": [{"name": t.name, "description": t.description,
                                                "idempotent": t.idempotent, "result": t.result}
@@ -92,17 +94,17 @@ def render_meta(meta: ToolMeta) -> str:
 @tool.command("meta")
 @click.argument("name")
 @click.option("--required-only", is_flag=True, help="Show only the fields a call must supply.")
-@click.option("--json", "as_json", is_flag=True, help="Print the fields as JSON.")
-def meta(name: str, required_only: bool, as_json: bool) -> None:
+@json_option("Print the fields as JSON.")
+@pass_app
+def meta(app: App, name: str, required_only: bool, as_json: bool) -> None:
     """The fields of one tool, after its rules (ignored fields left out, notes and enum labels in).
 
     \b
     Example:
       canal tool meta create_project --required-only
     """
-    project_dir = find_project_dir()
-    definition = ToolRegistry.from_project(project_dir).get(name)
-    view = tool_meta(project_dir, definition, required_only=required_only)
+    definition = ToolRegistry.from_project(app.project_dir).get(name)
+    view = tool_meta(app.project_dir, definition, required_only=required_only)
     if as_json:
         echo_json({"status": "ok", "tool": view.model_dump(exclude_defaults=True, exclude={"version"})})
     else:
@@ -121,21 +123,13 @@ def parse_args_json(tool_name: str, raw: str) -> dict[str, Any]:
     return data
 
 
-def run_prepared(project_dir: Path, definition: ToolDefinition, call: PreparedCall,
+def run_prepared(canal: Canal, definition: ToolDefinition, call: PreparedCall,
                  confirm: str | None) -> RunResult:
     """The one place a tool call reaches the run pipeline (policy, confirmation, sandbox, audit)."""
     if definition.image is not None:
         msg = f"tool {definition.name} asks for image {definition.image!r}; per-tool images are not wired yet"
         raise ToolRunnerUnavailable(msg, hint="remove image: from the tool, or use the default image")
-    try:
-        from canal.runtime.api import Canal  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        msg = "the run pipeline (canal.runtime.api) is not available in this build"
-        raise ToolRunnerUnavailable(msg, hint="canal doctor") from None
-    canal = Canal(project_dir)
-    result: RunResult = canal.run_argv(call.argv, env=call.env or None, timeout_s=definition.timeout_s,
-                                       confirm=confirm)
-    return result
+    return canal.run_argv(call.argv, env=call.env or None, timeout_s=definition.timeout_s, confirm=confirm)
 
 
 @tool.command("call")
@@ -143,8 +137,9 @@ def run_prepared(project_dir: Path, definition: ToolDefinition, call: PreparedCa
 @click.option("--args", "args_json", default="{}", show_default=True, metavar="JSON",
               help="Field values as one JSON object.")
 @click.option("--confirm", metavar="TOKEN", help="Approval token from a CONFIRMATION_REQUIRED reply.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def call(name: str, args_json: str, confirm: str | None, as_json: bool) -> None:
+@json_option()
+@pass_app
+def call(app: App, name: str, args_json: str, confirm: str | None, as_json: bool) -> None:
     """Validate the arguments like a gate, then run the tool in a sandbox through policy.
 
     A missing required field is rejected with the list of fields; nothing runs. Values reach the
@@ -154,10 +149,9 @@ def call(name: str, args_json: str, confirm: str | None, as_json: bool) -> None:
     Example:
       canal tool call list_files --args '{"path": "."}'
     """
-    project_dir = find_project_dir()
-    definition = ToolRegistry.from_project(project_dir).get(name)
+    definition = ToolRegistry.from_project(app.project_dir).get(name)
     prepared = prepare_call(definition, parse_args_json(name, args_json))
-    result = run_prepared(project_dir, definition, prepared, confirm)
+    result = run_prepared(app.canal, definition, prepared, confirm)
     render_call(definition, args_json, result, as_json)
 
 

@@ -13,10 +13,9 @@ from typing import Any, get_args
 import click
 
 from canal.core.errors import ExitCode
-from canal.runtime.api import Canal
 from canal.runtime.cli import workflow_render as render
-from canal.runtime.cli.render import echo_json
-from canal.runtime.wfrun import open_engine, workflow_roots
+from canal.runtime.cli.shared import App, echo_json, pass_app
+from canal.runtime.wfrun import workflow_roots
 from canal.runtime.wfrun.factory import PROJECT_WORKFLOWS, ProjectTools
 from canal.workflows.creator import add_step, init_workflow
 from canal.workflows.engine import Engine
@@ -31,11 +30,6 @@ STEP_FAILED_EXIT = 1  # the run stopped on a failed step (or needs attention), l
 
 class NoActiveRunError(WorkflowError):
     code = "NO_ACTIVE_RUN"
-
-
-def _engine() -> tuple[Canal, Engine]:
-    canal = Canal()
-    return canal, open_engine(canal)
 
 
 def _resolve_run(engine: Engine, run_id: str | None) -> str:
@@ -89,15 +83,16 @@ def workflow() -> None:
 @click.option("--unattended", is_flag=True, default=None,
               help="No one can confirm: a confirmation point fails the run instead of waiting.")
 @json_option
-def start(name: str, unattended: bool | None, as_json: bool) -> None:
+@pass_app
+def start(app: App, name: str, unattended: bool | None, as_json: bool) -> None:
     """Start a run of workflow NAME; prints only its first step and the fields to collect.
 
     \b
     Example:
       canal workflow start cleanup-build
     """
-    canal, engine = _engine()
-    view = engine.start(name, unattended=canal.unattended if unattended is None else unattended)
+    canal = app.canal
+    view = canal.workflows.start(name, unattended=canal.unattended if unattended is None else unattended)
     if as_json:
         echo_json(view.model_dump())
     else:
@@ -110,7 +105,8 @@ def start(name: str, unattended: bool | None, as_json: bool) -> None:
 @click.option("--confirm", metavar="TOKEN", help="The token a confirmation point waits for.")
 @click.option("--retry", is_flag=True, help="Re-run a step interrupted by a crash (after checking it).")
 @json_option
-def advance(run_id: str | None, gate_data: str | None, confirm: str | None, retry: bool,
+@pass_app
+def advance(app: App, run_id: str | None, gate_data: str | None, confirm: str | None, retry: bool,
             as_json: bool) -> None:
     """Submit the current step's data; automated steps then run until input is needed.
 
@@ -122,7 +118,7 @@ def advance(run_id: str | None, gate_data: str | None, confirm: str | None, retr
       canal workflow advance --gate-data '{"directory": "dist"}'
       canal workflow advance wr_1a2b3c4d5e6f --confirm c_7f3a9
     """
-    _, engine = _engine()
+    engine = app.canal.workflows
     run = _resolve_run(engine, run_id)
     view = engine.advance(run, _gate_data(gate_data), confirm=confirm, retry=retry)
     if as_json:
@@ -135,14 +131,15 @@ def advance(run_id: str | None, gate_data: str | None, confirm: str | None, retr
 @workflow.command("current")
 @click.argument("run_id", metavar="[RUN]", required=False)
 @json_option
-def current(run_id: str | None, as_json: bool) -> None:
+@pass_app
+def current(app: App, run_id: str | None, as_json: bool) -> None:
     """What a fresh session needs: the current step, completed steps (masked), fields still to collect.
 
     \b
     Example:
       canal workflow current
     """
-    _, engine = _engine()
+    engine = app.canal.workflows
     view = engine.current(_resolve_run(engine, run_id))
     if as_json:
         echo_json(view.model_dump())
@@ -153,14 +150,15 @@ def current(run_id: str | None, as_json: bool) -> None:
 @workflow.command("show")
 @click.argument("run_id", metavar="RUN")
 @json_option
-def show(run_id: str, as_json: bool) -> None:
+@pass_app
+def show(app: App, run_id: str, as_json: bool) -> None:
     """Like current, with the full (unclipped) results of completed steps.
 
     \b
     Example:
       canal workflow show wr_1a2b3c4d5e6f --json
     """
-    _, engine = _engine()
+    engine = app.canal.workflows
     view = engine.show(run_id)
     if as_json:
         echo_json(view.model_dump())
@@ -172,14 +170,15 @@ def show(run_id: str, as_json: bool) -> None:
 @click.argument("run_id", metavar="RUN")
 @click.option("--reason", default="", help="Why, for the audit log.")
 @json_option
-def abort(run_id: str, reason: str, as_json: bool) -> None:
+@pass_app
+def abort(app: App, run_id: str, reason: str, as_json: bool) -> None:
     """Stop a run for good (it cannot be advanced afterwards).
 
     \b
     Example:
       canal workflow abort wr_1a2b3c4d5e6f --reason "wrong project"
     """
-    _, engine = _engine()
+    engine = app.canal.workflows
     view = engine.abort(run_id, reason=reason)
     if as_json:
         echo_json(view.model_dump())
@@ -189,14 +188,15 @@ def abort(run_id: str, reason: str, as_json: bool) -> None:
 
 @workflow.command("runs")
 @json_option
-def runs(as_json: bool) -> None:
+@pass_app
+def runs(app: App, as_json: bool) -> None:
     """Every run of this project, most recently updated first.
 
     \b
     Example:
       canal workflow runs
     """
-    _, engine = _engine()
+    engine = app.canal.workflows
     items = engine.runs()
     if as_json:
         echo_json({"status": "ok", "runs": [r.model_dump() for r in items]})
@@ -206,14 +206,15 @@ def runs(as_json: bool) -> None:
 
 @workflow.command("list")
 @json_option
-def list_workflows(as_json: bool) -> None:
+@pass_app
+def list_workflows(app: App, as_json: bool) -> None:
     """The workflows this project can start: its own workflows/, then the shipped examples.
 
     \b
     Example:
       canal workflow list
     """
-    _, engine = _engine()
+    engine = app.canal.workflows
     items = engine.list_workflows()
     if as_json:
         echo_json({"status": "ok", "workflows": [w.model_dump() for w in items]})
@@ -224,7 +225,8 @@ def list_workflows(as_json: bool) -> None:
 @workflow.command("validate")
 @click.argument("name", required=False)
 @json_option
-def validate(name: str | None, as_json: bool) -> None:
+@pass_app
+def validate(app: App, name: str | None, as_json: bool) -> None:
     """Check one workflow (or all): ids, types, gates, templates, tools; each problem names file:line.
 
     Exit 0 when every workflow checked is valid, 2 otherwise.
@@ -233,8 +235,7 @@ def validate(name: str | None, as_json: bool) -> None:
     Example:
       canal workflow validate cleanup-build
     """
-    canal = Canal()
-    roots, tools = workflow_roots(canal.project_dir), ProjectTools(canal.project_dir)
+    roots, tools = workflow_roots(app.project_dir), ProjectTools(app.project_dir)
     folders = {name: find_workflow(name, roots)} if name else workflow_dirs(roots)
     reports = {n: validate_folder(folder, tools) for n, folder in folders.items()}
     bad = [n for n, r in reports.items() if not r.ok]
@@ -246,21 +247,22 @@ def validate(name: str | None, as_json: bool) -> None:
         raise SystemExit(ExitCode.USAGE)
 
 
-def _project_workflows() -> Path:
-    return Canal().project_dir / PROJECT_WORKFLOWS
+def _project_workflows(app: App) -> Path:
+    return app.project_dir / PROJECT_WORKFLOWS
 
 
 @workflow.command("init")
 @click.argument("name")
 @click.option("--description", default="", help="One line saying what the workflow does.")
-def init(name: str, description: str) -> None:
+@pass_app
+def init(app: App, name: str, description: str) -> None:
     """Create workflows/NAME in the project with a manifest and one interactive step.
 
     \b
     Example:
       canal workflow init deploy-service --description "Build, test and deploy one service"
     """
-    folder = init_workflow(_project_workflows(), name, description)
+    folder = init_workflow(_project_workflows(app), name, description)
     click.echo(f"created {folder}\nNext: canal workflow add-step {name} --id ID --type automated, "
                f"then: canal workflow validate {name}")
 
@@ -270,14 +272,15 @@ def init(name: str, description: str) -> None:
 @click.option("--id", "step_id", required=True, help="The new step's id ([a-z0-9-]).")
 @click.option("--type", "step_type", required=True, type=click.Choice(get_args(StepType)))
 @click.option("--after", metavar="ID", help="Insert after this step (default: at the end).")
-def add_step_cmd(name: str, step_id: str, step_type: StepType, after: str | None) -> None:
+@pass_app
+def add_step_cmd(app: App, name: str, step_id: str, step_type: StepType, after: str | None) -> None:
     """Add a step file to workflows/NAME and renumber the prefixes.
 
     \b
     Example:
       canal workflow add-step deploy-service --id run-tests --type automated --after collect-input
     """
-    folder = _project_workflows() / name
+    folder = _project_workflows(app) / name
     if not folder.is_dir():
         msg = f"no workflow {name} in {folder.parent}"
         raise WorkflowNotFoundError(msg, hint=f"canal workflow init {name}")

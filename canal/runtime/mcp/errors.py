@@ -34,9 +34,3 @@ class ConfirmationDeclined(McpToolError):
 
     code = "CONFIRMATION_DECLINED"
     exit_code = ExitCode.CONFIRMATION_REQUIRED
-
-
-class ProfileLoosened(McpToolError):
-    """``--profile`` may make the project's policy stricter, never looser."""
-
-    code = "PROFILE_LOOSER_THAN_PROJECT"

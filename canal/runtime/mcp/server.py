@@ -140,7 +140,7 @@ def error_reply(exc: Exception, tool: str) -> Reply:
 
 def _version() -> str:
     try:
-        return version("canal")
+        return version("canal-sandbox")
     except PackageNotFoundError:
         return "0"
 

@@ -9,8 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from canal.runtime.approvals import ApprovalPendingError, ApprovalService, DecisionSummary
-from canal.runtime.cli import approve_cmd
-from canal.runtime.cli.audit_cmd import open_audit_log
+from canal.runtime.cli import approve_cmd, shared
 from canal.runtime.cli.main import CanalGroup
 from canal.runtime.paths import state_dir_for
 from canal.runtime.project import find_project_dir
@@ -44,7 +43,7 @@ def human_token() -> str:
 
 
 def as_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(approve_cmd, "terminal_flags", lambda: (True, True))
+    monkeypatch.setattr(shared, "terminal_flags", lambda: (True, True))
 
 
 def test_agent_without_terminal_or_key_cannot_approve(cli: click.Group) -> None:
@@ -54,7 +53,7 @@ def test_agent_without_terminal_or_key_cannot_approve(cli: click.Group) -> None:
     assert result.stdout == ""
     assert result.stderr.startswith("APPROVER_UNVERIFIED")
     with pytest.raises(ApprovalPendingError):
-        approve_cmd.open_service().redeem(token, CMD, **BINDING)
+        Services(find_project_dir()).approvals.redeem(token, CMD, **BINDING)
 
 
 def test_person_at_a_terminal_approves_after_seeing_the_command(cli: click.Group,
@@ -66,9 +65,10 @@ def test_person_at_a_terminal_approves_after_seeing_the_command(cli: click.Group
     assert f"$ {CMD}" in result.stdout
     assert "rule rm-recursive: recursive" in result.stdout
     assert f"canal run --confirm {token} -- {CMD}" in result.stdout
-    approval = approve_cmd.open_service().redeem(token, CMD, **BINDING)
+    approval = Services(find_project_dir()).approvals.redeem(token, CMD, **BINDING)
     assert approval.how == "tty"
-    events = [line for line in open_audit_log().path.read_text().splitlines() if "approval.approved" in line]
+    log = Services(find_project_dir()).audit.path.read_text()
+    events = [line for line in log.splitlines() if "approval.approved" in line]
     assert len(events) == 1
 
 
@@ -78,7 +78,7 @@ def test_person_can_decline(cli: click.Group, monkeypatch: pytest.MonkeyPatch) -
     result = CliRunner().invoke(cli, ["approve", token], input="n\n")
     assert result.exit_code == 122
     with pytest.raises(ApprovalPendingError):
-        approve_cmd.open_service().redeem(token, CMD, **BINDING)
+        Services(find_project_dir()).approvals.redeem(token, CMD, **BINDING)
 
 
 def test_registered_approver_key_works_without_a_terminal(cli: click.Group, tmp_path: Path,
@@ -90,12 +90,12 @@ def test_registered_approver_key_works_without_a_terminal(cli: click.Group, tmp_
     as_terminal(monkeypatch)
     added = CliRunner().invoke(cli, ["approvals", "add-approver", "alice", "--key-out", str(key_file)])
     assert added.exit_code == 0, added.output
-    monkeypatch.setattr(approve_cmd, "terminal_flags", lambda: (False, False))
+    monkeypatch.setattr(shared, "terminal_flags", lambda: (False, False))
     monkeypatch.setenv("CANAL_APPROVER_KEY", str(key_file))
     token = human_token()
     result = CliRunner().invoke(cli, ["approve", token])
     assert result.exit_code == 0, result.output
-    assert approve_cmd.open_service().redeem(token, CMD, **BINDING).how == "approver-key"
+    assert Services(find_project_dir()).approvals.redeem(token, CMD, **BINDING).how == "approver-key"
 
 
 def test_approving_a_forged_token(cli: click.Group, monkeypatch: pytest.MonkeyPatch) -> None:

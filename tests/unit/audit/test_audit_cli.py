@@ -11,6 +11,8 @@ from click.testing import CliRunner
 
 from canal.runtime.cli import audit_cmd
 from canal.runtime.cli.main import CanalGroup
+from canal.runtime.project import find_project_dir
+from canal.runtime.services import Services
 
 MASTER = base64.b64encode(b"m" * 32).decode()
 
@@ -29,7 +31,7 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("CANAL_CONFIG_DIR", str(tmp_path / "config"))
     monkeypatch.setenv("CANAL_PROJECT_DIR", str(tmp_path / "project"))
     monkeypatch.setenv("CANAL_KEY", MASTER)
-    log = audit_cmd.open_audit_log()
+    log = Services(find_project_dir()).audit
     log.append("run.started", {"sandbox": "default", "container_id": "c1", "image_digest": "sha256:1",
                                "command": "rm -rf build/", "cwd": "/workspace", "approver": "alice",
                                "decision": {"action": "confirm", "rule_ids": ["rm-recursive"],

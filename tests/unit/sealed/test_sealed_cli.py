@@ -9,7 +9,10 @@ import pytest
 from click.testing import CliRunner
 
 from canal.runtime.cli.main import cli
-from canal.runtime.cli.state_cmd import project_store
+from canal.runtime.keys import KeyStore
+from canal.runtime.paths import project_key, state_dir_for
+from canal.runtime.project import find_project_dir
+from canal.runtime.services import sealed_store_for
 from tests.unit.sealed.conftest import run_doc
 
 
@@ -19,7 +22,9 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("CANAL_CONFIG_DIR", str(tmp_path / "config"))
     monkeypatch.setenv("CANAL_PROJECT_DIR", str(tmp_path / "project"))
     monkeypatch.delenv("CANAL_KEY", raising=False)
-    project_store().save("run-1", run_doc(), sensitive_paths=["gate.deploy.password"], expected_revision=0)
+    project = find_project_dir()
+    store = sealed_store_for(state_dir_for(project), KeyStore(), project_key(project))
+    store.save("run-1", run_doc(), sensitive_paths=["gate.deploy.password"], expected_revision=0)
     return tmp_path
 
 

@@ -18,3 +18,11 @@ def test_client_imports_nothing_heavy() -> None:
     loaded = json.loads(done.stdout)
     heavy = [m for m in loaded if any(m == h or m.startswith(h + ".") for h in HEAVY)]
     assert heavy == []
+
+
+def test_the_command_is_found_after_the_group_options() -> None:
+    from canal.runtime.cli.client import _command
+
+    assert _command(["-C", "/p", "approve", "c_1"]) == "approve"
+    assert _command(["--project", "approve", "run", "--", "ls"]) == "run"  # a folder named approve
+    assert _command(["--json", "server", "status"]) == "server"

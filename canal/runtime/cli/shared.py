@@ -1,0 +1,186 @@
+"""What every command of one ``canal`` invocation shares, in one module (command modules never import
+each other): the context object ``App`` with the project and its one ``Canal``, the pass decorator,
+and the small rendering helpers.
+
+``App.canal`` is built on first use and registered with ``ctx.with_resource`` on the root context, so
+it is closed when the invocation ends, whatever happened. Commands use it through its methods, which
+return serialisable results (pydantic models, dataclasses with ``to_json``).
+"""
+
+from __future__ import annotations
+
+import functools
+import getpass
+import json
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
+
+import click
+
+from canal.runtime.project import find_project_dir
+
+if TYPE_CHECKING:
+    from canal.runtime.api import Canal
+    from canal.runtime.approvals import Approver
+    from canal.runtime.checkpoints import Change
+    from canal.sandbox.image import BuildEvent
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+JSON_HELP = "Print the result as JSON."
+
+
+def current_user() -> str:
+    """The OS user running ``canal`` (and who they were before sudo), as approval records name them."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = f"uid:{os.getuid()}"
+    sudo = os.environ.get("SUDO_USER")
+    return f"{sudo} (via sudo as {user})" if sudo and sudo != user else user
+
+
+def terminal_flags() -> tuple[bool, bool]:
+    return sys.stdin.isatty(), sys.stdout.isatty()
+
+
+def actor() -> str:
+    """Who the audit log names for what this invocation does (``CANAL_ACTOR``, default ``agent``)."""
+    return os.environ.get("CANAL_ACTOR") or "agent"
+
+
+@dataclass
+class App:
+    """One invocation of ``canal``: where it runs (``-C DIR`` or the working directory) and its Canal."""
+
+    root: click.Context
+    start: Path | None = None  # --project/-C
+    _canal: Canal | None = field(default=None, repr=False)
+
+    @cached_property
+    def project_dir(self) -> Path:
+        """The project: the nearest folder upward from -C DIR (or the working directory) with canal.yaml."""
+        return find_project_dir(self.start)
+
+    @property
+    def base(self) -> Path:
+        """Relative paths given to file commands are relative to this: -C DIR, else the working directory."""
+        return self.start.resolve() if self.start is not None else Path.cwd()
+
+    def open(self, **options: Any) -> Canal:
+        """Build this invocation's Canal with ``options`` (once; closed when the invocation ends)."""
+        if self._canal is not None:
+            msg = "this invocation's Canal is already open"
+            raise RuntimeError(msg)
+        from canal.runtime.api import Canal  # loads only for commands that need a project's Canal
+
+        options.setdefault("actor", actor())
+        options.setdefault("on_build", BuildProgress(verbose=False))
+        self._canal = self.root.with_resource(Canal(self.project_dir, **options))
+        return self._canal
+
+    @property
+    def canal(self) -> Canal:
+        return self._canal if self._canal is not None else self.open()
+
+    def person(self, approver_key: Path | None = None) -> Approver:
+        """The person running this command (a registered approver key, or a terminal), or
+        ``ApproverUnverifiedError``: the one check for confirmations and trusted settings."""
+        from canal.runtime.approvals import identify_person
+
+        return identify_person(approver_key, current_user(), terminal=terminal_flags(),
+                               registry=lambda: self.canal.services.approvers)
+
+    def person_at_terminal(self) -> Approver:
+        """The person at this terminal (an approver key is not enough: registering approvers needs one)."""
+        from canal.runtime.approvals import from_terminal
+
+        return from_terminal(*terminal_flags(), current_user())
+
+    def is_person(self) -> bool:
+        """True when a person (not the agent) runs this command: their file operations are not guarded."""
+        from canal.runtime.approvals import ApproverUnverifiedError
+
+        try:
+            self.person()
+        except ApproverUnverifiedError:
+            return False
+        return True
+
+
+def app_of(ctx: click.Context) -> App:
+    """The invocation's ``App``; a command invoked without the ``canal`` group (tests) gets a fresh one."""
+    found = ctx.find_object(App)
+    if found is not None:
+        return found
+    root = ctx.find_root()
+    made = App(root)
+    root.obj = made
+    return made
+
+
+def pass_app(fn: Callable[Concatenate[App, P], R]) -> Callable[P, R]:
+    """Click decorator: the command's first argument is the invocation's ``App``."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        return fn(app_of(click.get_current_context()), *args, **kwargs)
+
+    return wrapper
+
+
+def json_option(help_text: str = JSON_HELP) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    return click.option("--json", "as_json", is_flag=True, help=help_text)
+
+
+def echo_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, default=str, ensure_ascii=False))
+
+
+def emit(as_json: bool, data: Any, text: str) -> None:
+    """``data`` as JSON with --json, else ``text``; both on stdout."""
+    if as_json:
+        echo_json(data)
+    else:
+        click.echo(text)
+
+
+def stderr_is_tty() -> bool:
+    return sys.stderr.isatty()
+
+
+class BuildProgress:
+    """Renders image build events on stderr: one line per Dockerfile step, log lines only when verbose."""
+
+    def __init__(self, verbose: bool) -> None:
+        self.verbose = verbose
+
+    def __call__(self, event: BuildEvent) -> None:
+        if event.kind == "step":
+            text = event.text if len(event.text) <= 100 else event.text[:97] + "..."
+            click.echo(f"[{event.step}/{event.steps}] {text}", err=True)
+        elif event.kind == "info":
+            click.echo(f"canal: {event.text}", err=True)
+        elif self.verbose:
+            click.echo(f"    {event.text}", err=True)
+
+
+def change_lines(changes: list[Change]) -> list[str]:
+    """The lines a patch cannot carry: binary files, modes, symlinks, type changes, deletions."""
+    out = []
+    for c in changes:
+        if c.binary:
+            out.append(f"Binary file {c.path} {c.kind}")
+        elif c.kind in ("mode", "symlink", "type"):
+            out.append(f"{c.kind} {c.path}: {c.detail}")
+        elif c.kind == "deleted":
+            out.append(f"deleted {c.path} ({c.detail})")
+        elif c.kind == "added" and not c.detail.startswith("file"):
+            out.append(f"added {c.path} ({c.detail})")
+    return out

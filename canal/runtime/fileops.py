@@ -1,0 +1,89 @@
+"""``Canal.files``: the reversible workspace file operations of one project, as both front ends call them.
+
+Paths are confined to the project folder; ``base`` is the folder a relative path starts from (the
+project by default). Deletions and replaced files go to the host-side trash; edits and writes return
+diffs; every operation is recorded in the audit log under the Canal's actor. Each method returns a
+pydantic model (``model_dump(mode="json")`` is its ``--json`` shape).
+
+Changes are guarded by default: the agent's operations may not change canal.yaml, its policy files or
+git's code-running files. ``person=True`` lifts that, and only a front end that verified a person runs
+the command (the CLI's approver check) may pass it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+from pathlib import Path
+
+from canal.runtime.files import (
+    EditResult,
+    Protected,
+    ViewResult,
+    Workspace,
+    WriteResult,
+    edit_file,
+    view_path,
+    write_file,
+)
+from canal.runtime.services import Services
+from canal.runtime.trash import RemoveOutcome, RestoreResult, Trash, TrashEntry, remove_paths
+from canal.runtime.trust.snapshot import settings_files
+
+
+class FileOps:
+    def __init__(self, services: Services, actor: str) -> None:
+        self.services = services
+        self.actor = actor
+
+    @property
+    def workspace(self) -> Workspace:
+        return Workspace.at(self.services.project_dir)
+
+    def _guard(self, person: bool) -> Protected | None:
+        return None if person else Protected.of(settings_files(self.services.project_dir))
+
+    def view(self, path: Path | str = ".", *, base: Path | None = None, start: int | None = None,
+             end: int | None = None) -> ViewResult:
+        """A file with numbered lines (secrets redacted), a folder's entries, or a binary file's facts."""
+        return view_path(self.workspace, path, base=base, start=start, end=end,
+                         redactor=self.services.redactor)
+
+    def edit(self, path: Path | str, old: str, new: str, *, replace_all: bool = False,
+             base: Path | None = None, expect_sha256: str | None = None, person: bool = False) -> EditResult:
+        """Replace exact text (once, or every occurrence); returns the diff."""
+        services = self.services
+        return edit_file(self.workspace, path, old, new, replace_all=replace_all, base=base,
+                         expect_sha256=expect_sha256, redactor=services.redactor, audit=services.audit,
+                         actor=self.actor, guard=self._guard(person))
+
+    def write(self, path: Path | str, data: bytes, *, base: Path | None = None,
+              person: bool = False) -> WriteResult:
+        """Write a whole file; a file it replaces is kept in the trash first."""
+        trash, workspace = self.services.trash, self.workspace
+
+        def backup(target: Path) -> str:
+            return trash.put(target, workspace=workspace.root, move=False, actor=self.actor).id
+
+        return write_file(workspace, path, data, base=base, backup=backup, redactor=self.services.redactor,
+                          audit=trash.audit, actor=self.actor, guard=self._guard(person))
+
+    def remove(self, paths: Sequence[Path | str], *, recursive: bool = False,
+               base: Path | None = None, person: bool = False) -> list[RemoveOutcome]:
+        """Move files (folders with ``recursive``) to the trash; a path already gone is reported."""
+        return remove_paths(self.services.trash, self.services.project_dir, [Path(p) for p in paths],
+                            recursive=recursive, base=base, actor=self.actor, guard=self._guard(person))
+
+    def restore(self, entry_id: str, *, to: Path | None = None, force: bool = False,
+                person: bool = False) -> RestoreResult:
+        """Put a trashed item back where it was (or at ``to``); ``force`` trashes what is there first."""
+        return self.services.trash.restore(entry_id, to=to, force=force, actor=self.actor,
+                                           guard=self._guard(person))
+
+    def trashed(self) -> list[TrashEntry]:
+        """The trash of this project, oldest first (listing needs no key)."""
+        return Trash(self.services.state_dir / "trash").list()
+
+    def purge(self, older_than: timedelta) -> list[TrashEntry]:
+        """Delete for good what was trashed longer ago than ``older_than`` (recorded in the audit log)."""
+        return self.services.trash.purge(older_than, actor=self.actor)
