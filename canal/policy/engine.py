@@ -15,7 +15,7 @@ from canal.policy.facts import segment_facts
 from canal.policy.fastcel import run
 from canal.policy.fastops import plain
 from canal.policy.shell import PARSER_VERSION, Segment, parse
-from canal.policy.shell.model import MAX_ARG_CHARS, MAX_ARGV, Word
+from canal.policy.shell.model import MAX_ARG_CHARS, MAX_ARGV, MAX_COMMAND_CHARS, Word
 from canal.policy.shell.parser import expand_argv
 from canal.policy.shell.syntax import SyntaxChecker, bash_n
 from canal.policy.targets import segment_targets
@@ -82,6 +82,10 @@ class Policy:
     # --- public API -------------------------------------------------------------------------------
     def decide(self, command: str, *, cwd: str = "/workspace", unattended: bool = False,
                context: Mapping[str, Any] | None = None) -> Decision:
+        if len(command) > MAX_COMMAND_CHARS:  # refused before any work whose cost grows with the text
+            return self._final(_Outcome("deny", "parse_failure", [], [
+                f"the command is {len(command)} characters long; the limit is {MAX_COMMAND_CHARS}"],
+                command[:200]), (), 0, unattended, time.monotonic())
         key = (command, cwd, unattended)
         if self.cache_enabled and context is None and key in self._cache:
             self._cache.move_to_end(key)

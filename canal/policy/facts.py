@@ -5,121 +5,115 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
+from canal.policy.argfacts import arg_facts, git_subcommand
+from canal.policy.paths import expand, normalize
+from canal.policy.shell.gitconfig import CODE_CONFIG_PATH
 from canal.policy.shell.model import Segment
+from canal.policy.shell.variables import EXEC, session_names
+from canal.policy.targets import write_targets
 
 TRUSTED_DIRS = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin"})
-_GIT_GLOBAL_VALUES = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env",
-                                "--exec-path", "--super-prefix"})
-
-
-# Variables that change what a program executes or loads (pagers, editors, loaders, interpreter hooks).
-EXEC_VARIABLES = re.compile(r"^(PAGER|GIT_\w+|MANPAGER|SYSTEMD_PAGER|LESS\w*|EDITOR|VISUAL|LD_\w+|DYLD_\w+|"
-                            r"PATH|"
-                            r"BASH_ENV|ENV|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|IFS|PYTHON\w*|PERL5?\w*|"
-                            r"RUBY\w*|NODE_OPTIONS|NODE_PATH|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|BROWSER|"
-                            r"RIPGREP_CONFIG_PATH|GREP_OPTIONS|TAR_OPTIONS|XARGS\w*|SSH_ASKPASS|SUDO_ASKPASS|"
-                            r"LOCALDOMAIN|HOSTALIASES|TMPDIR|HOME|ZDOTDIR)$")
-_SAFE_SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
-_DEVICE = re.compile(r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|md|dm-|loop|mapper/|sr)")
+EXEC_VARIABLES = EXEC
+_SAFE_DEVICES = re.compile(r"^/dev/(null|zero|full|u?random|tty|stdin|stdout|stderr|ptmx|console|"
+                           r"fd/.*|pts/.*|"
+                           r"shm(/.*)?|mqueue(/.*)?)$")
+_DEVICE_WRITERS = frozenset({"dd", "cp", "tee", "cat", "shred", "install", "pv", "truncate", "blkdiscard"})
 MAX_STDIN_TEXT = 4096
 
 
+@dataclass(frozen=True)
+class Session:
+    """What the policy knows of the shell session a command runs in (its real state, from the sandbox)."""
+
+    cwd: str = "/workspace"
+    env: Mapping[str, str] = field(default_factory=dict)  # exported variables it changed: name -> value
+
+    def exec_changed(self) -> list[str]:
+        """Execution-relevant variables the session changed; PATH only when it leaves the trusted folders."""
+        names = sorted(n for n in self.env if EXEC.match(n))
+        return [n for n in names if n != "PATH" or not self.path_trusted()]
+
+    def path_trusted(self) -> bool:
+        path = self.env.get("PATH")
+        return path is None or (bool(path) and all(p in TRUSTED_DIRS for p in path.split(":")))
+
+
+DEFAULT_SESSION = Session()
+
+
 def normalize_path(arg: str, cwd: str) -> str:
-    """A path argument made absolute against ``cwd`` and normalised (``/tmp/..`` is ``/``)."""
-    if not arg:
-        return arg
-    if not arg.startswith(("/", "~")):
-        if not cwd:
-            return arg
-        arg = posixpath.join(cwd, arg)
-    norm = posixpath.normpath(arg)
-    if norm.startswith("//"):
-        norm = "/" + norm.lstrip("/")
-    return norm
+    return normalize(arg, cwd)
 
 
-def split_args(args: tuple[str, ...]) -> tuple[list[str], list[str], dict[str, str], list[str]]:
-    """(short flag letters, long flag names, long flag values, positionals); ``--`` ends options."""
-    short: list[str] = []
-    long_names: list[str] = []
-    long_values: dict[str, str] = {}
-    positionals: list[str] = []
-    ended = False
-    for arg in args:
-        if ended or arg == "-" or not arg.startswith("-"):
-            positionals.append(arg)
-        elif arg == "--":
-            ended = True
-        elif arg.startswith("--"):
-            name, eq, value = arg[2:].partition("=")
-            long_names.append(name)
-            if eq:
-                long_values[name] = value
-        else:
-            short.extend(ch for ch in arg[1:] if ch not in short)
-    return short, long_names, long_values, positionals
-
-
-def git_subcommand(args: tuple[str, ...]) -> str:
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if arg in _GIT_GLOBAL_VALUES:
-            i += 2
-            continue
-        if arg.startswith("-"):
-            i += 1
-            continue
-        return arg
-    return ""
-
-
-def trusted_path(argv0: str, assignments: Mapping[str, str]) -> bool:
+def trusted_path(argv0: str, assignments: Mapping[str, str], session: Session = DEFAULT_SESSION) -> bool:
     if "/" not in argv0:
-        return "PATH" not in assignments
+        return "PATH" not in assignments and session.path_trusted()
     return posixpath.dirname(posixpath.normpath(argv0)) in TRUSTED_DIRS
 
 
-def segment_facts(seg: Segment) -> dict[str, Any]:
+def _is_device(path: str) -> bool:
+    return path.startswith("/dev/") and not _SAFE_DEVICES.match(path)
+
+
+def _device_writes(seg: Segment, program: str, paths: list[str]) -> bool:
+    if any(r.mode in ("write", "append") and _is_device(normalize(r.target, seg.cwd)) for r in seg.redirects):
+        return True
+    if program == "dd":
+        return any(_is_device(normalize(a[3:], seg.cwd)) for a in seg.argv[1:] if a.startswith("of="))
+    return program in _DEVICE_WRITERS and program != "dd" and any(_is_device(p) for p in paths)
+
+
+def segment_facts(seg: Segment, session: Session = DEFAULT_SESSION) -> dict[str, Any]:
     """Every fact has a value: a missing key would be a CEL evaluation error."""
     argv = seg.argv
     argv0 = argv[0] if argv else ""
     program = posixpath.basename(argv0) if seg.words and seg.words[0].literal else ""
     args = argv[1:]
-    short, long_names, long_values, positionals = split_args(args)
-    assignments = dict(seg.assignments)
+    parsed = arg_facts(seg.words, program)
+    positionals = [w.text for w in parsed.positionals]
     here = seg.cwd
+    paths = [p for w in parsed.positionals for p in expand(w.text, here, is_glob=w.glob)]
+    assignments = dict(seg.assignments)
+    names = [*assignments, *seg.assigned]
     redirects = [{"op": r.op, "fd": r.fd,
                   "target": r.target if r.mode not in ("heredoc", "herestring") else "",
                   "mode": r.mode, "literal": r.literal} for r in seg.redirects]
+    file_writes = [r.target for r in seg.redirects
+                   if r.mode in ("write", "append") and normalize(r.target, here) not in ("/dev/null",)
+                   and not _SAFE_DEVICES.match(normalize(r.target, here))] + list(seg.extra_writes)
+    writes = write_targets(seg) + [normalize(w, here) for w in seg.extra_writes]
     return {
         "program": program,
         "path": argv0,
-        "trusted_path": bool(program) and trusted_path(argv0, assignments),
+        "trusted_path": bool(program) and trusted_path(argv0, assignments, session),
         "argv": list(argv),
         "args": list(args),
-        "flags": short,
-        "long_flags": long_names,
-        "long_values": long_values,
+        "flags": parsed.flags,
+        "long_flags": parsed.long_flags,
+        "long_values": parsed.long_values,
         "positionals": positionals,
         "subcommand": git_subcommand(args) if program == "git" else (positionals[0] if positionals else ""),
-        "paths": [normalize_path(p, here) for p in positionals],
+        "paths": paths,
         "redirects": redirects,
         "writes": [r.target for r in seg.redirects if r.mode in ("write", "append")],
-        "file_writes": [r.target for r in seg.redirects
-                        if r.mode in ("write", "append") and r.target not in _SAFE_SINKS],
-        "writes_device": any(r.mode in ("write", "append") and _DEVICE.match(r.target)
-                             for r in seg.redirects),
+        "file_writes": file_writes,
+        "writes_device": _device_writes(seg, program, paths),
+        "code_writes": sorted({w for w in writes if CODE_CONFIG_PATH.search(w)}),
+        "deletes": list(seg.deletes),
         "stdin_text": "\n".join(r.target for r in seg.redirects
                                 if r.mode in ("heredoc", "herestring"))[:MAX_STDIN_TEXT],
-        "reads": [r.target for r in seg.redirects if r.mode == "read"],
+        "reads": [normalize(r.target, here) for r in seg.redirects if r.mode == "read"],
         "assignments": assignments,
-        "exec_assignments": sorted(k for k in assignments if EXEC_VARIABLES.match(k)),
+        "exec_assignments": sorted({k for k in names if EXEC.match(k)}),
+        "session_assignments": session_names(names, program),
+        "session_env": session.exec_changed(),
         "wrappers": list(seg.wrappers),
         "context": list(seg.context),
-        "opaque": not all(w.literal for w in seg.words) or not all(r.literal for r in seg.redirects),
+        "opaque": not all(w.literal for w in seg.words) or not all(r.literal for r in seg.redirects)
+        or bool(seg.opaque_reason),
         "opaque_name": bool(seg.words) and not seg.words[0].literal,
         "substitution": any(w.substitution for w in seg.words),
         "code_exec": seg.code_exec,

@@ -6,10 +6,10 @@ expands them in the sandbox). Over-reporting is harmless (an extra backup); miss
 
 from __future__ import annotations
 
-from canal.policy.facts import normalize_path, split_args
-from canal.policy.shell.model import Segment
+from canal.policy.argfacts import arg_facts
+from canal.policy.paths import normalize
+from canal.policy.shell.model import Segment, basename
 from canal.policy.shell.options import OptionSpec, scan
-from canal.policy.shell.unwrap import basename
 
 _DELETERS = {"rm": OptionSpec(), "rmdir": OptionSpec(), "unlink": OptionSpec(),
              "shred": OptionSpec("nsu", frozenset({"iterations", "size", "random-source"})),
@@ -70,17 +70,34 @@ def _program_targets(seg: Segment, program: str) -> list[str]:
         return ["."]
     if program == "dd":
         return [a[3:] for a in seg.argv[1:] if a.startswith("of=")]
-    if program == "sed" and ("i" in split_args(seg.argv[1:])[0] or "--in-place" in seg.argv):
-        _short, _long, _values, positionals = split_args(seg.argv[1:])
-        scripted = any(a in ("-e", "--expression", "-f") for a in seg.argv)
-        return positionals if scripted else positionals[1:]
-    return []
+    if program == "sed":
+        parsed = arg_facts(seg.words, "sed")
+        if "i" in parsed.flags or "in-place" in parsed.long_flags:
+            positionals = [w.text for w in parsed.positionals]
+            scripted = bool({"e", "f"} & set(parsed.flags) or {"expression", "file"} & set(parsed.long_flags))
+            return positionals if scripted else positionals[1:]
+    return list(seg.deletes)
 
 
 def segment_targets(seg: Segment) -> list[str]:
+    """Paths a command deletes or overwrites (what a confirmed destructive command backs up first)."""
     if not seg.words or not seg.words[0].literal:
         return []
     found = [] if seg.dynamic_args else _program_targets(seg, basename(seg.words[0]))
     found += [r.target for r in seg.redirects if r.mode == "write"]
     cwd = seg.cwd
-    return [normalize_path(p, cwd) for p in found if p and not p.startswith(_NOT_FILES)]
+    return [normalize(p, cwd) for p in found if p and not p.startswith(_NOT_FILES)]
+
+
+_WRITERS = frozenset({"tee", "ln", "chmod", "chown", "chgrp", "touch", "patch", "install"})
+
+
+def write_targets(seg: Segment) -> list[str]:
+    """Every path a command writes (created, replaced, appended to, or its mode changed), normalised."""
+    found = [r.target for r in seg.redirects if r.mode in ("write", "append")]
+    if seg.words and seg.words[0].literal:
+        program = basename(seg.words[0])
+        found += _program_targets(seg, program) if program not in ("find", "git") else []
+        if program in _WRITERS:
+            found += [w.text for w in arg_facts(seg.words, program).positionals]
+    return [normalize(p, seg.cwd) for p in found if p and not p.startswith(_NOT_FILES)]

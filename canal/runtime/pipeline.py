@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import os
+import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -77,14 +78,21 @@ class RunRequest:
         return f"canal run{sandbox} --confirm {token} -- {words}"
 
 
+_PLAIN_WORDS = re.compile(r"[\w@%+=:,./-]+(?: [\w@%+=:,./-]+)*")  # shlex.quote leaves these as they are
+MAX_SHOWN_COMMAND = 2000
+
+
 def _shell_words(command: str) -> str:
-    """The command as typed words when that round-trips exactly, else as one quoted argument."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return shlex.quote(command)
-    simple = " ".join(words) == command and all(shlex.quote(w) == w for w in words)
-    return command if simple else shlex.quote(command)
+    """The command as typed words when that round-trips exactly, else as one quoted argument (linear)."""
+    return command if _PLAIN_WORDS.fullmatch(command) else shlex.quote(command)
+
+
+def _shown(command: str) -> str:
+    """What errors and the audit log repeat of a command: all of it, or its head when it is over-long."""
+    if len(command) <= MAX_SHOWN_COMMAND:
+        return command
+    digest = hashlib.sha256(command.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return f"{command[:200]}... ({len(command)} characters, sha256 {digest}...)"
 
 
 class Pipeline:
@@ -207,16 +215,18 @@ class Pipeline:
 
     def _refused(self, req: RunRequest, decision: Decision, view: DecisionView) -> RunResult:
         redact = self._redactor(req)
-        redacted = redact(req.text)
+        redacted = redact(_shown(req.text))
         audit_id = self.services.audit.append("run.denied", {
             "sandbox": req.ref.name, "command": redacted, "decision": view.model_dump()}, actor=req.actor)
         rules = ", ".join(decision.rule_ids) or decision.source
         why = decision.reason or "the policy refuses it"
         hint = ("ask the user to run it outside the sandbox, or use a command the policy allows; "
                 f"see why: canal policy check -- {_shell_words(redacted)}")
+        if len(req.text) > MAX_SHOWN_COMMAND:
+            hint = "write it to a script file (canal write) and run that, or split it into shorter commands"
         # the whole text passes the redactor: a hint may quote what the agent typed
         text = redact(format_error(PolicyDenied.code,
-                                   f"{redact(decision.segment or req.text)} matches {rules} ({why}). "
+                                   f"{redact(_shown(decision.segment or req.text))} matches {rules} ({why}). "
                                    "Nothing was run.", hint))
         return RunResult(status="denied", exit_code=None, reason=why, duration_s=0.0, decision=view,
                          sandbox=req.ref.name, audit_id=audit_id, text=text)

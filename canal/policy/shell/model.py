@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass, field
 
 # Limits that bound parsing and, through the facts, CEL evaluation (cel-python has no cost limit).
@@ -48,6 +49,10 @@ class Segment:
     code_exec: str = ""  # "" | inline | stdin | embedded
     functions: tuple[str, ...] = ()  # enclosing function definitions
     cwd: str = ""  # working directory after literal `cd`s earlier in the same list, "" if unknown
+    assigned: tuple[str, ...] = ()  # variables it assigns by any route (export, read, printf -v, for...)
+    extra_writes: tuple[str, ...] = ()  # files its options make it write (sort -o, find -fprint)
+    deletes: tuple[str, ...] = ()  # files its options make it delete (tar --remove-files)
+    opaque_reason: str = ""  # why its meaning depends on run-time values (arithmetic on variables)
 
     @property
     def argv(self) -> tuple[str, ...]:
@@ -67,3 +72,27 @@ class ParseResult:
 
 class ShellParseFailure(Exception):
     """Raised inside the parser; turned into ParseResult.failure at the boundary."""
+
+
+SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "yash", "fish", "rbash"})
+
+
+def basename(word: Word) -> str:
+    return posixpath.basename(word.text) if word.literal else ""
+
+
+@dataclass(frozen=True)
+class Unwrapped:
+    """What a simple command runs besides (or instead of) its program."""
+
+    wrapper: str
+    inners: tuple[tuple[Word, ...], ...] = ()
+    scripts: tuple[Word, ...] = ()
+    keep_outer: bool = False  # the program itself also runs (find, tar --to-command, a shell reading a file)
+    dynamic: bool = False  # inner argv gets arguments at run time
+    assignments: tuple[tuple[str, str], ...] = ()
+    stdin_script: bool = False  # a shell reading its script from stdin
+    code: str = ""  # code the parser cannot see into: inline | embedded
+    writes: tuple[str, ...] = ()
+    deletes: tuple[str, ...] = ()
+    sources: tuple[Word, ...] = ()  # files run as scripts (source FILE, bash <(...)): resolved by the parser

@@ -14,6 +14,7 @@ import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
 from canal.policy.shell import heredoc
+from canal.policy.shell.analysis import analyse
 from canal.policy.shell.code import code_kind
 from canal.policy.shell.model import (
     MAX_ARG_CHARS,
@@ -28,14 +29,16 @@ from canal.policy.shell.model import (
     ShellParseFailure,
     Word,
 )
+from canal.policy.shell.produce import literal_output
 from canal.policy.shell.redirects import file_redirect, herestring
 from canal.policy.shell.redirects import heredoc as heredoc_redirect
 from canal.policy.shell.syntax import SyntaxChecker, bash_n
 from canal.policy.shell.unwrap import Unwrapped, basename, unwrap
+from canal.policy.shell.variables import arithmetic_assigned
 from canal.policy.shell.words import node_text, resolve
 
 _LANGUAGE = Language(tree_sitter_bash.language())
-PARSER_VERSION = "tree-sitter-bash-0.25/canal-1"
+PARSER_VERSION = "tree-sitter-bash-0.25/canal-2"
 _LABELS = {"subshell": "subshell", "compound_statement": "group", "if_statement": "if",
            "while_statement": "loop", "for_statement": "loop", "c_style_for_statement": "loop",
            "case_statement": "case", "negated_command": "negated"}
@@ -51,6 +54,8 @@ class _Ctx:
     wrappers: tuple[str, ...] = ()
     functions: tuple[str, ...] = ()
     stdin_piped: bool = False
+    piped_text: str | None = None  # what the previous pipeline stage visibly prints
+    dynamic: bool = False  # commands get arguments at run time (a program run by sort --compress-program)
     background: bool = False
     nesting: int = 0
 
@@ -82,6 +87,7 @@ class _Walker:
         self.cwd = cwd
         self.segments: list[Segment] = []
         self.heredocs: dict[str, tuple[str, bool]] = {}
+        self.produced: dict[str, str] = {}  # substitution text -> what it visibly prints
 
     def script(self, text: str, ctx: _Ctx) -> None:
         if len(text) > MAX_COMMAND_CHARS:
@@ -132,18 +138,60 @@ class _Walker:
 
     def _n_pipeline(self, node: Node, ctx: _Ctx) -> None:
         saved = self.cwd
+        piped: str | None = None
         for i, child in enumerate(c for c in node.children if c.is_named):
-            self.walk(child, ctx.inside("pipeline", stdin_piped=ctx.stdin_piped or i > 0))
+            before = len(self.segments)
+            self.walk(child, ctx.inside("pipeline", stdin_piped=ctx.stdin_piped or i > 0,
+                                        piped_text=piped if i > 0 else None))
+            piped = self.printed(before)
         self.cwd = saved
 
+    def printed(self, before: int) -> str | None:
+        """What the one command emitted since ``before`` visibly prints, if it is a literal producer."""
+        new = self.segments[before:]
+        return literal_output(new[0]) if len(new) == 1 else None
+
     def _n_command_substitution(self, node: Node, ctx: _Ctx) -> None:
-        self.scoped(node, ctx.inside("substitution", redirects=(), stdin_piped=False, background=False))
+        before = len(self.segments)
+        self.scoped(node, ctx.inside("substitution", redirects=(), stdin_piped=False, background=False,
+                                     piped_text=None))
+        self.remember(node, before)
 
     def _n_process_substitution(self, node: Node, ctx: _Ctx) -> None:
-        self.scoped(node, ctx.inside("process_substitution", redirects=(), stdin_piped=False))
+        before = len(self.segments)
+        self.scoped(node, ctx.inside("process_substitution", redirects=(), stdin_piped=False,
+                                     piped_text=None))
+        self.remember(node, before)
+
+    def remember(self, node: Node, before: int) -> None:
+        out = self.printed(before)
+        if out is not None:
+            self.produced[node_text(node)] = out.rstrip("\n") if node.type == "command_substitution" else out
 
     def _n_subshell(self, node: Node, ctx: _Ctx) -> None:
         self.scoped(node, ctx.inside("subshell"))
+
+    def _n_compound_statement(self, node: Node, ctx: _Ctx) -> None:
+        if not node.children or node.children[0].type != "((":
+            self.children(node, ctx.inside("group"))
+            return
+        self.arithmetic(node, ctx)
+
+    def _n_c_style_for_statement(self, node: Node, ctx: _Ctx) -> None:
+        self.arithmetic(node, ctx)
+
+    def arithmetic(self, node: Node, ctx: _Ctx) -> None:
+        """`(( ))` evaluates variables' values as expressions: opaque unless it only holds numbers."""
+        self.children(node, ctx.inside("arithmetic"))
+        text = node_text(node)
+        self.add([Word("(("), Word(text, literal=False)], node, ctx, [], list(ctx.redirects),
+                 assigned=arithmetic_assigned(text), opaque="arithmetic on variables' values")
+
+    def _n_for_statement(self, node: Node, ctx: _Ctx) -> None:
+        var = node.child_by_field_name("variable")
+        if var is not None:
+            self.add([], var, ctx, [], [], assigned=[node_text(var)])
+        self.children(node, ctx.inside("loop"))
 
     def _n_function_definition(self, node: Node, ctx: _Ctx) -> None:
         name = node.child_by_field_name("name")
@@ -164,11 +212,26 @@ class _Walker:
             if child is not body and child.type.endswith("redirect"):
                 redirects.extend(self.redirect(child, ctx))
         inner = dataclasses.replace(ctx, redirects=ctx.redirects + tuple(redirects))
+        before = len(self.segments)
         if body is not None:
             self.walk(body, inner)
+        else:  # `> f` alone still opens (and truncates) f
+            self.add([], node, ctx, [], list(inner.redirects))
+        self.piped_after_heredoc(node, ctx, self.printed(before))
+
+    def piped_after_heredoc(self, node: Node, ctx: _Ctx, piped: str | None) -> None:
+        """`cat <<EOF | sh`: tree-sitter-bash puts the rest of the pipeline inside the heredoc redirect."""
+        for redirect in node.named_children:
+            for pipe in (c for c in redirect.named_children if c.type == "pipeline"):
+                for stage in pipe.named_children:
+                    before = len(self.segments)
+                    self.walk(stage, ctx.inside("pipeline", stdin_piped=True, piped_text=piped))
+                    piped = self.printed(before)
 
     def redirect(self, node: Node, ctx: _Ctx) -> list[Redirect]:
-        self.children(node, ctx)  # substitutions inside the target or an unquoted heredoc body
+        for child in node.children:  # substitutions inside the target or an unquoted heredoc body
+            if child.is_named and child.type != "pipeline":
+                self.walk(child, ctx)
         if node.type == "heredoc_redirect":
             value, nested = heredoc_redirect(node)
             more = [file_redirect(n) if n.type == "file_redirect" else herestring(n) for n in nested]
@@ -217,9 +280,14 @@ class _Walker:
     def _n_declaration_command(self, node: Node, ctx: _Ctx) -> None:
         words = [Word(node.children[0].type)] if node.children else []
         for child in node.named_children:
+            if child.type == "variable_assignment":
+                name, value = self.assignment(child, ctx)
+                raw = child.child_by_field_name("value")
+                literal = raw is None or resolve(raw).literal
+                words.append(Word(f"{name}={value}", literal=literal))
+                continue
             self.walk(child, ctx)
-            words.append(resolve(child) if child.type != "variable_assignment" else
-                         Word(node_text(child), literal=resolve(child).literal))
+            words.append(resolve(child))
         self.add(words, node, ctx, [], list(ctx.redirects))
 
     _n_unset_command = _n_declaration_command
@@ -238,14 +306,15 @@ class _Walker:
         self.add([Word(opener), *leaves], node, ctx, [], list(ctx.redirects))
 
     def add(self, words: list[Word], node: Node, ctx: _Ctx, assigns: list[tuple[str, str]],
-            redirects: list[Redirect]) -> None:
+            redirects: list[Redirect], *, assigned: list[str] | None = None, opaque: str = "") -> None:
         if len(words) > MAX_ARGV or any(len(w.text) > MAX_ARG_CHARS for w in words):
             msg = f"a command has more than {MAX_ARGV} words or a word over {MAX_ARG_CHARS} characters"
             raise _fail(msg)
         seg = Segment(words=tuple(words), text=node_text(node), assignments=tuple(assigns),
                       redirects=tuple(redirects), context=ctx.context, wrappers=ctx.wrappers,
                       stdin_piped=ctx.stdin_piped, background=ctx.background, functions=ctx.functions,
-                      cwd=self.cwd)
+                      cwd=self.cwd, assigned=tuple(assigned or ()), opaque_reason=opaque,
+                      dynamic_args=ctx.dynamic)
         self.emit(seg, ctx)
         self.track_cd(seg)
 
@@ -267,26 +336,45 @@ class _Walker:
         if len(seg.wrappers) > 4 * MAX_SCRIPT_NESTING:
             msg = "wrappers nested too deep"
             raise _fail(msg)
-        found = unwrap(seg.words) if seg.words and seg.words[0].literal else None
-        if found is None:
-            self.segments.append(dataclasses.replace(seg, code_exec=code_kind(seg)))
+        found = analyse(seg)
+        seg = found.segment
+        for script in found.scripts:
+            self.nested(seg, "value", script, ctx)
+        for probe in found.probes:
+            self.probe(seg, probe, ctx)
+        unwrapped = unwrap(seg.words) if seg.words and seg.words[0].literal else None
+        if unwrapped is None:
+            self.segments.append(dataclasses.replace(seg, code_exec=_strongest(found.code, code_kind(seg))))
             return
-        self.expand(seg, found, ctx)
+        self.expand(dataclasses.replace(seg, code_exec=found.code), unwrapped, ctx)
+
+    def probe(self, seg: Segment, script: str, ctx: _Ctx) -> None:
+        """Substitutions bash would run inside a string (a subscript, a startup variable's value)."""
+        try:
+            self.nested(seg, "expansion", Word(script), ctx)
+        except ShellParseFailure:
+            self.segments.append(dataclasses.replace(seg, code_exec="embedded",
+                                                     opaque_reason="code in a string the parser cannot read"))
 
     def expand(self, seg: Segment, u: Unwrapped, ctx: _Ctx) -> None:
-        if u.keep_outer:
-            code = self.stdin_code(seg, u) or code_kind(seg)
-            self.segments.append(dataclasses.replace(seg, code_exec=code))
+        if u.keep_outer or u.code or u.writes or u.deletes:
+            code = _strongest(seg.code_exec, u.code, self.stdin_code(seg, u), code_kind(seg))
+            self.segments.append(dataclasses.replace(seg, code_exec=code, extra_writes=u.writes,
+                                                     deletes=u.deletes))
         for inner in u.inners:
             self.emit(dataclasses.replace(seg, words=inner, wrappers=(*seg.wrappers, u.wrapper),
                                           dynamic_args=seg.dynamic_args or u.dynamic,
                                           assignments=seg.assignments + u.assignments), ctx)
         for script in u.scripts:
-            self.nested(seg, u.wrapper, script, ctx)
+            self.nested(seg, u.wrapper, script, ctx, dynamic=u.dynamic)
+        for source in u.sources:
+            self.nested(seg, u.wrapper, source, ctx)
         if u.stdin_script:
             feed = next((r for r in reversed(seg.redirects) if r.mode in ("heredoc", "herestring")), None)
             if feed is not None and feed.literal:
                 self.nested(seg, u.wrapper, Word(feed.target), ctx)
+            elif feed is None and seg.stdin_piped and ctx.piped_text is not None:
+                self.nested(seg, u.wrapper, Word(ctx.piped_text), ctx)
 
     def stdin_code(self, seg: Segment, u: Unwrapped) -> str:
         if not u.stdin_script:
@@ -296,19 +384,30 @@ class _Walker:
             return "" if feed.mode == "read" or feed.literal else "embedded"
         return "stdin" if seg.stdin_piped else ""
 
-    def nested(self, seg: Segment, wrapper: str, script: Word, ctx: _Ctx) -> None:
+    def nested(self, seg: Segment, wrapper: str, script: Word, ctx: _Ctx, *, dynamic: bool = False) -> None:
         if not script.literal:
-            self.segments.append(dataclasses.replace(seg, code_exec="embedded"))
-            return
+            seen = self.produced.get(script.text) or self.produced.get(script.text.strip('"'))
+            if seen is None:
+                self.segments.append(dataclasses.replace(seg, code_exec="embedded"))
+                return
+            script = Word(seen)
         if ctx.nesting + 1 > MAX_SCRIPT_NESTING:
             msg = f"scripts nested more than {MAX_SCRIPT_NESTING} levels deep"
             raise _fail(msg)
         outer = tuple(r for r in seg.redirects if r.mode not in ("heredoc", "herestring"))
         inner = _Ctx(context=(*seg.context, "script"), redirects=outer, wrappers=(*seg.wrappers, wrapper),
-                     functions=seg.functions, stdin_piped=seg.stdin_piped, nesting=ctx.nesting + 1)
+                     functions=seg.functions, stdin_piped=seg.stdin_piped, nesting=ctx.nesting + 1,
+                     dynamic=dynamic or ctx.dynamic)
         saved = self.cwd
         self.script(script.text, inner)
         self.cwd = saved
+
+
+def _strongest(*codes: str) -> str:
+    for kind in ("embedded", "stdin", "inline"):
+        if kind in codes:
+            return kind
+    return ""
 
 
 def parse(text: str, *, cwd: str = "/workspace", checker: SyntaxChecker = bash_n) -> ParseResult:

@@ -1,211 +1,100 @@
-"""Wrapper programs: what command (argv) or script (string) each one really runs.
+"""What a simple command runs besides (or instead of) its program, from the program grammars.
 
-``unwrap`` is pure: it looks at the words of one simple command and says what runs inside it. The
-parser then analyses the inner argv or parses the inner script recursively.
+``unwrap`` is pure: it looks at the words of one simple command and says what else runs: a wrapped
+command (argv), shell scripts carried by options or operands, code it cannot see into, files an option
+makes it write or delete. The parser analyses inner argvs and parses inner scripts recursively.
 """
 
 from __future__ import annotations
 
-import posixpath
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-from canal.policy.shell.model import Word
-from canal.policy.shell.options import OptionSpec, scan, short_value_word
+from canal.policy.shell.getopt import Scan, scan
+from canal.policy.shell.grammar import Grammar, grammar_of
+from canal.policy.shell.model import SHELLS, Unwrapped, Word, basename
+from canal.policy.shell.payloads import NOTHING, Payload, payload
+from canal.policy.shell.special import custom, special
 
-SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "yash", "fish", "rbash"})
-
-
-@dataclass(frozen=True)
-class Unwrapped:
-    wrapper: str
-    inners: tuple[tuple[Word, ...], ...] = ()
-    scripts: tuple[Word, ...] = ()
-    keep_outer: bool = False  # the wrapper itself also runs as a program (find, a shell reading a file)
-    dynamic: bool = False  # inner argv gets arguments at run time
-    assignments: tuple[tuple[str, str], ...] = ()
-    stdin_script: bool = False  # a shell reading its script from stdin
+__all__ = ["SHELLS", "Unwrapped", "basename", "unwrap"]
+MAX_SUBCOMMAND_DEPTH = 3
 
 
-_ARGV = {  # wrapper -> options taking a value; the inner command starts at the first positional
-    "sudo": OptionSpec("ugChpDrtTU", frozenset({"user", "group", "close-from", "host", "prompt", "chdir",
-                                                 "role", "type", "command-timeout", "other-user"})),
-    "doas": OptionSpec("uC"),
-    "nice": OptionSpec("n", frozenset({"adjustment"}), numeric_flags=True),
-    "nohup": OptionSpec(),
-    "setsid": OptionSpec(),
-    "time": OptionSpec(),
-    "builtin": OptionSpec(),
-    "exec": OptionSpec("a"),
-    "stdbuf": OptionSpec("ioe", frozenset({"input", "output", "error"})),
-    "coproc": OptionSpec(),
-    "busybox": OptionSpec(),
-    "unbuffer": OptionSpec(),
-}
-_NO_INNER = {"sudo": set("elvkK") | {"--list", "--validate", "--edit"}, "command": {"v", "V"},
-             "ionice": {"p", "P", "u", "--pid", "--pgid", "--uid"}}
-_XARGS = OptionSpec("adEILnPs", frozenset({"arg-file", "delimiter", "max-lines", "max-args", "max-procs",
-                                          "max-chars", "process-slot-var", "eof", "replace"}))
-_TIMEOUT = OptionSpec("sk", frozenset({"signal", "kill-after"}))
-_ENV = OptionSpec("uCS", frozenset({"unset", "chdir", "split-string"}))
-_SU = OptionSpec("cgGsw", frozenset({"command", "group", "supp-group", "shell", "whitelist-environment",
-                                     "session-command"}))
-_SCRIPT = OptionSpec("cEIOBTmo", frozenset({"command", "echo", "log-in", "log-out", "log-io",
-                                            "log-timing", "logging-format", "output-limit"}))
-_WATCH = OptionSpec("nq", frozenset({"interval", "equexit"}))
-_SHELL = OptionSpec("oO", frozenset({"rcfile", "init-file"}))
-_IONICE = OptionSpec("cnpPu", frozenset({"class", "classdata", "pid", "pgid", "uid"}))
-_FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
-_ASSIGN_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+def _merge(payloads: Sequence[Payload]) -> Payload:
+    scripts = tuple(s for p in payloads for s in p.scripts)
+    code = "embedded" if any(p.code == "embedded" for p in payloads) else (
+        "inline" if any(p.code == "inline" for p in payloads) else "")
+    return Payload(scripts=scripts, code=code, writes=tuple(w for p in payloads for w in p.writes),
+                   deletes=any(p.deletes for p in payloads), dynamic=any(p.dynamic for p in payloads))
 
 
-def basename(word: Word) -> str:
-    return posixpath.basename(word.text) if word.literal else ""
+def _roles(s: Scan, g: Grammar) -> Payload:
+    found = [payload(g.roles[n], o.value) for o in s.options for n in o.names if n in g.roles]
+    return _merge(found) if found else NOTHING
 
 
-def _rest(words: Sequence[Word], start: int) -> tuple[Word, ...]:
-    return tuple(words[start:])
+def _command(words: Sequence[Word], s: Scan, g: Grammar) -> tuple[tuple[Word, ...] | None, Word | None, bool]:
+    """(inner argv, inner script, shell reading stdin) for a program whose operands are a command."""
+    spec = g.command
+    if spec is None or s.has(*g.no_command):
+        return None, None, False
+    if spec.with_option and not s.has(*spec.with_option):
+        return None, None, False
+    if len(s.operands) <= spec.skip:
+        return None, None, spec.shell_if_empty
+    start = s.operands[spec.skip]
+    rest = tuple(words[start:]) if g.stop_at_operand else tuple(words[i] for i in s.operands[spec.skip:])
+    if rest[0].literal and rest[0].text in spec.script_flags:
+        return None, (rest[1] if len(rest) > 1 else None), False
+    joined = (spec.join and not s.has(*spec.argv_with)) or s.has(*spec.join_with)
+    if joined:
+        return None, Word(" ".join(w.text for w in rest), literal=all(w.literal for w in rest)), False
+    return rest, None, False
 
 
-def _join(words: Sequence[Word]) -> Word:
-    return Word(" ".join(w.text for w in words), literal=all(w.literal for w in words))
-
-
-def _argv_wrapper(name: str, words: Sequence[Word]) -> Unwrapped | None:
-    spec = _ARGV[name]
-    s = scan(words, 1, spec)
-    if set(s.seen) & _NO_INNER.get(name, set()) or s.index >= len(words):
+def _generic(name: str, words: Sequence[Word], g: Grammar, depth: int = 0) -> Unwrapped | None:
+    s = scan(words, 1, g)
+    if g.subcommands and s.operands and depth < MAX_SUBCOMMAND_DEPTH:
+        first = s.operands[0]
+        sub = g.subcommands.get(words[first].text)
+        if sub is not None:
+            sub_words = words[first:]
+            inner = custom(sub.custom, sub_words) if sub.custom else _generic(name, sub_words, sub, depth + 1)
+            outer = _roles(s, g)
+            return _combine(name, outer, inner, words)
+    inner_argv, script, reads_stdin = _command(words, s, g)
+    found = _roles(s, g)
+    deletes = tuple(words[i].text for i in s.operands) if found.deletes else ()
+    is_wrapper = g.command is not None
+    if inner_argv is None and script is None and not reads_stdin and found == NOTHING:
         return None
-    return Unwrapped(name, inners=(_rest(words, s.index),))
+    return Unwrapped(
+        wrapper=name, inners=(inner_argv,) if inner_argv else (),
+        scripts=found.scripts + ((script,) if script is not None else ()),
+        keep_outer=not is_wrapper or bool(found.writes or found.code or found.deletes) or reads_stdin,
+        dynamic=found.dynamic,
+        stdin_script=reads_stdin or (g.stdin_script and not s.operands), code=found.code,
+        writes=found.writes, deletes=deletes)
 
 
-def _with_no_inner(name: str, words: Sequence[Word], spec: OptionSpec, skip: int = 0) -> Unwrapped | None:
-    s = scan(words, 1, spec)
-    if set(s.seen) & _NO_INNER.get(name, set()) or s.index + skip >= len(words):
-        return None
-    return Unwrapped(name, inners=(_rest(words, s.index + skip),))
-
-
-def _env(words: Sequence[Word]) -> Unwrapped | None:
-    split = short_value_word(words, "S", 1, _ENV)
-    s = scan(words, 1, _ENV)
-    if "--split-string" in s.seen:
-        split = Word(s.seen["--split-string"])
-    i = s.index
-    assigns: list[tuple[str, str]] = []
-    while i < len(words) and _ASSIGN_RE.match(words[i].text):
-        key, _, value = words[i].text.partition("=")
-        assigns.append((key, value))
-        i += 1
-    scripts = (_join([split, *words[i:]]),) if split is not None else ()
-    inners = (_rest(words, i),) if i < len(words) and split is None else ()
-    if not scripts and not inners:
-        return None
-    return Unwrapped("env", inners=inners, scripts=scripts, assignments=tuple(assigns))
-
-
-def _xargs(words: Sequence[Word]) -> Unwrapped:
-    s = scan(words, 1, _XARGS)
-    inner = _rest(words, s.index) or (Word("echo"),)
-    return Unwrapped("xargs", inners=(inner,), dynamic=True)
-
-
-def _find(words: Sequence[Word]) -> Unwrapped | None:
-    inners: list[tuple[Word, ...]] = []
-    i = 1
-    while i < len(words):
-        if words[i].text in _FIND_EXEC:
-            j = i + 1
-            while j < len(words) and words[j].text not in (";", "+"):
-                j += 1
-            if j > i + 1:
-                inners.append(tuple(words[i + 1:j]))
-            i = j
-        i += 1
-    return Unwrapped("find", inners=tuple(inners), keep_outer=True, dynamic=True) if inners else None
-
-
-def _shell(name: str, words: Sequence[Word]) -> Unwrapped:
-    # `+o opt` / `+x` turn options off; scan them like their `-` forms.
-    words = [Word("-" + w.text[1:], w.literal) if w.text.startswith("+") and len(w.text) > 1 else w
-             for w in words]
-    s = scan(words, 1, _SHELL)
-    command_flag = "c" in s.seen or "--command" in s.seen or "-command" in {w.text for w in words[1:2]}
-    if command_flag:
-        if s.index < len(words):
-            return Unwrapped(name, scripts=(words[s.index],))
-        return Unwrapped(name, keep_outer=True)
-    if s.index < len(words) and "s" not in s.seen:
-        return Unwrapped(name, keep_outer=True)  # runs a script file
-    return Unwrapped(name, keep_outer=True, stdin_script=True)
-
-
-def _script_flag(name: str, words: Sequence[Word], spec: OptionSpec, long_name: str) -> Unwrapped | None:
-    value = short_value_word(words, "c", 1, spec)
-    if value is None:
-        s = scan(words, 1, spec)
-        if long_name in s.seen:
-            value = Word(s.seen[long_name])
-    if value is None:
-        return None
-    return Unwrapped(name, scripts=(value,))
-
-
-def _watch(words: Sequence[Word]) -> Unwrapped | None:
-    s = scan(words, 1, _WATCH)
-    if s.index >= len(words):
-        return None
-    if "x" in s.seen or "--exec" in s.seen:
-        return Unwrapped("watch", inners=(_rest(words, s.index),))
-    return Unwrapped("watch", scripts=(_join(words[s.index:]),))
-
-
-def _trap(words: Sequence[Word]) -> Unwrapped | None:
-    args = [w for w in words[1:] if w.text != "--"]
-    if not args or args[0].text in ("-p", "-l", "-", ""):
-        return None
-    return Unwrapped("trap", scripts=(args[0],))
+def _combine(name: str, outer: Payload, inner: Unwrapped | None, words: Sequence[Word]) -> Unwrapped | None:
+    if outer == NOTHING:
+        return inner
+    base = inner or Unwrapped(name, keep_outer=True)
+    return Unwrapped(wrapper=name, inners=base.inners, scripts=outer.scripts + base.scripts, keep_outer=True,
+                     dynamic=outer.dynamic or base.dynamic,
+                     stdin_script=base.stdin_script, code=_merge([outer, Payload(code=base.code)]).code,
+                     writes=outer.writes + base.writes, deletes=base.deletes)
 
 
 def unwrap(words: Sequence[Word]) -> Unwrapped | None:
-    """What the command in ``words`` runs, when its program is a known wrapper; else None."""
+    """What the command in ``words`` runs besides its program, when the parser can tell; else None."""
     if not words:
         return None
     name = basename(words[0])
-    result: Unwrapped | None
-    if name in _ARGV:
-        result = _argv_wrapper(name, words)
-    elif name in SHELLS:
-        result = _shell(name, words)
-    elif name == "timeout":
-        result = _with_no_inner(name, words, _TIMEOUT, skip=1)
-    elif name == "ionice":
-        result = _with_no_inner(name, words, _IONICE)
-    elif name == "command":
-        result = _with_no_inner(name, words, OptionSpec())
-    elif name == "chroot":
-        result = _with_no_inner(name, words, OptionSpec(), skip=1)
-    else:
-        result = _other(name, words)
-    return result
-
-
-def _other(name: str, words: Sequence[Word]) -> Unwrapped | None:
-    if name == "env":
-        return _env(words)
-    if name == "xargs":
-        return _xargs(words)
-    if name == "find":
-        return _find(words)
-    if name == "eval":
-        return Unwrapped("eval", scripts=(_join(words[1:]),)) if len(words) > 1 else None
-    if name == "su":
-        return _script_flag(name, words, _SU, "--command")
-    if name == "script":
-        return _script_flag(name, words, _SCRIPT, "--command")
-    if name == "watch":
-        return _watch(words)
-    if name == "trap":
-        return _trap(words)
-    return None
+    found = special(name, words)
+    if found is not None or name in SHELLS:
+        return found
+    g = grammar_of(name)
+    if g is None or g.custom is not None:
+        return None
+    return _generic(name, words, g)

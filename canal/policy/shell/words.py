@@ -114,7 +114,10 @@ def resolve(node: Node) -> Word:
         inner = node.named_children[0] if kind == "translated_string" and node.named_children else node
         return _string(inner)
     if kind == "concatenation":
-        return _join([resolve(c) for c in node.named_children], text)
+        joined = _join([resolve(c) for c in node.named_children], text)
+        if not joined.glob and _BRACE_RE.search(text):  # {a,b} split over several nodes
+            return Word(joined.text, joined.literal, joined.substitution, glob=True)
+        return joined
     if kind in _EXPANSIONS:
         return Word(text, literal=False, substitution=kind in _SUBSTITUTIONS or _has_subst(node))
     return Word(text, literal=False, substitution=_has_subst(node))

@@ -1,4 +1,4 @@
-"""Acceptance: every adversarial and benign corpus entry reaches its required decision in both profiles.
+"""Acceptance: every adversarial, benign and findings corpus entry reaches its decision in both profiles.
 
 Each (profile, case) is its own test, so pytest's summary line is the pass count.
 """
@@ -21,6 +21,8 @@ def _cases() -> list[dict[str, Any]]:
     benign = yaml.safe_load((CORPUS / "policy-benign.yaml").read_text())
     cases = [case for group in adversarial.values() for case in group]
     cases += [dict(case, id=f"BN-{i:02d}") for i, case in enumerate(benign, 1)]
+    findings = yaml.safe_load((CORPUS / "canal-findings.yaml").read_text())
+    cases += [case for group in findings.values() for case in group]
     return cases
 
 
@@ -28,7 +30,8 @@ CASES = _cases()
 
 
 def test_corpus_is_the_full_copy() -> None:
-    assert len(CASES) == 186
+    findings = yaml.safe_load((CORPUS / "canal-findings.yaml").read_text())
+    assert len(CASES) == 186 + sum(len(group) for group in findings.values())
     assert len({c["id"] for c in CASES}) == len(CASES)
 
 
@@ -37,6 +40,8 @@ def _check(policy: Policy, case: dict[str, Any], profile: str) -> None:
     decision = policy.decide(case["cmd"])
     if want == "allow":
         assert decision.action == "allow", decision.to_json()
+    elif want == "deny":
+        assert decision.action == "deny", decision.to_json()
     elif want == "not-allow":
         assert decision.action in ("confirm", "deny"), decision.to_json()
     else:

@@ -103,3 +103,16 @@ def test_explain_reports_facts(standard: Policy) -> None:
     assert rm.facts["flags"] == ["r", "f"]
     assert rm.facts["wrappers"] == ["sudo"]
     assert rm.matched == ("rm-recursive-or-force",)
+
+
+def test_over_long_command_is_refused_before_parsing(standard: Policy) -> None:
+    calls: list[str] = []
+    policy = build_policy([Path(__file__).parents[3] / "canal" / "policy" / "profiles" / "standard.yaml"],
+                          checker=lambda text: calls.append(text) or "")
+    huge = "echo " + "x" * 2_000_000
+    d = policy.decide(huge)
+    assert (d.action, d.source) == ("deny", "parse_failure")
+    assert "2000005 characters" in d.reason
+    assert len(d.segment) <= 200
+    assert huge not in [k[0] for k in policy._cache]
+    assert not [c for c in calls if len(c) > 10_000]

@@ -101,3 +101,17 @@ def test_a_ready_sandbox_is_not_asked_about(canal: Canal, monkeypatch: pytest.Mo
     monkeypatch.setattr(backend, "get", lambda name: (asked.append(name), real(name))[1])
     canal.run("true")
     assert asked == []
+
+
+def test_over_long_command_is_refused_with_its_head_only(canal: Canal) -> None:
+    backend = canal.backend
+    assert isinstance(backend, FakeBackend)
+    huge = "echo " + "x" * 2_000_000
+    result = canal.run(huge)
+    assert result.status == "denied"
+    assert "2000005 characters" in result.text
+    assert len(result.text) < 2_000
+    assert not backend.calls
+    log = canal.services.audit.path.read_text()
+    assert "x" * 300 not in log
+    assert "2000005 characters" in log

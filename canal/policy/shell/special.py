@@ -1,0 +1,262 @@
+"""Programs whose grammar does not fit the table: shells, env, xargs, find, eval, trap, alias, source,
+vi/vim, gdb, parallel, socat, sed and ``git config``. Each handler says what else the command runs."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from canal.policy.shell.getopt import scan
+from canal.policy.shell.grammar import Grammar, grammar_of
+from canal.policy.shell.model import SHELLS, Unwrapped, Word, basename
+from canal.policy.shell.payloads import Payload, ex_command, gdb_command, git_config_value
+
+_SHELL = Grammar(name="sh", short_values="oO", long={"rcfile": "=", "init-file": "=", "command": ""},
+                 plus_options=True, stop_at_operand=True)
+_FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+_FIND_WRITES = frozenset({"-fprint", "-fprint0", "-fprintf", "-fls"})
+_ASSIGN_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_PARALLEL_MARKERS = frozenset({":::", "::::", ":::+", "::::+"})
+_SOCAT_CODE = re.compile(r"^(exec|system):(.*)$", re.I | re.S)
+_SED_EXEC = re.compile(r"(^|[;{}\n]|\s)\s*(?:[0-9$,~+]*|/[^/]*/)?\s*!?\s*e(\s|;|$)"
+                       r"|s(.).*?\3.*?\3[gpiImMw0-9]*e")
+
+
+def _join(words: Sequence[Word]) -> Word:
+    return Word(" ".join(w.text for w in words), literal=all(w.literal for w in words))
+
+
+def _grammar(name: str) -> Grammar:
+    return grammar_of(name) or Grammar(name=name)
+
+
+def shell(name: str, words: Sequence[Word]) -> Unwrapped:
+    s = scan(words, 1, _SHELL)
+    command_flag = s.has("c", "command") or (len(words) > 1 and words[1].text == "-command")
+    if command_flag:
+        if s.stop < len(words):
+            return Unwrapped(name, scripts=(words[s.stop],))
+        return Unwrapped(name, keep_outer=True)
+    if s.stop < len(words) and not s.has("s"):
+        script = words[s.stop]
+        return Unwrapped(name, keep_outer=True, sources=(script,) if script.substitution else ())
+    return Unwrapped(name, keep_outer=True, stdin_script=True)
+
+
+def env(words: Sequence[Word]) -> Unwrapped | None:
+    g = _grammar("env")
+    s = scan(words, 1, Grammar(name="env", short_values=g.short_values, long=g.long, stop_at_operand=True))
+    split = s.value("S", "split-string")
+    i = s.stop
+    assigns: list[tuple[str, str]] = []
+    while i < len(words) and _ASSIGN_RE.match(words[i].text):
+        key, _, value = words[i].text.partition("=")
+        assigns.append((key, value))
+        i += 1
+    scripts = (_join([split, *words[i:]]),) if split is not None else ()
+    inners = (tuple(words[i:]),) if i < len(words) and split is None else ()
+    if not scripts and not inners:
+        return Unwrapped("env", keep_outer=True, assignments=tuple(assigns)) if assigns else None
+    return Unwrapped("env", inners=inners, scripts=scripts, assignments=tuple(assigns))
+
+
+def xargs(words: Sequence[Word]) -> Unwrapped:
+    g = _grammar("xargs")
+    s = scan(words, 1, Grammar(name="xargs", short_values=g.short_values, short_optional=g.short_optional,
+                               long=g.long, stop_at_operand=True))
+    inner = tuple(words[s.stop:]) or (Word("echo"),)
+    return Unwrapped("xargs", inners=(inner,), dynamic=True)
+
+
+def find(words: Sequence[Word]) -> Unwrapped | None:
+    inners: list[tuple[Word, ...]] = []
+    writes: list[str] = []
+    i = 1
+    while i < len(words):
+        text = words[i].text
+        if text in _FIND_EXEC:
+            j = i + 1
+            while j < len(words) and words[j].text not in (";", "+"):
+                j += 1
+            if j > i + 1:
+                inners.append(tuple(words[i + 1:j]))
+            i = j
+        elif text in _FIND_WRITES and i + 1 < len(words):
+            writes.append(words[i + 1].text)
+            i += 1
+        i += 1
+    if not inners and not writes:
+        return None
+    return Unwrapped("find", inners=tuple(inners), keep_outer=True, dynamic=True, writes=tuple(writes))
+
+
+def trap(words: Sequence[Word]) -> Unwrapped | None:
+    args = [w for w in words[1:] if w.text != "--"]
+    if not args or args[0].text in ("-p", "-l", "-", ""):
+        return None
+    return Unwrapped("trap", scripts=(args[0],))
+
+
+def alias(words: Sequence[Word]) -> Unwrapped | None:
+    """``alias name='body'``: the body runs wherever the name is used, so it is decided as a command."""
+    bodies = []
+    for word in words[1:]:
+        _name, eq, body = word.text.partition("=")
+        if eq:
+            bodies.append(Word(body, literal=word.literal))
+        elif not word.literal:
+            bodies.append(word)
+    return Unwrapped("alias", scripts=tuple(bodies)) if bodies else None
+
+
+def source(words: Sequence[Word]) -> Unwrapped | None:
+    operands = [w for w in words[1:] if w.text != "--"]
+    if not operands:
+        return None
+    first = operands[0]
+    return Unwrapped(basename(words[0]) or "source", keep_outer=True,
+                     sources=(first,) if first.substitution else (),
+                     code="" if first.literal or first.substitution else "embedded")
+
+
+def vim(words: Sequence[Word]) -> Unwrapped | None:
+    payloads: list[Payload] = []
+    for i, word in enumerate(words[1:], 1):
+        text = word.text
+        if text in ("-c", "--cmd") and i + 1 < len(words):
+            payloads.append(ex_command(words[i + 1]))
+        elif text.startswith("+") and len(text) > 1:
+            payloads.append(ex_command(Word(text[1:], literal=word.literal)))
+        elif text in ("-S", "-u", "-s", "--startuptime") and i + 1 < len(words):
+            payloads.append(Payload(code="inline") if text in ("-S", "-s") else Payload())
+    return _from_payloads("vim", payloads)
+
+
+def gdb(words: Sequence[Word]) -> Unwrapped | None:
+    payloads: list[Payload] = []
+    inners: tuple[tuple[Word, ...], ...] = ()
+    i = 1
+    while i < len(words):
+        name, eq, value = words[i].text.lstrip("-").partition("=")
+        dashed = words[i].text.startswith("-")
+        if dashed and name == "args":
+            inners = (tuple(words[i + 1:]),) if i + 1 < len(words) else ()
+            break
+        if dashed and name in ("ex", "eval-command", "iex", "init-eval-command"):
+            nxt = words[i + 1] if i + 1 < len(words) else None
+            arg = Word(value, literal=words[i].literal) if eq else nxt
+            if arg is not None:
+                payloads.append(gdb_command(arg))
+            i += 1 if eq else 2
+            continue
+        if dashed and name in ("x", "command", "ix", "init-command"):
+            payloads.append(Payload(code="inline"))
+        i += 1
+    found = _from_payloads("gdb", payloads)
+    if inners:
+        base = found or Unwrapped("gdb")
+        return Unwrapped("gdb", inners=inners, scripts=base.scripts, keep_outer=True, code=base.code)
+    return found
+
+
+def parallel(words: Sequence[Word]) -> Unwrapped | None:
+    """``parallel CMD ::: ARGS``: CMD with each argument, through a shell; without CMD each ARG is one."""
+    g = _grammar("parallel")
+    s = scan(words, 1, Grammar(name="parallel", short_values=g.short_values or "jJSanNIdEX", long=g.long,
+                               stop_at_operand=True))
+    rest = list(words[s.stop:])
+    cut = next((k for k, w in enumerate(rest) if w.text in _PARALLEL_MARKERS), len(rest))
+    template, args = rest[:cut], [w for w in rest[cut + 1:] if w.text not in _PARALLEL_MARKERS]
+    if not template:
+        return Unwrapped("parallel", scripts=tuple(args)) if args else None
+    text = _join(template)
+    scripts = [Word(text.text.replace("{}", a.text) if "{}" in text.text else f"{text.text} {a.text}",
+                    literal=text.literal and a.literal) for a in args] or [text]
+    return Unwrapped("parallel", scripts=tuple(scripts), dynamic=not args)
+
+
+def socat(words: Sequence[Word]) -> Unwrapped | None:
+    scripts = []
+    for word in words[1:]:
+        found = _SOCAT_CODE.match(word.text)
+        if found is not None:
+            scripts.append(Word(found.group(2).split(",", 1)[0], literal=word.literal))
+    return Unwrapped("socat", scripts=tuple(scripts), keep_outer=True) if scripts else None
+
+
+def sed(words: Sequence[Word]) -> Unwrapped | None:
+    """GNU sed runs commands with its ``e`` command and the ``e`` flag of ``s``: code it hides."""
+    g = _grammar("sed")
+    s = scan(words, 1, g)
+    scripts = [o.value for o in s.options
+               if o.value is not None and ("expression" in o.names or "e" in o.names)]
+    if not scripts and s.operands and not s.has("f", "file"):
+        scripts = [words[s.operands[0]]]
+    hidden = any(w is not None and (not w.literal or _SED_EXEC.search(w.text)) for w in scripts)
+    return Unwrapped("sed", keep_outer=True, code="embedded") if hidden else None
+
+
+def gitconfig(words: Sequence[Word]) -> Unwrapped | None:
+    """``git config [set] KEY VALUE``: setting a code-executing key is running its value later."""
+    s = scan(words, 1, _grammar("git").subcommands.get("config") or Grammar(name="config"))
+    operands = [words[i] for i in s.operands]
+    if operands and operands[0].text in ("set", "get", "unset", "list", "edit", "rename-section",
+                                         "remove-section"):
+        if operands[0].text != "set":
+            return None
+        operands = operands[1:]
+    if len(operands) < 2 or s.has("get", "get-all", "get-regexp", "unset", "unset-all", "list"):
+        return None
+    found = git_config_value(operands[0].text, operands[1], literal_key=operands[0].literal)
+    if not found.scripts and not found.code:
+        return None
+    return Unwrapped("git config", scripts=found.scripts, keep_outer=True, code=found.code)
+
+
+def _from_payloads(name: str, payloads: Sequence[Payload]) -> Unwrapped | None:
+    scripts = tuple(s for p in payloads for s in p.scripts)
+    code = "embedded" if any(p.code == "embedded" for p in payloads) else (
+        "inline" if any(p.code == "inline" for p in payloads) else "")
+    return Unwrapped(name, scripts=scripts, keep_outer=True, code=code) if scripts or code else None
+
+
+def zip_(words: Sequence[Word]) -> Unwrapped | None:
+    """zip's two-letter ``-TT cmd`` (test with this unzip command) and ``-m`` (delete what was zipped)."""
+    g = _grammar("zip")
+    tt = next((words[i + 1] for i in range(1, len(words) - 1) if words[i].text == "-TT"), None)
+    rest = [w for w in words if w.text != "-TT" and w is not tt]
+    s = scan(rest, 1, g)
+    scripts = (tt,) if tt is not None else ()
+    deletes = tuple(rest[i].text for i in s.operands[1:]) if s.has("m", "move") else ()
+    if not scripts and not deletes and not s.has("unzip-command"):
+        return None
+    value = s.value("unzip-command")
+    return Unwrapped("zip", scripts=scripts + ((value,) if value is not None else ()), keep_outer=True,
+                     dynamic=True, deletes=deletes)
+
+
+_CUSTOM: dict[str, Callable[[Sequence[Word]], Unwrapped | None]] = {
+    "env": env, "xargs": xargs, "find": find, "vim": vim, "gdb": gdb, "parallel": parallel, "socat": socat,
+    "sed": sed, "gitconfig": gitconfig, "zip": zip_,
+}
+_BY_NAME: dict[str, Callable[[Sequence[Word]], Unwrapped | None]] = {
+    "trap": trap, "alias": alias, "source": source, ".": source,
+    "eval": lambda w: Unwrapped("eval", scripts=(_join(w[1:]),)) if len(w) > 1 else None,
+}
+
+
+def custom(kind: str, words: Sequence[Word]) -> Unwrapped | None:
+    handler = _CUSTOM.get(kind)
+    return handler(words) if handler is not None else None
+
+
+def special(name: str, words: Sequence[Word]) -> Unwrapped | None:
+    """The handler's answer for programs outside the table's generic model; None for the others."""
+    if name in SHELLS:
+        return shell(name, words)
+    if name in _BY_NAME:
+        return _BY_NAME[name](words)
+    g = grammar_of(name)
+    if g is not None and g.custom is not None:
+        return custom(g.custom, words)
+    return None
