@@ -11,7 +11,7 @@ from typing import Any
 
 from canal.policy.celenv import Compiled, EvalFailure, activation, compile_combined, evaluate, evaluate_many
 from canal.policy.decision import STRICTNESS, Action, Decision, Source
-from canal.policy.facts import segment_facts
+from canal.policy.facts import DEFAULT_SESSION, Session, segment_facts
 from canal.policy.fastcel import run
 from canal.policy.fastops import plain
 from canal.policy.shell import PARSER_VERSION, Segment, parse
@@ -66,7 +66,7 @@ class Policy:
         self.checker = checker
         self.cache_enabled = True
         self.fast_eval = True  # translated closures (policy.fastcel) where they can vouch for the result
-        self._cache: OrderedDict[tuple[str, str, bool], Decision] = OrderedDict()
+        self._cache: OrderedDict[tuple[str, str, bool, tuple[tuple[str, str], ...]], Decision] = OrderedDict()
         self._combined: OrderedDict[tuple[str, ...], Compiled] = OrderedDict()
         self._index: dict[str, list[CompiledRule]] = {}
         self._generic: list[CompiledRule] = []
@@ -81,12 +81,15 @@ class Policy:
 
     # --- public API -------------------------------------------------------------------------------
     def decide(self, command: str, *, cwd: str = "/workspace", unattended: bool = False,
-               context: Mapping[str, Any] | None = None) -> Decision:
+               context: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None) -> Decision:
+        """``cwd`` and ``env``: the session's real working directory and the exported variables it changed
+        (name -> value; values matter for PATH only), so the decision is about what will really run."""
         if len(command) > MAX_COMMAND_CHARS:  # refused before any work whose cost grows with the text
             return self._final(_Outcome("deny", "parse_failure", [], [
                 f"the command is {len(command)} characters long; the limit is {MAX_COMMAND_CHARS}"],
                 command[:200]), (), 0, unattended, time.monotonic())
-        key = (command, cwd, unattended)
+        session = Session(cwd=cwd, env=dict(env or {}))
+        key = (command, cwd, unattended, tuple(sorted(session.env.items())))
         if self.cache_enabled and context is None and key in self._cache:
             self._cache.move_to_end(key)
             return self._cache[key]
@@ -97,7 +100,7 @@ class Policy:
                 f"the command could not be parsed safely ({parsed.failure}); rewrite it in plain shell "
                 "syntax"], command), (), 0, unattended, start)
         else:
-            decision = self._decide_segments(command, parsed.segments, unattended, context, start)
+            decision = self._decide_segments(command, parsed.segments, unattended, context, start, session)
         if self.cache_enabled and context is None:
             self._cache[key] = decision
             if len(self._cache) > CACHE_SIZE:
@@ -105,7 +108,8 @@ class Policy:
         return decision
 
     def decide_argv(self, argv: Sequence[str], *, cwd: str = "/workspace", unattended: bool = False,
-                    context: Mapping[str, Any] | None = None) -> Decision:
+                    context: Mapping[str, Any] | None = None,
+                    env: Mapping[str, str] | None = None) -> Decision:
         """Decide an exact argv run without a shell: facts come from the argv; wrappers still unwrap."""
         start = time.monotonic()
         text = " ".join(argv)
@@ -117,18 +121,23 @@ class Policy:
             return self._final(_Outcome("deny", "parse_failure", [], [
                 f"an inner script could not be parsed safely ({parsed.failure})"], text), (), 0, unattended,
                 start)
-        return self._decide_segments(text, parsed.segments, unattended, context, start)
+        return self._decide_segments(text, parsed.segments, unattended, context, start,
+                                     Session(cwd=cwd, env=dict(env or {})))
 
     def explain(self, command: str, *, cwd: str = "/workspace", unattended: bool = False,
-                context: Mapping[str, Any] | None = None) -> tuple[Decision, list[SegmentReport]]:
+                context: Mapping[str, Any] | None = None,
+                env: Mapping[str, str] | None = None) -> tuple[Decision, list[SegmentReport]]:
+        if len(command) > MAX_COMMAND_CHARS:
+            return self.decide(command, cwd=cwd, unattended=unattended), []
         parsed = parse(command, cwd=cwd, checker=self.checker)
-        decision = self.decide(command, cwd=cwd, unattended=unattended, context=context or {})
+        decision = self.decide(command, cwd=cwd, unattended=unattended, context=context or {}, env=env)
         if not parsed.ok:
             return decision, []
-        cmd, ctx = self._command_facts(command, parsed.segments, unattended, context)
+        session = Session(cwd=cwd, env=dict(env or {}))
+        all_facts = [segment_facts(seg, session) for seg in parsed.segments]
+        cmd, ctx = self._command_facts(command, all_facts, unattended, context)
         reports = []
-        for seg in parsed.segments:
-            facts = segment_facts(seg)
+        for facts in all_facts:
             matched, errors = self._evaluate(self._candidates(facts), facts, cmd, ctx)
             action = self.default if not matched else max((r.decision for r in matched),
                                                           key=STRICTNESS.__getitem__)
@@ -140,13 +149,13 @@ class Policy:
         self._cache.clear()
 
     # --- evaluation -------------------------------------------------------------------------------
-    def _command_facts(self, text: str, segments: Sequence[Segment], unattended: bool,
+    def _command_facts(self, text: str, facts: Sequence[Mapping[str, Any]], unattended: bool,
                        context: Mapping[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
         ctx = {"profile": self.name, "unattended": unattended, "network": "", "mounts": [],
                "workflow": "", "step": ""}
         ctx.update({k: v for k, v in (context or {}).items() if k in ctx})
-        programs = [segment_facts(s)["program"] for s in segments]
-        return {"text": text, "count": len(segments), "programs": programs}, ctx
+        programs = [f["program"] for f in facts]
+        return {"text": text, "count": len(facts), "programs": programs}, ctx
 
     def _candidates(self, facts: Mapping[str, Any]) -> list[CompiledRule]:
         program = facts["program"]
@@ -200,15 +209,16 @@ class Policy:
         return found
 
     def _decide_segments(self, text: str, segments: Sequence[Segment], unattended: bool,
-                         context: Mapping[str, Any] | None, start: float) -> Decision:
+                         context: Mapping[str, Any] | None, start: float,
+                         session: Session = DEFAULT_SESSION) -> Decision:
         if not segments:
             return self._final(_Outcome("allow", "empty", [], ["nothing to run"], text), (), 0,
                                unattended, start)
-        cmd, ctx = self._command_facts(text, segments, unattended, context)
+        all_facts = [segment_facts(seg, session) for seg in segments]
+        cmd, ctx = self._command_facts(text, all_facts, unattended, context)
         out = _Outcome(action="allow", source="no_match")
         targets: list[str] = []
-        for seg in segments:
-            facts = segment_facts(seg)
+        for seg, facts in zip(segments, all_facts, strict=True):
             targets += [t for t in segment_targets(seg) if t not in targets]
             matched, errors = self._evaluate(self._candidates(facts), facts, cmd, ctx)
             self._merge(out, seg.text, matched, errors)

@@ -43,7 +43,7 @@ from canal.runtime.services import Services
 from canal.runtime.trash.errors import CannotTrashWorkspace
 from canal.sandbox.backend import SandboxBackend
 from canal.sandbox.image import BuildEvent
-from canal.sandbox.result import EMPTY, EndReason, ExecResult
+from canal.sandbox.result import EMPTY, EndReason, ExecResult, SessionState
 
 SAME_COMMAND = "<the same command as before; it holds a secret, so it is not repeated here>"
 
@@ -105,14 +105,21 @@ class Pipeline:
         self.backend = backend
         self.on_build = on_build
 
+    def session(self, req: RunRequest) -> SessionState:
+        """The state the command will really run in: the session's cwd and changed variables, as its
+        last reply left them (no round trip); a sandbox without a session starts in the workdir."""
+        state = self.backend.session_state(req.ref.container)
+        return state if state is not None else SessionState(cwd=self.services.config.sandbox.workdir)
+
     def run(self, req: RunRequest) -> RunResult:
         notices = recover_dangling(self.services)
         result = self._run(req)
         return result.model_copy(update={"notices": notices}) if notices else result
 
     def _run(self, req: RunRequest) -> RunResult:
-        cwd = self.services.config.sandbox.workdir
-        decision = self._decide(req, cwd)
+        state = self.session(req)
+        cwd = state.cwd
+        decision = self._decide(req, state)
         view = _decision_view(decision)
         approval: Approval | None = None
         if decision.action == "deny":
@@ -137,7 +144,7 @@ class Pipeline:
         if checkpoint is not None:
             self.services.checkpoints.attach(checkpoint, started)
         view_cp = _checkpoint_view(checkpoint)
-        result = self._exec(req)
+        result = self._exec(req, state)
         shown = present(result, config=req.presenter or self.services.config.presenter,
                         output_dir=self.services.outputs_dir(req.ref.name), sandbox_output_dir=OUTPUT_MOUNT,
                         redact=redact, file_owner=_file_owner(self.services),
@@ -174,7 +181,7 @@ class Pipeline:
                 "reason": exc.message}, actor=req.actor)
             raise
 
-    def _exec(self, req: RunRequest) -> ExecResult:
+    def _exec(self, req: RunRequest, state: SessionState) -> ExecResult:
         """Run it; an interrupt of the request (Ctrl-C, SIGTERM, a client gone) kills it in the sandbox."""
         timeouts = self.services.config.timeouts
         container = req.ref.container
@@ -186,18 +193,20 @@ class Pipeline:
             return self.backend.exec(
                 container, req.command, timeout_s=req.timeout_s or timeouts.command,
                 idle_timeout_s=req.idle_timeout_s or timeouts.idle, env=req.env, stdin=req.stdin,
-                spool_dir=self.services.outputs_dir(req.ref.name), on_output=req.on_output)
+                spool_dir=self.services.outputs_dir(req.ref.name), on_output=req.on_output,
+                expect_state=state.digest())
 
-    def _decide(self, req: RunRequest, cwd: str) -> Decision:
+    def _decide(self, req: RunRequest, state: SessionState) -> Decision:
         policy = self.policy
         if self.services.forks.is_fork(req.ref.name):
             if self.fork_policy is None:
                 msg = f"{req.ref.name} is a fork, and this pipeline has no policy for forks."
                 raise ForkError(msg, hint=f"canal run --sandbox {req.ref.name} -- CMD")
             policy = self.fork_policy()
+        env = state.env()
         if isinstance(req.command, str):
-            return policy.decide(req.command, cwd=cwd, unattended=req.unattended)
-        return policy.decide_argv(list(req.command), cwd=cwd, unattended=req.unattended)
+            return policy.decide(req.command, cwd=state.cwd, env=env, unattended=req.unattended)
+        return policy.decide_argv(list(req.command), cwd=state.cwd, env=env, unattended=req.unattended)
 
     def _redactor(self, req: RunRequest) -> Redactor:
         """The services' secret redactor, after masking the request's exact secrets."""

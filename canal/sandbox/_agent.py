@@ -20,6 +20,7 @@ PID 1, the keepalive and itself, and checks again until nothing else is left.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import signal
@@ -39,6 +40,15 @@ SHELL_LOST = {
 }
 AFTER_SHELL_LOST = ("; every process in the sandbox was killed and a fresh shell starts with the next "
                     "command (with the working directory and variables from before this command)")
+
+
+STATE_NAMES_MAX = 256
+
+
+def state_digest(cwd: str, changed: list[str], path: str) -> str:
+    """The digest the host computes the same way (``canal.sandbox.result.SessionState.digest``)."""
+    blob = json.dumps([cwd, sorted(changed), path], separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
 class ProcRun:
@@ -75,8 +85,19 @@ class Agent:
         self.protected = {1, os.getpid()} | ({keep} if keep else set())
         self.cwd = os.getcwd()
         self.env = dict(os.environ)
+        self.start_env = dict(self.env)
         self.shell = Shell()
         self.input = Input(0)
+
+    def state(self) -> dict[str, Any]:
+        """What the next command runs with: its working directory and the exported variables changed since
+        the session started (names only; PATH's value too). Sent with every reply, so the host decides on
+        it without asking."""
+        cwd = self.cwd if os.path.isdir(self.cwd) else "/"
+        names = set(self.env) | set(self.start_env)
+        changed = sorted(n for n in names if self.env.get(n) != self.start_env.get(n))[:STATE_NAMES_MAX]
+        path = self.env.get("PATH", "") if "PATH" in changed else ""
+        return {"cwd": cwd, "changed": changed, "path": path, "digest": state_digest(cwd, changed, path)}
 
     def serve(self) -> None:
         while True:
@@ -89,6 +110,7 @@ class Agent:
             stdin = data if req.get("stdin_len") or req.get("stdin") == "stream" else None
             reply = self.handle(req, stdin)
             reply["id"] = req.get("id")
+            reply["state"] = self.state()
             write_frame(b"x", json.dumps(reply).encode())
 
     def handle(self, req: dict[str, Any], stdin: bytes | None) -> dict[str, Any]:
@@ -98,6 +120,10 @@ class Agent:
             return {"pid": os.getpid(), "protected": sorted(self.protected)}
         if req["op"] == "sweep":
             return {"survivors": self.sweep()}
+        expected = req.get("expect_state")
+        if expected and expected != self.state()["digest"]:
+            return error_reply("the session's working directory or environment changed after the policy "
+                               "decided (another command ran); nothing ran: run the command again", 126)
         if req.get("shell"):
             return self.run_shell(req, stdin)
         return self.run_argv(req, stdin)

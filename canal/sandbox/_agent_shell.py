@@ -4,8 +4,11 @@ One bash per session saves a bash start per ``str`` command. It never runs a com
 each request it forks a subshell, so nothing a command does to its shell (``exit``, ``exec``,
 traps, ``set -e``, ``exec`` redirections, options, functions, reading stdin) reaches the loop.
 The subshell saves its working directory and exported variables on exit when they changed; the loop
-applies them, so they persist like a terminal. Shell-local variables, functions and options do
-not persist.
+applies them, so they persist like a terminal. Shell-local variables, aliases, functions (exported
+ones too) and options do not persist: a later command never runs an alias or function an earlier one
+defined. The loop itself starts without BASH_ENV, ENV, SHELLOPTS and BASHOPTS, so nothing sources code
+into it; an exported execution-relevant variable reaches later commands, and the agent reports it with
+every reply so that the policy decides with it (``Agent.state``).
 
 Request: the agent writes a NUL-separated file (stdin path, stdout path, stderr path, workdir,
 command, then ``NAME=VALUE`` for this command only), then a line with a fresh random token on the
@@ -32,6 +35,10 @@ import tempfile
 import termios
 
 from canal.sandbox._agent_procs import live_pids, proc_stat, raise_oom_score
+
+# Variables a starting bash acts on by itself (BASH_ENV is sourced, SHELLOPTS sets options): the long-lived
+# loop never starts with them, so nothing a command exported can define functions or options in it.
+LOOP_UNSAFE = frozenset({"BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS"})
 
 SCRIPT = r"""
 __canal_dir=$1
@@ -135,7 +142,8 @@ class Shell:
         self.reap()
         self.dir = self.dir if os.path.isdir(self.dir) else tempfile.mkdtemp(prefix=".canal-shell-")
         argv = ["/bin/bash", "--noprofile", "--norc", "-c", SCRIPT, "canal", self.dir]
-        self.proc = subprocess.Popen(argv, cwd=cwd if os.path.isdir(cwd) else "/", env=env,
+        clean = {k: v for k, v in env.items() if k not in LOOP_UNSAFE and not k.startswith("BASH_FUNC_")}
+        self.proc = subprocess.Popen(argv, cwd=cwd if os.path.isdir(cwd) else "/", env=clean,
                                      start_new_session=True, close_fds=True,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         raise_oom_score(self.proc.pid)

@@ -3,7 +3,8 @@
 ``exec`` semantics shared by every backend:
 
 - a ``str`` command runs in the sandbox's persistent session through bash: the working directory and
-  exported variables persist from one command to the next, like a terminal;
+  exported variables persist from one command to the next, like a terminal (aliases, functions and
+  shell options do not); ``session_state`` says what they are now, so a caller decides with them;
 - a ``Sequence[str]`` command is an exact argv: no shell is involved, so untrusted values stay whole;
 - stdin is /dev/null unless ``stdin`` is given: bytes, or a binary reader streamed as the command reads
   (at most 16 MiB); ``env`` and ``workdir`` apply to this command only;
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import BinaryIO, Protocol, runtime_checkable
 
 from canal.sandbox.errors import SpecInvalid
-from canal.sandbox.result import ExecResult
+from canal.sandbox.result import ExecResult, SessionState
 from canal.sandbox.spec import SandboxSpec
 
 OUTPUT_MEMORY_CAP = 1024 * 1024
@@ -111,7 +112,16 @@ class SandboxBackend(Protocol):
         workdir: str | None = None,
         spool_dir: Path | None = None,
         on_output: Callable[[str, bytes], None] | None = None,
-    ) -> ExecResult: ...
+        expect_state: str | None = None,
+    ) -> ExecResult:
+        """``expect_state``: the ``SessionState.digest()`` the caller decided on; when the session's state
+        differs (another command ran in between), nothing runs and the exit code is 126."""
+        ...
+
+    def session_state(self, name: str) -> SessionState | None:
+        """The working directory and changed exported variables the next ``str`` command runs with,
+        known without a round trip; None when this backend has not run anything in ``name`` yet."""
+        ...
 
     def ready(self, name: str) -> SandboxInfo | None:
         """The sandbox, when its session is up and well, known without asking the engine; else None."""

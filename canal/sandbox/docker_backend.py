@@ -35,7 +35,7 @@ from canal.sandbox.errors import (
 )
 from canal.sandbox.files import pack, unpack
 from canal.sandbox.outcome import KILLED_EXIT, Call, to_result
-from canal.sandbox.result import EndReason, ExecResult
+from canal.sandbox.result import EndReason, ExecResult, SessionState
 from canal.sandbox.runtimes import engine_runtime, runtime_failure
 from canal.sandbox.session import (
     AGENT_SOURCE,
@@ -229,11 +229,26 @@ class DockerBackend:
                                      workdir=handle.workdir, init=handle.init)
         return handle.session
 
+    def session_state(self, name: str) -> SessionState | None:
+        """The session's cwd and changed variables, from its last reply (no round trip); a sandbox with
+        no live session starts a fresh one in its working directory; None for one this backend never ran."""
+        with self._guard:
+            handle = self._handles.get(name)
+        if handle is None:
+            return None
+        session = handle.session
+        if session is not None and not session.closed and session.state is not None:
+            return session.state
+        return SessionState(cwd=handle.workdir)
+
     def exec(self, name: str, command: str | Sequence[str], *, timeout_s: float | None = None,
              idle_timeout_s: float | None = None, stdin: bytes | Reader | None = None,
              env: Mapping[str, str] | None = None, workdir: str | None = None,
-             spool_dir: Path | None = None, on_output: OnOutput | None = None) -> ExecResult:
+             spool_dir: Path | None = None, on_output: OnOutput | None = None,
+             expect_state: str | None = None) -> ExecResult:
         header = command_header(command, timeout_s, idle_timeout_s, env, workdir)
+        if expect_state:
+            header["expect_state"] = expect_state
         handle = self._handle(name)
         out, err = Spool(self.output_cap, spool_dir, "stdout"), Spool(self.output_cap, spool_dir, "stderr")
         call = Call(timeout_s, idle_timeout_s, handle.memory)

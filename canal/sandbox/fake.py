@@ -9,6 +9,7 @@ and exported variables persist across ``str`` commands, as in the Docker backend
 from __future__ import annotations
 
 import dataclasses
+import posixpath
 import shlex
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -29,7 +30,7 @@ from canal.sandbox.backend import (
 )
 from canal.sandbox.errors import FileTransferRefused, SandboxExists, SandboxNotFound
 from canal.sandbox.files import check_relative
-from canal.sandbox.result import ExecResult
+from canal.sandbox.result import ExecResult, SessionState
 from canal.sandbox.spec import SandboxSpec, check_mounts
 from canal.sandbox.spool import Spool
 
@@ -130,12 +131,28 @@ class FakeBackend:
     def interrupt(self, name: str, signal: str) -> bool:
         return False  # fake commands end at once: nothing is ever running to interrupt
 
+    def session_state(self, name: str) -> SessionState | None:
+        box = self._boxes.get(name)
+        if box is None:
+            return None
+        start = box.spec.env
+        changed = tuple(sorted(k for k in set(box.env) | set(start) if box.env.get(k) != start.get(k)))
+        path = box.env.get("PATH", "") if "PATH" in changed else ""
+        return SessionState(cwd=box.cwd, changed=changed, path=path)
+
     def exec(self, name: str, command: str | Sequence[str], *, timeout_s: float | None = None,
              idle_timeout_s: float | None = None, stdin: bytes | BinaryIO | None = None,
              env: Mapping[str, str] | None = None, workdir: str | None = None,
              spool_dir: Path | None = None,
-             on_output: Callable[[str, bytes], None] | None = None) -> ExecResult:
+             on_output: Callable[[str, bytes], None] | None = None,
+             expect_state: str | None = None) -> ExecResult:
         box = self._require(name)
+        state = self.session_state(name)
+        if expect_state and state is not None and state.digest() != expect_state:
+            err = Spool(self.output_cap, spool_dir, "stderr")
+            err.write(b"canal: the session changed after the policy decided; nothing ran\n")
+            return ExecResult(stdout=Spool(0, spool_dir, "stdout").finish(), stderr=err.finish(),
+                              exit_code=126, duration_s=0.0, session=state)
         argv = tuple(shlex.split(command)) if isinstance(command, str) else tuple(command)
         data = stdin if isinstance(stdin, bytes) else (stdin.read() if stdin is not None else b"")
         call = FakeCall(argv, data, {**box.env, **(env or {})}, workdir or box.cwd, box.files)
@@ -150,7 +167,7 @@ class FakeBackend:
                     on_output(stream, chunk)
         return ExecResult(stdout=out.finish(), stderr=err.finish(), exit_code=reply.exit_code, duration_s=0.0,
                           timeout_s=timeout_s, idle_timeout_s=idle_timeout_s,
-                          memory_limit_bytes=box.spec.limits.memory)
+                          memory_limit_bytes=box.spec.limits.memory, session=self.session_state(name))
 
     def _dispatch(self, box: _Box, call: FakeCall, *, persist: bool) -> FakeReply:
         if not call.argv:
@@ -159,7 +176,7 @@ class FakeBackend:
         if program in self.handlers:
             return self.handlers[program](call)
         if program == "cd" and persist:
-            box.cwd = str(PurePosixPath(box.cwd, *(args or ("/",))))
+            box.cwd = posixpath.normpath(posixpath.join(box.cwd, args[0] if args else "/"))
             return FakeReply()
         if program == "export" and persist:
             for item in args:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from canal.sandbox.result import CapturedOutput, EndReason, ExecResult
+from canal.sandbox.result import CapturedOutput, EndReason, ExecResult, SessionState
 
 TIMEOUT_EXIT = 124
 KILLED_EXIT = 137
@@ -75,4 +75,5 @@ def to_result(reply: dict[str, Any], stdout: CapturedOutput, stderr: CapturedOut
                       duration_s=duration_s, reason=reason, timeout_s=call.timeout_s,
                       idle_timeout_s=call.idle_timeout_s, memory_limit_bytes=call.memory_limit_bytes,
                       detail=detail, limits_hit=limits_hit(reply),
-                      survivors=tuple(int(p) for p in reply.get("survivors") or ()))
+                      survivors=tuple(int(p) for p in reply.get("survivors") or ()),
+                      session=SessionState.from_reply(reply.get("state")))

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import io
-from dataclasses import dataclass
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import BinaryIO
@@ -63,6 +65,36 @@ EMPTY = CapturedOutput(size=0, data=b"")
 
 
 @dataclass(frozen=True)
+class SessionState:
+    """What a sandbox's shell session keeps between commands, as the next command will see it.
+
+    ``changed``: exported variables whose values differ from the session's start (names only, so no
+    secret value travels); ``path``: PATH's value when it changed. The agent sends this with every reply.
+    """
+
+    cwd: str
+    changed: tuple[str, ...] = ()
+    path: str = ""
+
+    def digest(self) -> str:
+        """Computed identically by the in-container agent (``_agent.state_digest``)."""
+        blob = json.dumps([self.cwd, sorted(self.changed), self.path], separators=(",", ":"))
+        return hashlib.sha256(blob.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+
+    def env(self) -> Mapping[str, str]:
+        """Changed variables as the policy takes them: name -> value (only PATH's value is known)."""
+        return {name: (self.path if name == "PATH" else "") for name in self.changed}
+
+    @classmethod
+    def from_reply(cls, data: object) -> SessionState | None:
+        if not isinstance(data, dict) or not isinstance(data.get("cwd"), str):
+            return None
+        changed = data.get("changed") or []
+        return cls(cwd=data["cwd"], changed=tuple(str(n) for n in changed if isinstance(n, str)),
+                   path=str(data.get("path") or ""))
+
+
+@dataclass(frozen=True)
 class ExecResult:
     """What one command did. A non-zero exit is data, not an exception."""
 
@@ -77,6 +109,7 @@ class ExecResult:
     detail: str = ""
     limits_hit: tuple[str, ...] = ()  # "memory" (an OOM kill) and/or "pids" (the process limit)
     survivors: tuple[int, ...] = ()  # processes still alive after a timeout kill (empty when it worked)
+    session: SessionState | None = field(default=None, compare=False)  # the session after the command
 
     @property
     def ok(self) -> bool:

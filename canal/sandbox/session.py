@@ -26,6 +26,7 @@ import docker
 
 from canal.sandbox.docker_errors import translating
 from canal.sandbox.errors import SessionFailed
+from canal.sandbox.result import SessionState
 from canal.sandbox.spool import Spool
 
 AGENT_MODULES = ("_agent_procs", "_agent_pump", "_agent_shell", "_agent")
@@ -146,6 +147,7 @@ class Session:
         self._send_lock = threading.Lock()
         self._current: str | None = None  # the nonce of the request in flight
         self.stdin_cut = False
+        self.state: SessionState | None = None  # from the agent's last reply: cwd and changed variables
         try:
             hello = self.request(Request({"op": "hello"}, deadline_s=30.0), None, None)
         except SessionBroken as exc:
@@ -259,6 +261,7 @@ class Session:
                 if reply.get("id") != nonce:
                     msg = "the session answered another request (nonce mismatch)"
                     raise SessionBroken(msg)
+                self.state = SessionState.from_reply(reply.get("state")) or self.state
                 return reply
             elif kind != b"h":
                 msg = f"the session sent an unknown frame {kind!r}"

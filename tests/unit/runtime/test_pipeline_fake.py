@@ -115,3 +115,25 @@ def test_over_long_command_is_refused_with_its_head_only(canal: Canal) -> None:
     log = canal.services.audit.path.read_text()
     assert "x" * 300 not in log
     assert "2000005 characters" in log
+
+
+def test_decision_uses_the_session_cwd(canal: Canal) -> None:
+    assert canal.run("cd /").status == "ok"
+    denied = canal.run("rm -rf workspace")
+    assert denied.status == "denied", denied.text
+    assert "rm-root" in denied.decision.rule_ids
+
+
+def test_session_path_change_is_seen_by_strict(tmp_path: Path, state_dir: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CANAL_CONFIG_DIR", str(tmp_path / "config"))
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "canal.yaml").write_text("policy:\n  profile: strict\n")
+    fake = FakeBackend()
+    strict = Canal(project, backend=fake)
+    assert strict.run("ls").decision.action == "allow"
+    fake.exec(strict.ref().container, "export PATH=/workspace/.bin:/usr/bin")  # as if confirmed earlier
+    again = strict.run("ls")
+    assert again.status == "confirmation_required", again.text
+    assert "session-environment" in again.decision.rule_ids

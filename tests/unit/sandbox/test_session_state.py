@@ -1,0 +1,41 @@
+"""The session state the agent reports and the host's copy agree on their digest; the fake keeps it."""
+
+from __future__ import annotations
+
+import importlib
+
+from canal.sandbox.fake import FakeBackend
+from canal.sandbox.result import SessionState
+from canal.sandbox.spec import SandboxSpec
+
+
+def test_agent_and_host_compute_the_same_digest() -> None:
+    agent = importlib.import_module("canal.sandbox._agent")
+    for cwd, changed, path in [("/workspace", [], ""), ("/", ["PATH", "FOO"], "/x:/usr/bin"),
+                               ("/w/ü", ["BASH_ENV"], "")]:
+        assert agent.state_digest(cwd, changed, path) == SessionState(cwd, tuple(changed), path).digest()
+
+
+def test_state_from_a_reply_is_checked() -> None:
+    reply = {"cwd": "/x", "changed": ["A", 3], "path": ""}
+    assert SessionState.from_reply(reply) == SessionState("/x", ("A",))
+    assert SessionState.from_reply({"changed": []}) is None
+    assert SessionState.from_reply("nope") is None
+    assert SessionState("/", ("PATH", "X"), "/p").env() == {"PATH": "/p", "X": ""}
+
+
+def test_fake_reports_cwd_and_changed_variables_and_refuses_a_stale_decision() -> None:
+    fake = FakeBackend()
+    fake.create("canal-t", SandboxSpec(image="x"))
+    before = fake.session_state("canal-t")
+    assert before is not None
+    assert before.cwd == "/workspace"
+    fake.exec("canal-t", "cd sub")
+    fake.exec("canal-t", "export PATH=/tmp")
+    after = fake.session_state("canal-t")
+    assert after == SessionState("/workspace/sub", ("PATH",), "/tmp")
+    stale = fake.exec("canal-t", "echo hi", expect_state=before.digest())
+    assert stale.exit_code == 126
+    assert not [c for c in fake.calls if c.argv == ("echo", "hi")]
+    assert fake.exec("canal-t", "echo hi", expect_state=after.digest()).exit_code == 0
+    assert fake.session_state("canal-nope") is None
