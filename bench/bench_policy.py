@@ -29,10 +29,16 @@ PROGRAMS = ["ls", "cat", "git", "rm", "grep", "find", "sed", "curl", "python3", 
 
 
 def commands() -> list[str]:
+    """Every command of the corpora: benign, adversarial, Canal's findings and both disguise files."""
     corpus = ROOT / "tests" / "data" / "corpus"
     adv = yaml.safe_load((corpus / "policy-adversarial.yaml").read_text())
     ben = yaml.safe_load((corpus / "policy-benign.yaml").read_text())
-    return [c["cmd"] for c in ben] + [c["cmd"] for group in adv.values() for c in group]
+    found = yaml.safe_load((corpus / "canal-findings.yaml").read_text())
+    pairs = [*yaml.safe_load((corpus / "policy-disguises.yaml").read_text()),
+             *yaml.safe_load((corpus / "canal-disguises.yaml").read_text())]
+    return ([c["cmd"] for c in ben] + [c["cmd"] for group in adv.values() for c in group]
+            + [c["cmd"] for group in found.values() for c in group]
+            + [p[k] for p in pairs for k in ("canonical", "disguised")])
 
 
 def generated_policy(path: Path, per_program: int = 5) -> Path:
@@ -84,6 +90,24 @@ def uncached(policy: Policy, fast: bool = True) -> Callable[[str], object]:
     return run
 
 
+def pipeline_refusals(huge: list[str]) -> list[float]:
+    """The whole refusal path (decision, redaction, audit record, error text) over the fake backend."""
+    import os
+
+    from canal.runtime.api import Canal
+    from canal.runtime.config import CanalConfig
+    from canal.sandbox.fake import FakeBackend
+
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["CANAL_STATE_DIR"] = str(Path(tmp) / "state")
+        os.environ["CANAL_CONFIG_DIR"] = str(Path(tmp) / "config")
+        project = Path(tmp) / "project"
+        project.mkdir()
+        canal = Canal(project, config=CanalConfig(), backend=FakeBackend())
+        canal.run("true")
+        return timed(lambda c: canal.run(c), huge, 1)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=5)
@@ -114,6 +138,14 @@ def main() -> None:
         row(f"{name}, cache off, fast path", timed(uncached(policy), cmds, rounds), base)
     gen.clear_cache()
     row("generated 100 (5/program), cache on", timed(gen.decide, cmds, rounds), base)
+    huge = ["echo " + "x" * 2_000_000 + f" {i}" for i in range(rounds * 4)]
+    refused = timed(uncached(standard), huge, 1)
+    print(f"{'2 MB command refused (standard, cache off)':<54} p50 {statistics.median(refused):8.3f} ms   "
+          f"max {max(refused):8.3f} ms   (target < 50 ms)")
+    through = pipeline_refusals(huge[:8])
+    label = "2 MB command refused through Canal.run (fake backend)"
+    print(f"{label:<54} p50 {statistics.median(through):8.3f} ms   max {max(through):8.3f} ms"
+          "   (policy, audit record, error text)")
     bash_n.cache_clear()
     first = timed(uncached(gen), cmds, 1)
     row("generated 100 (5/program), cold, no bash -n memo", first, base)

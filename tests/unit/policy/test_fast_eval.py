@@ -41,6 +41,8 @@ def _commands() -> list[str]:
     adversarial = yaml.safe_load((CORPUS / "policy-adversarial.yaml").read_text())
     benign = yaml.safe_load((CORPUS / "policy-benign.yaml").read_text())
     cmds = [c["cmd"] for group in adversarial.values() for c in group] + [c["cmd"] for c in benign]
+    findings = yaml.safe_load((CORPUS / "canal-findings.yaml").read_text())
+    cmds += [c["cmd"] for group in findings.values() for c in group]
     for path in sorted((ROOT / "policy" / "profiles").glob("*.yaml")):
         for rule in yaml.safe_load(path.read_text())["rules"]:
             examples = rule.get("examples", {})
@@ -78,9 +80,10 @@ def _activations(policy: Policy) -> Iterator[dict[str, Any]]:
         if not parsed.ok:
             continue
         for unattended in (False, True):
-            command, ctx = policy._command_facts(cmd, parsed.segments, unattended, None)
-            for seg in parsed.segments:
-                yield {**segment_facts(seg), "command": command, "ctx": ctx}
+            all_facts = [segment_facts(seg) for seg in parsed.segments]
+            command, ctx = policy._command_facts(cmd, all_facts, unattended, None)
+            for facts in all_facts:
+                yield {**facts, "command": command, "ctx": ctx}
             yield {"command": command, "ctx": ctx}  # what command-scope rules see
 
 
