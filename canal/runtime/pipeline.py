@@ -340,7 +340,8 @@ def _status(result: ExecResult) -> Status:
         return "ok" if result.exit_code == 0 else "failed"
     if result.reason in (EndReason.HARD_TIMEOUT, EndReason.IDLE_TIMEOUT):
         return "timeout"
-    if result.reason in (EndReason.OOM_KILLED, EndReason.KILLED, EndReason.INTERRUPTED):
+    if result.reason in (EndReason.OOM_KILLED, EndReason.KILLED, EndReason.INTERRUPTED,
+                         EndReason.WORKSPACE_QUOTA):
         return "killed"
     return "error"
 

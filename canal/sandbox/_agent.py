@@ -23,13 +23,15 @@ import contextlib
 import hashlib
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
 from typing import Any
 
-from canal.sandbox._agent_procs import keepalive_pid, pressure, raise_oom_score, sweep
+from canal.sandbox._agent_procs import keepalive_pid, live_pids, pressure, raise_oom_score, sweep
 from canal.sandbox._agent_pump import Input, Pump, write_frame
+from canal.sandbox._agent_quota import Quota
 from canal.sandbox._agent_shell import Shell, ShellRun
 
 SHELL_LOST = {
@@ -88,6 +90,10 @@ class Agent:
         self.start_env = dict(self.env)
         self.shell = Shell()
         self.input = Input(0)
+        self.quota: Quota | None = None
+        # session ids whose processes outlive their command on purpose (background tasks, later);
+        # every other process left when a foreground command ends is killed at once
+        self.tasks: frozenset[int] = frozenset()
 
     def state(self) -> dict[str, Any]:
         """What the next command runs with: its working directory and the exported variables changed since
@@ -114,6 +120,7 @@ class Agent:
             write_frame(b"x", json.dumps(reply).encode())
 
     def handle(self, req: dict[str, Any], stdin: bytes | None) -> dict[str, Any]:
+        self.watch_quota(req.get("quota"))
         if req["op"] == "hello":
             with contextlib.suppress(OSError):
                 self.shell.ensure(self.env, self.cwd)  # warm: the first str command pays nothing
@@ -129,10 +136,40 @@ class Agent:
         return self.run_argv(req, stdin)
 
     def sweep(self) -> list[int]:
-        survivors = sweep(self.protected)
+        survivors = sweep(self.protected, keep_sessions=self.tasks)
         if not self.shell.alive():
             self.shell.reap()
         return survivors
+
+    def sweep_leftovers(self) -> int:
+        """Kill what a finished foreground command left running (daemons, ``&`` jobs), now rather than
+        at the next timeout; the session's shell stays. Returns how many there were."""
+        keep = self.protected | ({self.shell.proc.pid} if self.shell.proc is not None else set())
+        left = [p for p in live_pids() if p not in keep]
+        if left:
+            sweep(keep, keep_sessions=self.tasks)
+        return len(left)
+
+    def watch_quota(self, spec: dict[str, Any] | None) -> None:
+        """Start watching the workspace the first time a request names its quota; no single file may
+        then grow past the quota either (RLIMIT_FSIZE, inherited by every command)."""
+        if not spec or self.quota is not None or not os.path.isdir(spec["path"]):
+            return
+        limit = int(spec["bytes"])
+        self.quota = Quota(spec["path"], limit)
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    def quota_over(self) -> bool:
+        return self.quota is not None and self.quota.exceeded()
+
+    def quota_reply(self, reason: str) -> tuple[str, dict[str, Any]]:
+        """After a command: a final look at the workspace (it may have written fast and exited)."""
+        if self.quota is None:
+            return reason, {}
+        if reason == "exited" and self.quota.exceeded(final=True):
+            reason = "workspace_quota"
+        return reason, ({"quota": self.quota.report()} if reason == "workspace_quota" else {})
 
     # argv commands ---------------------------------------------------------------------------
     def run_argv(self, req: dict[str, Any], stdin: bytes | None) -> dict[str, Any]:
@@ -156,7 +193,9 @@ class Agent:
         assert proc.stderr is not None
         outputs = {proc.stdout.fileno(): b"o", proc.stderr.fileno(): b"e"}
         pump = self.pump(ProcRun(proc), outputs, proc.stdin.fileno() if proc.stdin else None, stdin, req)
-        reason = pump.run(req.get("timeout_s"), req.get("idle_timeout_s"))
+        if self.quota is not None:
+            self.quota.begin()
+        reason = pump.run(req.get("timeout_s"), req.get("idle_timeout_s"), self.quota_over)
         survivors: list[int] = []
         if reason != "exited":
             with contextlib.suppress(OSError):
@@ -168,7 +207,10 @@ class Agent:
                 with contextlib.suppress(OSError):
                     stream.close()
         code = proc.wait()
-        reply = self.finish(reason, 128 + -code if code < 0 else code, before, survivors)
+        swept = self.sweep_leftovers()
+        reason, extra = self.quota_reply(reason)
+        reply = dict(self.finish(reason, 128 + -code if code < 0 else code, before, survivors),
+                     swept=swept, **extra)
         return dict(reply, signal=pump.killed) if reason == "interrupted" else reply
 
     def pump(self, child: ProcRun | ShellRun, outputs: dict[int, bytes], stdin_fd: int | None,
@@ -212,7 +254,9 @@ class Agent:
             return error_reply(f"the session's shell did not take the command: {exc}", 126)
         run = ShellRun(self.shell, token, held)
         pump = self.pump(run, {out_r: b"o", err_r: b"e"}, in_w if stdin is not None else None, stdin, req)
-        reason = pump.run(req.get("timeout_s"), req.get("idle_timeout_s"))
+        if self.quota is not None:
+            self.quota.begin()
+        reason = pump.run(req.get("timeout_s"), req.get("idle_timeout_s"), self.quota_over)
         if reason in ("exited", "wedged") and run.lost is not None:
             reason = run.lost
         return self.end_shell(reason, run, pump, before)
@@ -231,7 +275,9 @@ class Agent:
         if reason in SHELL_LOST:
             reply = self.finish("killed", None, before, survivors)
             return dict(reply, detail=SHELL_LOST[reason] + AFTER_SHELL_LOST)
-        reply = self.finish(reason, run.status, before, survivors)
+        swept = self.sweep_leftovers() if reason == "exited" else 0
+        reason, extra = self.quota_reply(reason)
+        reply = dict(self.finish(reason, run.status, before, survivors), swept=swept, **extra)
         return dict(reply, signal=pump.killed) if reason == "interrupted" else reply
 
 

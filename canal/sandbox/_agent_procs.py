@@ -40,18 +40,35 @@ def keepalive_pid() -> int | None:
     return min(kids)[1] if kids else None
 
 
-def sweep(protected: set[int], budget_s: float = 5.0) -> list[int]:
-    """Kill every process but ``protected`` until none is left; returns survivors (none when it worked)."""
+def session_of(pid: int) -> int | None:
+    """The session id of a process (field 6 of its stat), or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            raw = fh.read().decode(errors="replace")
+    except OSError:
+        return None
+    return int(raw[raw.rfind(")") + 2:].split()[3])
+
+
+def sweep(protected: set[int], budget_s: float = 5.0,
+          keep_sessions: frozenset[int] = frozenset()) -> list[int]:
+    """Kill every process but ``protected`` until none is left; returns survivors (none when it worked).
+
+    ``keep_sessions``: session ids spared as a whole (a background task started as one, later)."""
+    def victims() -> list[int]:
+        return [p for p in live_pids() if p not in protected
+                and (not keep_sessions or session_of(p) not in keep_sessions)]
+
     deadline = time.monotonic() + budget_s
-    victims = [p for p in live_pids() if p not in protected]
-    while victims and time.monotonic() < deadline:
+    left = victims()
+    while left and time.monotonic() < deadline:
         for sig in (signal.SIGSTOP, signal.SIGKILL):
-            for pid in victims:
+            for pid in left:
                 with contextlib.suppress(OSError):
                     os.kill(pid, sig)
         time.sleep(0.01)
-        victims = [p for p in live_pids() if p not in protected]
-    return victims
+        left = victims()
+    return left
 
 
 OOM_FILES = ("/sys/fs/cgroup/memory/memory.oom_control", "/sys/fs/cgroup/memory.events")

@@ -17,7 +17,7 @@ import os
 import selectors
 import struct
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 CHUNK = 65536
@@ -146,8 +146,10 @@ class Pump:
         self.watch = watch
         self.last_output = time.monotonic()
 
-    def run(self, timeout_s: float | None, idle_s: float | None) -> str:
-        """Returns the end reason: exited, hard_timeout, idle_timeout, wedged or interrupted."""
+    def run(self, timeout_s: float | None, idle_s: float | None,
+            over: Callable[[], bool] | None = None) -> str:
+        """Returns the end reason: exited, hard_timeout, idle_timeout, wedged, interrupted or
+        workspace_quota (``over`` said the workspace grew past its quota)."""
         start = last_beat = time.monotonic()
         exited_at: float | None = None
         self.handle_frames()
@@ -163,6 +165,8 @@ class Pump:
                 return "hard_timeout"
             if exited_at is None and idle_s is not None and now - self.last_output >= idle_s:
                 return "idle_timeout"
+            if exited_at is None and over is not None and over():
+                return "workspace_quota"
             if now - last_beat >= HEARTBEAT_S:
                 write_frame(b"h", b"")
                 last_beat = now

@@ -37,6 +37,7 @@ LABEL_OWNER = "canal.owner"
 LABEL_SANDBOX = "canal.sandbox"
 LABEL_EXPIRES = "canal.expires"
 LABEL_POOL = "canal.pool"
+LABEL_QUOTA = "canal.workspace_quota"  # bytes the bind-mounted workspace may hold
 
 
 _NAME = re.compile(r"^canal-[a-zA-Z0-9][a-zA-Z0-9_.-]{0,100}$")

@@ -16,6 +16,7 @@ from docker.models.containers import Container
 
 from canal.sandbox.backend import (
     LABEL_OWNER,
+    LABEL_QUOTA,
     LABEL_SANDBOX,
     MAX_TRANSFER_BYTES,
     OUTPUT_MEMORY_CAP,
@@ -61,6 +62,7 @@ class _Handle:
     init: bool
     memory: int | None
     info: SandboxInfo | None = None  # as inspected when the handle was made
+    quota: dict[str, Any] | None = None  # {"path", "bytes"}: the bind-mounted workspace's quota
     lock: threading.Lock = field(default_factory=threading.Lock)
     session: Session | None = None
 
@@ -192,7 +194,8 @@ class DockerBackend:
         handle = _Handle(container.id, user=config.get("User") or "0",
                          workdir=config.get("WorkingDir") or "/",
                          init=bool(host.get("Init")), memory=host.get("Memory") or None,
-                         info=info_of(container))
+                         info=info_of(container),
+                         quota=_quota(config.get("Labels") or {}, config.get("WorkingDir") or "/"))
         with self._guard:
             return self._handles.setdefault(name, handle)
 
@@ -226,7 +229,7 @@ class DockerBackend:
     def _session(self, handle: _Handle) -> Session:
         if handle.session is None or handle.session.closed:
             handle.session = Session(self.client, handle.container_id, user=handle.user,
-                                     workdir=handle.workdir, init=handle.init)
+                                     workdir=handle.workdir, init=handle.init, quota=handle.quota)
         return handle.session
 
     def session_state(self, name: str) -> SessionState | None:
@@ -250,6 +253,7 @@ class DockerBackend:
         if expect_state:
             header["expect_state"] = expect_state
         handle = self._handle(name)
+        header["quota"] = handle.quota
         out, err = Spool(self.output_cap, spool_dir, "stdout"), Spool(self.output_cap, spool_dir, "stderr")
         call = Call(timeout_s, idle_timeout_s, handle.memory)
         start = time.monotonic()
@@ -306,6 +310,11 @@ class DockerBackend:
         result = self.exec(name, ["tar", "-c", "-C", parent, "--", base])
         with result.stdout.open() as stream:
             return unpack(stream, max_bytes=max_bytes)
+
+
+def _quota(labels: Mapping[str, str], workdir: str) -> dict[str, Any] | None:
+    value = labels.get(LABEL_QUOTA, "")
+    return {"path": workdir, "bytes": int(value)} if value.isdigit() else None
 
 
 def command_header(command: str | Sequence[str], timeout_s: float | None, idle_timeout_s: float | None,

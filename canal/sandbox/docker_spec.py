@@ -8,7 +8,7 @@ from typing import Any
 from docker.types import Mount as DockerMount
 from docker.types import Ulimit
 
-from canal.sandbox.backend import LABEL_EXPIRES, LABEL_OWNER, LABEL_SANDBOX
+from canal.sandbox.backend import LABEL_EXPIRES, LABEL_OWNER, LABEL_QUOTA, LABEL_SANDBOX
 from canal.sandbox.runtimes import GVISOR
 from canal.sandbox.spec import SandboxSpec
 
@@ -31,7 +31,10 @@ def _tmpfs_options(size: int, user: str, mode: str) -> str:
 
 def canal_labels(spec: SandboxSpec, *, owner: str, name: str, extra_ttl_s: int = 0) -> dict[str, str]:
     expires = int(time.time()) + spec.ttl_s + extra_ttl_s
-    return {**spec.labels, LABEL_OWNER: owner, LABEL_SANDBOX: name, LABEL_EXPIRES: str(expires)}
+    labels = {**spec.labels, LABEL_OWNER: owner, LABEL_SANDBOX: name, LABEL_EXPIRES: str(expires)}
+    if spec.workdir_mounted:  # a tmpfs workspace has its size; a bind mount is watched by the agent
+        labels[LABEL_QUOTA] = str(spec.limits.workspace_size)
+    return labels
 
 
 def run_kwargs(spec: SandboxSpec, *, name: str, labels: dict[str, str],
@@ -64,6 +67,9 @@ def run_kwargs(spec: SandboxSpec, *, name: str, labels: dict[str, str],
         "mounts": [DockerMount(target=m.target, source=str(m.source.resolve()), type="bind",
                                read_only=m.read_only) for m in spec.mounts],
         "ipc_mode": "private",
+        "shm_size": spec.limits.shm_size,
+        # no POSIX message queue can be created: it would be memory outside every size limit
+        "ulimits": [Ulimit(name="msgqueue", soft=0, hard=0)],
         "stdin_open": False,
         "tty": False,
     }
@@ -77,5 +83,5 @@ def run_kwargs(spec: SandboxSpec, *, name: str, labels: dict[str, str],
 
 
 def _gvisor_pids(kwargs: dict[str, Any], pids: int) -> None:
-    kwargs["ulimits"] = [Ulimit(name="nproc", soft=pids, hard=pids)]
+    kwargs["ulimits"] = [*kwargs["ulimits"], Ulimit(name="nproc", soft=pids, hard=pids)]
     kwargs["pids_limit"] = GVISOR_HOST_PIDS_BASE + GVISOR_HOST_PIDS_PER_PROCESS * pids

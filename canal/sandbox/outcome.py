@@ -49,6 +49,10 @@ def _reason_and_detail(reply: dict[str, Any], call: Call) -> tuple[EndReason, st
         notes.append("the process limit was reached (a fork bomb?); every process it started was killed")
         if reason is EndReason.EXITED:
             reason = EndReason.KILLED
+    if reason is EndReason.WORKSPACE_QUOTA:
+        notes.append("the workspace grew past its quota; every process of the command was killed")
+    if reply.get("swept"):
+        notes.append(f"{reply['swept']} process(es) the command left running were killed when it ended")
     if reply.get("survivors"):
         notes.append(f"processes survived the kill: {reply['survivors']}")
     return reason, "; ".join(notes)
@@ -64,10 +68,11 @@ def _interrupted_by(reply: dict[str, Any]) -> str:
 def to_result(reply: dict[str, Any], stdout: CapturedOutput, stderr: CapturedOutput, duration_s: float,
               call: Call) -> ExecResult:
     reason, detail = _reason_and_detail(reply, call)
+    quota: dict[str, int] = reply.get("quota") or {}
     code = reply.get("exit_code")
     if reason in (EndReason.HARD_TIMEOUT, EndReason.IDLE_TIMEOUT):
         code = TIMEOUT_EXIT
-    elif reason is EndReason.KILLED and code is None:
+    elif reason in (EndReason.KILLED, EndReason.WORKSPACE_QUOTA) and code is None:
         code = KILLED_EXIT
     elif reason is EndReason.INTERRUPTED:
         code = 128 + SIGNAL_NUMBERS.get(str(reply.get("signal") or ""), 9)
@@ -76,4 +81,6 @@ def to_result(reply: dict[str, Any], stdout: CapturedOutput, stderr: CapturedOut
                       idle_timeout_s=call.idle_timeout_s, memory_limit_bytes=call.memory_limit_bytes,
                       detail=detail, limits_hit=limits_hit(reply),
                       survivors=tuple(int(p) for p in reply.get("survivors") or ()),
+                      quota_bytes=quota.get("limit"), quota_used_bytes=quota.get("used"),
+
                       session=SessionState.from_reply(reply.get("state")))

@@ -24,6 +24,7 @@ class EndReason(StrEnum):
     IDLE_TIMEOUT = "idle_timeout"
     KILLED = "killed"
     OOM_KILLED = "oom_killed"
+    WORKSPACE_QUOTA = "workspace_quota"  # the workspace grew past limits.workspace_size
     SANDBOX_VANISHED = "sandbox_vanished"
     INTERRUPTED = "interrupted"  # the client asked: Ctrl-C, SIGTERM, or it went away
 
@@ -109,6 +110,8 @@ class ExecResult:
     detail: str = ""
     limits_hit: tuple[str, ...] = ()  # "memory" (an OOM kill) and/or "pids" (the process limit)
     survivors: tuple[int, ...] = ()  # processes still alive after a timeout kill (empty when it worked)
+    quota_bytes: int | None = None  # the workspace's limit for this command, when it was passed
+    quota_used_bytes: int | None = None
     session: SessionState | None = field(default=None, compare=False)  # the session after the command
 
     @property

@@ -29,7 +29,7 @@ from canal.sandbox.errors import SessionFailed
 from canal.sandbox.result import SessionState
 from canal.sandbox.spool import Spool
 
-AGENT_MODULES = ("_agent_procs", "_agent_pump", "_agent_shell", "_agent")
+AGENT_MODULES = ("_agent_procs", "_agent_pump", "_agent_quota", "_agent_shell", "_agent")
 
 
 def agent_source() -> str:
@@ -131,7 +131,7 @@ class Session:
     """One agent process in one container. Not thread-safe: the backend holds a lock per sandbox."""
 
     def __init__(self, client: docker.DockerClient, container_id: str, *, user: str, workdir: str,
-                 init: bool) -> None:
+                 init: bool, quota: dict[str, Any] | None = None) -> None:
         self.container_id = container_id
         argv = ["python3", "-c", AGENT_SOURCE, "serve" if init else "serve-noinit"]
         with translating("start a session in", name=container_id):
@@ -149,7 +149,7 @@ class Session:
         self.stdin_cut = False
         self.state: SessionState | None = None  # from the agent's last reply: cwd and changed variables
         try:
-            hello = self.request(Request({"op": "hello"}, deadline_s=30.0), None, None)
+            hello = self.request(Request({"op": "hello", "quota": quota}, deadline_s=30.0), None, None)
         except SessionBroken as exc:
             raise self._failed(exc) from exc
         self.agent_pid = int(hello["pid"])

@@ -51,6 +51,7 @@ class Limits(_Model):
     tmp_size: Bytes = 256 * 1024**2
     home_size: Bytes = 64 * 1024**2
     workspace_size: Bytes = 1024**3
+    shm_size: Bytes = 64 * 1024**2  # /dev/shm (a tmpfs: its pages count against memory too)
 
 
 def _check_container_path(value: str) -> str:

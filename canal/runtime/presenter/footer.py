@@ -43,6 +43,11 @@ def end_reason(result: ExecResult) -> str:
             return "killed: out of memory" + (f" (limit {format_size(limit)})" if limit else "")
         case EndReason.KILLED:
             return f"killed{detail}"
+        case EndReason.WORKSPACE_QUOTA:
+            limit = result.quota_bytes
+            used = result.quota_used_bytes
+            size = f" (limit {format_size(limit)}, used {format_size(used or 0)})" if limit else ""
+            return f"killed: workspace quota exceeded{size}"
         case EndReason.SANDBOX_VANISHED:
             return f"sandbox vanished{detail}"
         case EndReason.INTERRUPTED:
