@@ -5,8 +5,9 @@
 
 Rows, each round in turn: (a) baseline ``du -s`` of the tree (the subprocess a naive watcher would run
 on every heartbeat); (b) ``Quota.measure``: the agent's own walk (scandir, blocks, hard links once);
-(c) ``Quota.exceeded``: the check the agent makes every 0.1 s while a command runs, which is one
-``statvfs`` unless free space dropped by more than the headroom. Temp folder under ``--dir``.
+(c) ``Quota.exceeded``: the check the agent makes every 0.1 s while a command runs: one ``statvfs``
+and a read of ``/proc/*/io`` (every process where the bench runs: hundreds on a host, a handful in a
+sandbox), and no walk unless a signal says the headroom may be gone. Temp folder under ``--dir``.
 """
 
 from __future__ import annotations
@@ -64,7 +65,9 @@ def main() -> None:
         walk = timed(quota.measure, args.rounds)
         check = timed(lambda: quota.exceeded(final=True), args.rounds * 20)
         base = statistics.median(du)
-        print(f"{args.files} files, {quota.usage / 1024**2:.0f} MiB on disk, {args.rounds} rounds")
+        procs = sum(1 for p in os.listdir("/proc") if p.isdigit())
+        print(f"{args.files} files, {quota.usage / 1024**2:.0f} MiB on disk, {args.rounds} rounds, "
+              f"{procs} processes in /proc")
         print(row("du -s (baseline)", du, base))
         print(row("Quota.measure (walk)", walk, base))
         print(row("Quota.exceeded (statvfs check)", check, base))

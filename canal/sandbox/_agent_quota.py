@@ -2,11 +2,14 @@
 
 A bind mount has no size limit of its own, so the agent measures: a walk of the workspace sums the
 blocks its files use (hard links once, no symlink followed, no other filesystem entered). A walk costs
-time proportional to the number of files, so it does not run on a timer: ``statvfs`` of the workspace's
-filesystem (one system call) says how much free space went since the last walk, and only when that
-drop could have taken the workspace past its limit is the tree walked again. Walks are further spaced
-so they take at most ``BUDGET`` of the command's time. A folder the walk cannot read makes it trust
-the free-space drop instead (the writer might hide data there).
+time proportional to the number of files, so it is not the trigger. Two cheap signals are: how much
+free space the workspace's filesystem lost since the last walk (``statvfs``, one system call; it sees
+``fallocate`` too, but also other writers on the host), and how many bytes the container's processes
+wrote to storage since then (``write_bytes`` of ``/proc/*/io``, which includes reaped children; tmpfs
+writes do not count). Only when either could have taken the workspace past its limit is the tree walked
+again; a walk also runs every ``BACKSTOP_S`` while a command runs. Walks are spaced so they take at
+most ``BUDGET`` of the command's time. A folder the walk cannot read makes it trust the signals
+instead (the writer might hide data there).
 
 The limit of a command is the quota, or the usage at its start when that is already higher: a
 workspace that is bigger than its quota can still be used, but not grown.
@@ -18,7 +21,8 @@ import os
 import time
 
 BUDGET = 0.05  # at most this share of a command's time goes to walking the workspace
-CHECK_EVERY_S = 0.1  # how often free space is looked at while a command runs
+CHECK_EVERY_S = 0.1  # how often the signals are looked at while a command runs
+BACKSTOP_S = 5.0  # a walk at least this often while a command runs, whatever the signals say
 
 
 def _blocks(path: str) -> tuple[int, bool]:
@@ -53,6 +57,22 @@ def _blocks(path: str) -> tuple[int, bool]:
     return total, complete
 
 
+def _written() -> int:
+    """Bytes every process of the container (and the children each reaped) sent to storage."""
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/io", "rb") as fh:
+                for line in fh:
+                    if line.startswith(b"write_bytes:"):
+                        total += int(line.split()[1])
+        except (OSError, ValueError):
+            continue
+    return total
+
+
 def _free(path: str) -> int | None:
     try:
         st = os.statvfs(path)
@@ -71,17 +91,18 @@ class Quota:
         self.walk_s = 0.0
         self.walked_at = 0.0
         self.free_at_walk: int | None = None
+        self.written_at_walk = 0
         self.limit = limit
         self.next_check = 0.0
         self.measure()
 
     def measure(self) -> int:
         start = time.monotonic()
-        free = _free(self.path)
+        free, written = _free(self.path), _written()
         used, complete = _blocks(self.path)
-        if not complete and self.free_at_walk is not None and free is not None:
-            used = max(used, self.usage + max(0, self.free_at_walk - free))
-        self.usage, self.free_at_walk = used, free
+        if not complete:
+            used = max(used, self.usage + self.growth(free, written))
+        self.usage, self.free_at_walk, self.written_at_walk = used, free, written
         self.walked_at = time.monotonic()
         self.walk_s = self.walked_at - start
         return used
@@ -91,12 +112,14 @@ class Quota:
         self.limit = max(self.quota, self.usage)
         self.next_check = 0.0
 
+    def growth(self, free: int | None, written: int) -> int:
+        """The most the workspace can have grown since the last walk, by either signal."""
+        dropped = 0 if free is None or self.free_at_walk is None else self.free_at_walk - free
+        return max(dropped, written - self.written_at_walk, 0)
+
     def maybe_over(self) -> bool:
-        """True when free space dropped enough since the last walk that the limit may be passed."""
-        free = _free(self.path)
-        if free is None or self.free_at_walk is None:
-            return True
-        return self.usage + (self.free_at_walk - free) > self.limit
+        """True when the signals say the limit may have been passed since the last walk."""
+        return self.usage + self.growth(_free(self.path), _written()) > self.limit
 
     def exceeded(self, *, final: bool = False) -> bool:
         """Cheap while nothing much was written; walks when the free space says it may be over."""
@@ -104,7 +127,8 @@ class Quota:
         if not final and now < self.next_check:
             return False
         self.next_check = now + CHECK_EVERY_S
-        if not self.maybe_over():
+        due = not final and now - self.walked_at >= BACKSTOP_S
+        if not due and not self.maybe_over():
             return False
         if not final and now - self.walked_at < self.walk_s / BUDGET:
             return False
