@@ -207,10 +207,10 @@ class Agent:
                 with contextlib.suppress(OSError):
                     stream.close()
         code = proc.wait()
-        swept = self.sweep_leftovers()
         reason, extra = self.quota_reply(reason)
-        reply = dict(self.finish(reason, 128 + -code if code < 0 else code, before, survivors),
-                     swept=swept, **extra)
+        reply = self.finish(reason, 128 + -code if code < 0 else code, before, survivors)
+        # after finish: its look at the process count (gVisor's pid limit) must see the leftovers
+        reply = dict(reply, swept=self.sweep_leftovers(), **extra)
         return dict(reply, signal=pump.killed) if reason == "interrupted" else reply
 
     def pump(self, child: ProcRun | ShellRun, outputs: dict[int, bytes], stdin_fd: int | None,
@@ -275,9 +275,10 @@ class Agent:
         if reason in SHELL_LOST:
             reply = self.finish("killed", None, before, survivors)
             return dict(reply, detail=SHELL_LOST[reason] + AFTER_SHELL_LOST)
-        swept = self.sweep_leftovers() if reason == "exited" else 0
+        exited = reason == "exited"
         reason, extra = self.quota_reply(reason)
-        reply = dict(self.finish(reason, run.status, before, survivors), swept=swept, **extra)
+        reply = self.finish(reason, run.status, before, survivors)
+        reply = dict(reply, swept=self.sweep_leftovers() if exited else 0, **extra)
         return dict(reply, signal=pump.killed) if reason == "interrupted" else reply
 
 

@@ -62,10 +62,11 @@ def test_gvisor_status() -> None:
 def test_gvisor_moves_the_process_limit_inside() -> None:
     spec = SandboxSpec(limits={"pids": 64})  # type: ignore[arg-type]
     runc = run_kwargs(spec, name="canal-x", labels={}, runtime="runc")
-    assert (runc["pids_limit"], runc.get("ulimits")) == (64, None)
+    assert runc["pids_limit"] == 64
+    assert [(u.name, u.soft, u.hard) for u in runc["ulimits"]] == [("msgqueue", 0, 0)]
     gvisor = run_kwargs(spec, name="canal-x", labels={}, runtime="runsc-none")
     assert gvisor["runtime"] == "runsc-none"
-    assert [(u.name, u.soft, u.hard) for u in gvisor["ulimits"]] == [("nproc", 64, 64)]
+    assert [(u.name, u.soft, u.hard) for u in gvisor["ulimits"]] == [("msgqueue", 0, 0), ("nproc", 64, 64)]
     assert gvisor["pids_limit"] > 64 * 16
 
 
