@@ -82,5 +82,4 @@ def to_result(reply: dict[str, Any], stdout: CapturedOutput, stderr: CapturedOut
                       detail=detail, limits_hit=limits_hit(reply),
                       survivors=tuple(int(p) for p in reply.get("survivors") or ()),
                       quota_bytes=quota.get("limit"), quota_used_bytes=quota.get("used"),
-
                       session=SessionState.from_reply(reply.get("state")))
