@@ -13,6 +13,7 @@ from pathlib import Path
 from canal.core.errors import CanalError
 from canal.runtime.mounts import verdicts
 from canal.runtime.paths import state_dir_for
+from canal.runtime.project import CONFIG_NAME
 from canal.runtime.trust.snapshot import take_snapshot
 from canal.sandbox.engine import docker_client
 from canal.sandbox.errors import SandboxError
@@ -125,15 +126,33 @@ def check_mounts(project_dir: Path) -> Check:
                  "mount_roots folder, then: canal config approve")
 
 
-CHECKS: tuple[Callable[[Path], Check], ...] = (
-    lambda _: check_bash(),
-    lambda _: check_engine(),
-    lambda _: check_image(),
-    check_state_dir,
-    check_mounts,
-    check_gvisor,
-)
+def check_config(project_dir: Path) -> Check:
+    """canal.yaml (and its policy files) parse, and whether a person approved them."""
+    from canal.runtime.services import Services  # lazy: the key store is read only for this check
+
+    try:
+        status = Services(project_dir).trust.status()
+    except CanalError as exc:
+        return Check("config", False, exc.message, exc.hint)
+    where = project_dir / CONFIG_NAME
+    if status.state == "defaults":
+        return Check("config", True, f"no {CONFIG_NAME}: the default settings apply (canal init writes one)")
+    if status.state == "unapproved":
+        names = ", ".join(c.setting for c in status.loosened)
+        return Check("config", False, f"{where} is not approved yet (it loosens: {names}); nothing runs "
+                     "until a person approves it", f"canal config approve   (in {project_dir})")
+    how = "approved" if status.state == "approved" else "changed, only tightening: it applies"
+    return Check("config", True, f"{where} is valid and {how}")
 
 
-def run_checks(project_dir: Path) -> list[Check]:
-    return [check(project_dir) for check in CHECKS]
+MACHINE_CHECKS: tuple[Callable[[], Check], ...] = (check_bash, check_engine, check_image)
+PROJECT_CHECKS: tuple[Callable[[Path], Check], ...] = (check_config, check_state_dir, check_mounts,
+                                                        check_gvisor)
+
+
+def run_checks(project_dir: Path | None) -> list[Check]:
+    """The machine's checks, then the project's (none when no project was found)."""
+    checks = [check() for check in MACHINE_CHECKS]
+    if project_dir is not None:
+        checks += [check(project_dir) for check in PROJECT_CHECKS]
+    return checks

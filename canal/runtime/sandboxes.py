@@ -93,7 +93,11 @@ def _state_outside(services: Services) -> None:
             msg = (f"Canal's {what} folder {folder} is inside the project {services.project_dir}, "
                    "which the sandbox mounts at /workspace; nothing was started.")
             variable = "CANAL_STATE_DIR" if what == "state" else "CANAL_CONFIG_DIR"
-            raise StateDirError(msg, hint=f"export {variable}=<a folder outside the project> (or unset it)",
+            hint = f"export {variable}=<a folder outside the project> (or unset it)"
+            if services.project_dir == Path.home().resolve():
+                hint = ("your home folder is not a project: cd into your project's folder (canal init there "
+                        "makes it one), or name it: canal -C DIR ...")
+            raise StateDirError(msg, hint=hint,
                                 details={"folder": str(folder), "project": str(services.project_dir)})
 
 

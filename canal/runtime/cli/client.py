@@ -9,8 +9,8 @@ Stdin is read only when the command reads it (the server grants credit as it ask
 and SIGHUP are forwarded: the command in the sandbox is killed and its result reports why; a second
 Ctrl-C leaves at once (the server, seeing the client gone, kills the command all the same).
 
-``CANAL_NO_SERVER=1`` runs everything in this process. ``canal approve`` always does: a person answers
-it at this terminal. ``canal server status|stop|logs`` are the client's own.
+``CANAL_NO_SERVER=1`` runs everything in this process. ``canal approve``, ``config`` and ``init`` always
+do: a person answers them at this terminal. ``canal server status|stop|logs`` are the client's own.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from canal.runtime.server.errors import ServerError, ServerLost
 from canal.runtime.server.lifecycle import connect_or_start
 from canal.runtime.server.paths import ServerPaths, build_id, server_paths
 
-LOCAL_COMMANDS = frozenset({"approve", "config"})  # a person answers at their own terminal
+LOCAL_COMMANDS = frozenset({"approve", "config", "init"})  # a person answers at their own terminal
 SIGNAL_NAMES = {signal.SIGINT: "INT", signal.SIGTERM: "TERM", signal.SIGHUP: "HUP"}
 CANAL_ERROR_EXIT = 125
 

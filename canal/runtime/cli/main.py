@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "image": "canal.runtime.cli.image_cmd",
     "policy": "canal.runtime.cli.policy_cmd",
     "doctor": "canal.runtime.cli.doctor_cmd",
+    "init": "canal.runtime.cli.init_cmd",
     "config": "canal.runtime.cli.config_cmd",
     "key": "canal.runtime.cli.key_cmd",
     "state": "canal.runtime.cli.state_cmd",

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 import click
 
-from canal.runtime.project import find_project_dir
+from canal.runtime.project import ProjectLocation, locate_project
 
 if TYPE_CHECKING:
     from canal.runtime.api import Canal
@@ -64,9 +64,14 @@ class App:
     _canal: Canal | None = field(default=None, repr=False)
 
     @cached_property
+    def location(self) -> ProjectLocation:
+        """The project and how it was found: the nearest canal.yaml upward from -C DIR (or the working
+        directory), else the repository root (``canal.runtime.project``)."""
+        return locate_project(self.start)
+
+    @property
     def project_dir(self) -> Path:
-        """The project: the nearest folder upward from -C DIR (or the working directory) with canal.yaml."""
-        return find_project_dir(self.start)
+        return self.location.root
 
     @property
     def base(self) -> Path:

@@ -30,6 +30,7 @@ def cli() -> click.Group:
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CANAL_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.setenv("CANAL_CONFIG_DIR", str(tmp_path / "config"))
+    (tmp_path / "project").mkdir(exist_ok=True)
     monkeypatch.setenv("CANAL_PROJECT_DIR", str(tmp_path / "project"))
     monkeypatch.setenv("CANAL_KEY", base64.b64encode(b"m" * 32).decode())
     monkeypatch.delenv("CANAL_APPROVER_KEY", raising=False)

@@ -29,6 +29,7 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     state = tmp_path / "state"
     monkeypatch.setenv("CANAL_STATE_DIR", str(state))
     monkeypatch.setenv("CANAL_CONFIG_DIR", str(tmp_path / "config"))
+    (tmp_path / "project").mkdir(exist_ok=True)
     monkeypatch.setenv("CANAL_PROJECT_DIR", str(tmp_path / "project"))
     monkeypatch.setenv("CANAL_KEY", MASTER)
     log = Services(find_project_dir()).audit

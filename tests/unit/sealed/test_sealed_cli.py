@@ -20,6 +20,7 @@ from tests.unit.sealed.conftest import run_doc
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("CANAL_STATE_DIR", str(tmp_path / "state-dir"))
     monkeypatch.setenv("CANAL_CONFIG_DIR", str(tmp_path / "config"))
+    (tmp_path / "project").mkdir(exist_ok=True)
     monkeypatch.setenv("CANAL_PROJECT_DIR", str(tmp_path / "project"))
     monkeypatch.delenv("CANAL_KEY", raising=False)
     project = find_project_dir()
