@@ -33,6 +33,7 @@ class _CommandModel(BaseModel):
     argv_with: tuple[str, ...] = ()
     with_option: tuple[str, ...] = ()
     script_flags: tuple[str, ...] = ()
+    shell_args: bool = False
 
 
 class _ProgramModel(BaseModel):
@@ -67,6 +68,7 @@ class CommandSpec:
     argv_with: frozenset[str] = frozenset()
     with_option: frozenset[str] = frozenset()
     script_flags: frozenset[str] = frozenset()  # flock LOCK -c 'cmd': a flag where the command would be
+    shell_args: bool = False  # su USER ARGS: ARGS go to the user's shell (runuser -u USER CMD: a command)
 
 
 @dataclass(frozen=True)
@@ -120,7 +122,8 @@ def _build(name: str, model: _ProgramModel | None, generated: dict[str, Any]) ->
             skip=command.skip, join=command.join, applet=command.applet,
             shell_if_empty=command.shell_if_empty,
             join_with=frozenset(command.join_with), argv_with=frozenset(command.argv_with),
-            with_option=frozenset(command.with_option), script_flags=frozenset(command.script_flags)),
+            with_option=frozenset(command.with_option), script_flags=frozenset(command.script_flags),
+            shell_args=command.shell_args),
         no_command=frozenset(model.no_command), roles=dict(model.roles), stdin_script=model.stdin_script,
         custom=model.custom, subcommands=subcommands)
 

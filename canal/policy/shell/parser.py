@@ -319,10 +319,14 @@ class _Walker:
         self.track_cd(seg)
 
     def track_cd(self, seg: Segment) -> None:
-        if not seg.words or basename(seg.words[0]) != "cd":
+        name = basename(seg.words[0]) if seg.words else ""
+        if name == "popd":
+            self.cwd = ""
+        if name not in ("cd", "pushd"):
             return
-        args = [w for w in seg.words[1:] if w.text not in ("-P", "-L", "--")]
-        if len(args) == 1 and args[0].literal and not args[0].glob and self.cwd and args[0].text != "-":
+        args = [w for w in seg.words[1:] if w.text not in ("-P", "-L", "-n", "--")]
+        if (len(args) == 1 and args[0].literal and not args[0].glob and self.cwd and args[0].text != "-"
+                and not args[0].text.startswith(("+", "-"))):
             target = args[0].text
             home_rel = target.startswith("~")
             self.cwd = "" if home_rel else posixpath.normpath(posixpath.join(self.cwd, target))

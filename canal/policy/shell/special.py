@@ -13,6 +13,7 @@ from canal.policy.shell.payloads import Payload, ex_command, gdb_command, git_co
 
 _SHELL = Grammar(name="sh", short_values="oO", long={"rcfile": "=", "init-file": "=", "command": ""},
                  plus_options=True, stop_at_operand=True)
+_STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _FIND_WRITES = frozenset({"-fprint", "-fprint0", "-fprintf", "-fls"})
 _ASSIGN_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -37,7 +38,7 @@ def shell(name: str, words: Sequence[Word]) -> Unwrapped:
         if s.stop < len(words):
             return Unwrapped(name, scripts=(words[s.stop],))
         return Unwrapped(name, keep_outer=True)
-    if s.stop < len(words) and not s.has("s"):
+    if s.stop < len(words) and not s.has("s") and words[s.stop].text not in _STDIN_FILES:
         script = words[s.stop]
         return Unwrapped(name, keep_outer=True, sources=(script,) if script.substitution else ())
     return Unwrapped(name, keep_outer=True, stdin_script=True)
@@ -114,6 +115,8 @@ def source(words: Sequence[Word]) -> Unwrapped | None:
     if not operands:
         return None
     first = operands[0]
+    if first.text in _STDIN_FILES:
+        return Unwrapped(basename(words[0]) or "source", keep_outer=True, stdin_script=True)
     return Unwrapped(basename(words[0]) or "source", keep_outer=True,
                      sources=(first,) if first.substitution else (),
                      code="" if first.literal or first.substitution else "embedded")

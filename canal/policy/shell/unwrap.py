@@ -39,6 +39,11 @@ def _command(words: Sequence[Word], s: Scan, g: Grammar) -> tuple[tuple[Word, ..
         return None, None, False
     if spec.with_option and not s.has(*spec.with_option):
         return None, None, False
+    if spec.shell_args:
+        if s.has("u", "user"):
+            return (tuple(words[s.stop:]) or None), None, False
+        rest = tuple(words[s.operands[0] + 1:]) if s.operands else ()
+        return (Word("sh"), *rest), None, False
     if len(s.operands) <= spec.skip:
         return None, None, spec.shell_if_empty
     start = s.operands[spec.skip]
