@@ -19,6 +19,8 @@ REQUIRE_DOCKER = os.environ.get("CANAL_REQUIRE_DOCKER") == "1"
 os.environ["CANAL_NO_SERVER"] = "1"
 RUNTIME_DIR = Path(tempfile.mkdtemp(prefix="canal-test-runtime-"))
 os.environ["CANAL_RUNTIME_DIR"] = str(RUNTIME_DIR)
+# cel-python's parser cache (policy/parser_cache.py) stays in the session's own folder too
+os.environ.setdefault("CANAL_CACHE_DIR", tempfile.mkdtemp(prefix="canal-test-cache-"))
 
 
 @pytest.fixture(scope="session", autouse=True)

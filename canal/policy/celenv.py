@@ -24,6 +24,7 @@ from celpy.evaluation import CELEvalError
 from lark import Token, Tree
 
 from canal.policy.fastcel import Fn, translate
+from canal.policy.parser_cache import install_cached_parser
 
 MACROS = frozenset({"exists", "all", "exists_one", "map", "filter"})
 MAX_MACRO_NESTING = 1
@@ -74,6 +75,7 @@ def environment() -> celpy.Environment:
     global _ENV
     with _LOCK:
         if _ENV is None:
+            install_cached_parser()
             _ENV = celpy.Environment(runner_class=celpy.InterpretedRunner)
         return _ENV
 

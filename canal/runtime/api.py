@@ -31,6 +31,7 @@ from canal.runtime.paths import project_key
 from canal.runtime.pipeline import Pipeline, RunRequest
 from canal.runtime.presenter import PresenterConfig
 from canal.runtime.project import find_project_dir
+from canal.runtime.remote import RemoteCanal
 from canal.runtime.result import RunResult
 from canal.runtime.sandboxes import DEFAULT_SANDBOX, SandboxRef, ensure_sandbox, sandbox_ref
 from canal.runtime.services import OUTPUTS, Services
@@ -77,6 +78,13 @@ class Canal:
         self._backend = backend
         self._on_build = on_build
         self._shared = False
+
+    @staticmethod
+    def connect(project_dir: str | Path | None = None, *, sandbox: str = DEFAULT_SANDBOX,
+                actor: str = "agent") -> RemoteCanal:
+        """This project's Canal through the per-user server (started on demand): the same sandbox
+        sessions as ``canal run`` and ``canal mcp``, so ``cd`` and ``export`` carry over between them."""
+        return RemoteCanal(project_dir, sandbox=sandbox, actor=actor)
 
     # -- wiring ---------------------------------------------------------------------------------
     @property
@@ -276,8 +284,12 @@ class Canal:
         return removed
 
     def close(self) -> None:
-        if "audit" in self.services.__dict__:
-            self.services.audit.sync()  # outcome records are written without their own fsync
+        if "audit" in self.services.__dict__:  # outcome records are written without their own fsync
+            warm = installed()
+            if warm is None:
+                self.services.audit.sync()
+            else:
+                warm.sync_later(self.services.audit)
         if "backend" in self.__dict__ and not self._shared:
             self.backend.close()
 

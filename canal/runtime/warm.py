@@ -11,10 +11,11 @@ Without an installed ``Warm`` (in-process use) each ``Canal`` owns its policy an
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from canal.policy.engine import Policy
 from canal.sandbox.backend import SandboxBackend
@@ -34,11 +35,44 @@ def policy_key(profile: str, files: Sequence[Path], verified_dir: Path | None) -
     return (profile, tuple(stamps), str(verified_dir))
 
 
+class Syncable(Protocol):
+    def sync(self) -> None: ...
+
+
+SYNC_EVERY_S = 1.0
+
+
 class Warm:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._policies: dict[PolicyKey, Policy] = {}
         self._backends: dict[tuple[object, ...], SandboxBackend] = {}
+        self._unsynced: list[Syncable] = []
+        self._flusher: threading.Thread | None = None
+        self._closed = threading.Event()
+
+    def sync_later(self, log: Syncable) -> None:
+        """Put ``log``'s unsynced records on disk within ``SYNC_EVERY_S`` (group commit): a call's
+        outcome record costs no fsync of its own, and the next intent's fsync usually covers it first."""
+        with self._lock:
+            self._unsynced.append(log)
+            if self._flusher is None:
+                self._flusher = threading.Thread(target=self._flush_loop, name="canal-audit-sync",
+                                                 daemon=True)
+                self._flusher.start()
+
+    def _flush_loop(self) -> None:
+        while not self._closed.wait(SYNC_EVERY_S):
+            self.flush()
+
+    def flush(self) -> None:
+        with self._lock:
+            pending, self._unsynced = self._unsynced, []
+        for log in pending:
+            try:
+                log.sync()
+            except Exception:  # the next durable append syncs the file anyway; never kill the flusher
+                logging.getLogger("canal.server").exception("syncing an audit log failed")
 
     def policy(self, key: PolicyKey, build: Callable[[], Policy]) -> Policy:
         with self._lock:
@@ -55,6 +89,8 @@ class Warm:
             return found
 
     def close(self) -> None:
+        self._closed.set()
+        self.flush()
         with self._lock:
             backends = list(self._backends.values())
             self._backends.clear()

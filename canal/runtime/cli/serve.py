@@ -16,7 +16,7 @@ import sys
 import threading
 from typing import TextIO
 
-from canal.runtime.server.daemon import IDLE_TIMEOUT_S, Daemon
+from canal.runtime.server.daemon import IDLE_TIMEOUT_S, Daemon, Handler
 from canal.runtime.server.paths import build_id, server_paths
 
 LOG_CAP = 1024 * 1024
@@ -85,9 +85,11 @@ def main(argv: list[str] | None = None) -> None:
                         format="%(asctime)s canal-server[%(process)d] %(levelname)s %(name)s: %(message)s")
     from canal.runtime.cli.served import handle_cli
     from canal.runtime.server import routed
+    from canal.runtime.server.api_ops import handle_api
     from canal.runtime.warm import Warm, install
 
-    daemon = Daemon(paths, build_id(), {"cli": handle_cli}, idle_timeout_s=args.idle_timeout)
+    handlers: dict[str, Handler] = {"cli": handle_cli, "api": handle_api}
+    daemon = Daemon(paths, build_id(), handlers, idle_timeout_s=args.idle_timeout)
     if not daemon.acquire():
         logging.getLogger("canal.server").info("another server holds %s: exiting", paths.lock)
         return

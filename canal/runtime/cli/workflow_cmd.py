@@ -14,8 +14,8 @@ import click
 
 from canal.core.errors import ExitCode
 from canal.runtime.cli import workflow_render as render
-from canal.runtime.cli.shared import App, echo_json, pass_app
-from canal.runtime.wfrun import workflow_roots
+from canal.runtime.cli.shared import App, echo_json, pass_app, stderr_is_tty
+from canal.runtime.wfrun import open_engine, workflow_roots
 from canal.runtime.wfrun.factory import PROJECT_WORKFLOWS, ProjectTools
 from canal.workflows.creator import add_step, init_workflow
 from canal.workflows.engine import Engine
@@ -30,6 +30,13 @@ STEP_FAILED_EXIT = 1  # the run stopped on a failed step (or needs attention), l
 
 class NoActiveRunError(WorkflowError):
     code = "NO_ACTIVE_RUN"
+
+
+def _engine(app: App, *, show_steps: bool = False) -> Engine:
+    """``show_steps``: each automated step on stderr as it starts and ends, when a person watches it."""
+    if show_steps and stderr_is_tty():
+        return open_engine(app.canal, on_event=render.step_progress(lambda line: click.echo(line, err=True)))
+    return app.canal.workflows
 
 
 def _resolve_run(engine: Engine, run_id: str | None) -> str:
@@ -92,7 +99,8 @@ def start(app: App, name: str, unattended: bool | None, as_json: bool) -> None:
       canal workflow start cleanup-build
     """
     canal = app.canal
-    view = canal.workflows.start(name, unattended=canal.unattended if unattended is None else unattended)
+    view = _engine(app, show_steps=not as_json).start(
+        name, unattended=canal.unattended if unattended is None else unattended)
     if as_json:
         echo_json(view.model_dump())
     else:
@@ -118,7 +126,7 @@ def advance(app: App, run_id: str | None, gate_data: str | None, confirm: str | 
       canal workflow advance --gate-data '{"directory": "dist"}'
       canal workflow advance wr_1a2b3c4d5e6f --confirm c_7f3a9
     """
-    engine = app.canal.workflows
+    engine = _engine(app, show_steps=not as_json)
     run = _resolve_run(engine, run_id)
     view = engine.advance(run, _gate_data(gate_data), confirm=confirm, retry=retry)
     if as_json:

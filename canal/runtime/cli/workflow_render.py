@@ -7,8 +7,11 @@ engine's views; nothing here unmasks.
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from canal.workflows.ports import EventHook
 from canal.workflows.validate import Report
 from canal.workflows.views import (
     AdvanceView,
@@ -151,3 +154,26 @@ def validate_json(reports: dict[str, Report]) -> dict[str, Any]:
     return {"status": "invalid" if bad else "ok",
             "workflows": [{"name": name, "path": str(r.root), "ok": r.ok,
                            "problems": [p.as_dict() for p in r.problems]} for name, r in reports.items()]}
+
+
+def step_progress(write: Callable[[str], None]) -> EventHook:
+    """Shows each automated step as it starts and ends (for a person at a terminal, on stderr)."""
+    began: dict[str, float] = {}
+
+    def on_event(name: str, data: Mapping[str, Any]) -> None:
+        step = str(data.get("step"))
+        if name == "workflow.step.started":
+            began[step] = time.monotonic()
+            attempt = int(data.get("attempt") or 1)
+            write(f"[step {step}] started" + (f" (attempt {attempt})" if attempt > 1 else ""))
+        elif name == "workflow.step.completed":
+            took = time.monotonic() - began.get(step, time.monotonic())
+            write(f"[step {step}] ended: exit {data.get('exit_code')} after {took:.2f}s")
+        elif name == "workflow.step.failed":
+            write(f"[step {step}] failed: {data.get('code')}")
+        elif name == "workflow.step.confirmation_required":
+            write(f"[step {step}] waits for confirmation")
+        elif name == "workflow.step.retry":
+            write(f"[step {step}] retrying (attempt {data.get('attempt')}, last status {data.get('status')})")
+
+    return on_event

@@ -9,7 +9,7 @@ call at a time, so the protocol loop keeps answering (pings, elicitation replies
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
@@ -33,6 +33,7 @@ from canal.runtime.mcp.tools import BY_NAME, TOOLS, ToolSpec, parse_args
 from canal.runtime.mcp.workflow import WorkflowTool
 
 log = logging.getLogger("canal.mcp")
+PROGRESS_EVERY_S = 2.0
 RESULT_META_KEY = "canal/result"  # the --json shape of a result, for programs; models read the text
 
 T = TypeVar("T")
@@ -91,10 +92,37 @@ class CanalMcp:
                               details={"tool": name})
         args = parse_args(spec, arguments)
         handler = self._handlers[name]
-        reply = await self.blocking(lambda: handler(args))
+        reply = await self.with_progress(ctx, lambda: self.blocking(lambda: handler(args)))
         if reply.confirmation is not None and self._should_ask(ctx, reply):
             reply = await self._ask(ctx, spec, args, reply)
         return reply
+
+    async def with_progress(self, ctx: ServerRequestContext[Any], work: Callable[[], Awaitable[T]]) -> T:
+        """``work``, with a progress notification every ``PROGRESS_EVERY_S`` while it runs (a long command
+        stays visibly alive; the SDK sends nothing when the client asked for no progress). An error of
+        ``work`` is raised as itself, not inside a task group's exception group."""
+        outcome: list[T] = []
+        failure: list[BaseException] = []
+
+        async def run(scope: anyio.CancelScope) -> None:
+            try:
+                outcome.append(await work())
+            except Exception as exc:
+                failure.append(exc)
+            finally:
+                scope.cancel()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run, tg.cancel_scope)
+            start = anyio.current_time()
+            while True:
+                await anyio.sleep(PROGRESS_EVERY_S)
+                elapsed = anyio.current_time() - start
+                note = f"still running after {elapsed:.0f}s"
+                await ctx.session.report_progress(round(elapsed, 1), None, note)
+        if failure:
+            raise failure[0]
+        return outcome[0]
 
     def _should_ask(self, ctx: ServerRequestContext[Any], reply: Reply) -> bool:
         wanted = reply.confirmation

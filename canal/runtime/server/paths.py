@@ -17,7 +17,6 @@ import os
 import secrets
 import stat
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 from canal.runtime.server.errors import RuntimeDirUnsafe
@@ -93,12 +92,24 @@ def _salt(folder: Path) -> bytes:
     return value
 
 
-@dataclass(frozen=True)
 class ServerPaths:
-    """The files of one server identity inside the runtime folder."""
+    """The files of one server identity inside the runtime folder (a plain class: ``dataclasses`` and
+    the ``inspect`` it imports would cost the thin client's start-up more than this whole module)."""
 
-    folder: Path
-    name: str  # server-<fingerprint>
+    __slots__ = ("folder", "name")
+
+    def __init__(self, folder: Path, name: str) -> None:
+        self.folder = folder
+        self.name = name  # server-<fingerprint>
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ServerPaths) and (self.folder, self.name) == (other.folder, other.name)
+
+    def __hash__(self) -> int:
+        return hash((self.folder, self.name))
+
+    def __repr__(self) -> str:
+        return f"ServerPaths({str(self.folder)!r}, {self.name!r})"
 
     @property
     def socket(self) -> Path:
@@ -141,7 +152,8 @@ def all_servers(folder: Path) -> list[ServerPaths]:
 
 
 def build_id() -> str:
-    """This installation's code: version, interpreter and every file of the package (path, mtime, size).
+    """This installation's code: version, environment, interpreter and every file of the package (path,
+    mtime, size).
 
     A client and a server with different build ids never talk: the old server is replaced. Stat-ing the
     package (about 200 files) costs about a millisecond.
@@ -149,7 +161,9 @@ def build_id() -> str:
     from canal import __version__
 
     root = Path(__file__).resolve().parents[2]
-    digest = hashlib.sha256(f"{__version__}\0{sys.executable}\0{root}\0".encode())
+    # the environment (sys.prefix: the venv) and the interpreter it runs, not the name it was called by
+    interpreter = os.path.realpath(sys.executable)
+    digest = hashlib.sha256(f"{__version__}\0{sys.prefix}\0{interpreter}\0{root}\0".encode())
     stack = [str(root)]
     while stack:
         with os.scandir(stack.pop()) as entries:

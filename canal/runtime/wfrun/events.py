@@ -17,3 +17,13 @@ def audit_hook(audit: AuditSink, *, actor: str = "agent") -> EventHook:
         audit.append(name, dict(data), actor=actor)
 
     return on_event
+
+
+def both(first: EventHook, second: EventHook) -> EventHook:
+    """Each event to ``first`` (the audit record, which must not be skipped), then to ``second``."""
+
+    def on_event(name: str, data: Mapping[str, Any]) -> None:
+        first(name, data)
+        second(name, data)
+
+    return on_event

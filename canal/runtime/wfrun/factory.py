@@ -10,11 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from canal.runtime.wfrun.events import audit_hook
+from canal.runtime.wfrun.events import audit_hook, both
 from canal.runtime.wfrun.executor import CanalStepExecutor
 from canal.runtime.wfrun.store import SealedRunStore
 from canal.workflows import library
 from canal.workflows.engine import Engine
+from canal.workflows.ports import EventHook
 from canal.workflows.tools import ToolDefinition, ToolRegistry
 
 if TYPE_CHECKING:
@@ -51,9 +52,11 @@ class ProjectTools:
         return self.registry.get(name)
 
 
-def open_engine(canal: Canal) -> Engine:
-    """The engine for ``canal``'s project: sealed run store, pipeline executor, tools, audit events."""
+def open_engine(canal: Canal, on_event: EventHook | None = None) -> Engine:
+    """The engine for ``canal``'s project: sealed run store, pipeline executor, tools, audit events
+    (and ``on_event`` too, after the audit record: a front end showing steps as they start and end)."""
     tools = ProjectTools(canal.project_dir)
+    audit = audit_hook(canal.services.audit, actor=canal.actor)
     return Engine(store=SealedRunStore(canal.services.sealed), executor=CanalStepExecutor(canal, tools),
                   catalog=tools, roots=workflow_roots(canal.project_dir),
-                  on_event=audit_hook(canal.services.audit, actor=canal.actor))
+                  on_event=audit if on_event is None else both(audit, on_event))

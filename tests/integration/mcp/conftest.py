@@ -77,7 +77,8 @@ def server_params(project: Path, root: Path, *extra: str) -> StdioServerParamete
     state.mkdir(mode=0o700, exist_ok=True)
     config.mkdir(mode=0o700, exist_ok=True)
     env = {"CANAL_STATE_DIR": str(state), "CANAL_CONFIG_DIR": str(config)}
-    env.update({k: os.environ[k] for k in ("CANAL_NO_SERVER", "CANAL_RUNTIME_DIR") if k in os.environ})
+    session = ("CANAL_NO_SERVER", "CANAL_RUNTIME_DIR", "CANAL_CACHE_DIR")  # the test session's choices
+    env.update({k: os.environ[k] for k in session if k in os.environ})
     if "DOCKER_HOST" in os.environ:
         env["DOCKER_HOST"] = os.environ["DOCKER_HOST"]
     return StdioServerParameters(command=CANAL, args=["mcp", *extra], env=env, cwd=str(project))

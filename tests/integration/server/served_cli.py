@@ -30,7 +30,7 @@ class ServedProject:
 
 
 def served_env(root: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CANAL_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CANAL_") or k == "CANAL_CACHE_DIR"}
     env.update(CANAL_RUNTIME_DIR=str(root / "rt"), CANAL_STATE_DIR=str(root / "state"),
                CANAL_CONFIG_DIR=str(root / "config"))
     return env

@@ -5,7 +5,11 @@ from __future__ import annotations
 import json
 import subprocess
 
+import pytest
 from served_cli import ServedProject
+
+from canal import Canal
+from canal.core.errors import CanalError
 
 
 def test_cwd_and_exports_persist_across_cli_processes(served: ServedProject) -> None:
@@ -62,3 +66,24 @@ def test_a_command_ignoring_an_open_stdin_still_ends(served: ServedProject) -> N
         for stream in (proc.stdin, proc.stdout, proc.stderr):
             if stream is not None:
                 stream.close()
+
+
+def test_the_python_api_through_the_server_shares_the_session(served: ServedProject,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in served.env.items():
+        if name.startswith("CANAL_"):
+            monkeypatch.setenv(name, value)
+    monkeypatch.delenv("CANAL_NO_SERVER", raising=False)
+    assert served.run("run", "--", "cd sub && export DOOR=cli").returncode == 0
+    api = Canal.connect(served.root)
+    seen = api.run('pwd; echo "$DOOR"; export DOOR=api')
+    assert seen.status == "ok", seen.text
+    servers = sorted(p.name for p in served.runtime.glob("server-*.sock"))
+    assert seen.output.splitlines() == ["/workspace/sub", "cli"], servers
+    assert seen.text.endswith("]")  # the presenter's view, footer included
+    assert served.run("run", "--", 'echo "$DOOR"').stdout.startswith("api\n")
+    assert api.run("rm -rf sub", unattended=True).status == "denied"
+    with pytest.raises(CanalError) as refused:
+        Canal.connect(served.root, sandbox="no good").run("true")
+    assert refused.value.code == "CONFIG_INVALID"
+    assert refused.value.exit_code == 2

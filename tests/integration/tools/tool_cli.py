@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CANAL = str(Path(sys.executable).with_name("canal"))
-KEEP = ("CANAL_NO_SERVER", "CANAL_RUNTIME_DIR")  # the test session's choice: in-process
+KEEP = ("CANAL_NO_SERVER", "CANAL_RUNTIME_DIR", "CANAL_CACHE_DIR")  # the test session's choice: in-process
 
 
 @dataclass(frozen=True)

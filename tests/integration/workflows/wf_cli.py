@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 CANAL = str(Path(sys.executable).with_name("canal"))
-KEEP = ("CANAL_NO_SERVER", "CANAL_RUNTIME_DIR")  # the test session's choice: in-process
+KEEP = ("CANAL_NO_SERVER", "CANAL_RUNTIME_DIR", "CANAL_CACHE_DIR")  # the test session's choice: in-process
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,97 @@
+"""The Python API through the per-user server: ``Canal.connect(project)`` returns a ``RemoteCanal``.
+
+Its commands run on the server's warm state, in the same sandbox sessions as ``canal run`` and
+``canal mcp``: a ``cd`` or ``export`` done through one door is seen through the others. The server is
+started on demand and replaced when its build differs, exactly as for the CLI. Each call is one short
+connection; an error comes back as the same ``CanalError`` code the in-process API raises.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from canal.core.errors import CanalError
+from canal.runtime.project import find_project_dir
+from canal.runtime.result import RunResult
+from canal.runtime.server import wire
+from canal.runtime.server.lifecycle import connect_or_start
+from canal.runtime.server.paths import build_id, server_paths
+
+_CLASSES: dict[tuple[str, int], type[CanalError]] = {}
+
+
+def remote_error(data: Mapping[str, Any]) -> CanalError:
+    """The server's error JSON as a ``CanalError`` carrying the same code and exit code."""
+    code, exit_code = str(data.get("code") or "CANAL_ERROR"), int(data.get("exit_code") or 125)
+    cls = _CLASSES.get((code, exit_code))
+    if cls is None:
+        cls = _CLASSES[(code, exit_code)] = type(f"Remote_{code}", (CanalError,),
+                                                 {"code": code, "exit_code": exit_code})
+    return cls(str(data.get("message") or ""), hint=str(data.get("hint") or ""),
+               details=dict(data.get("details") or {}))
+
+
+class RemoteCanal:
+    """Canal for one project, through the server. Thread-safe: each call is its own connection."""
+
+    def __init__(self, project_dir: str | Path | None = None, *, sandbox: str = "default",
+                 actor: str = "agent") -> None:
+        start = Path(project_dir) if project_dir is not None else None
+        self.project_dir = find_project_dir(start) if start is None else start.resolve()
+        self.sandbox = sandbox
+        self.actor = actor
+
+    def _call(self, call: str, **args: Any) -> Any:
+        sock = connect_or_start(server_paths(), build_id())
+        try:
+            wire.send_json(sock, wire.REQUEST, {"op": "api", "call": call, "project": str(self.project_dir),
+                                                "sandbox": self.sandbox, "actor": self.actor, "args": args,
+                                                "cwd": os.getcwd()})
+            answer = wire.recv_json(sock, wire.DATA)
+        finally:
+            sock.close()
+        if "error" in answer:
+            raise remote_error(answer["error"])
+        return answer["result"]
+
+    def run(self, command: str, *, timeout_s: float | None = None, idle_timeout_s: float | None = None,
+            confirm: str | None = None, unattended: bool | None = None,
+            stdin: bytes | None = None) -> RunResult:
+        """As ``Canal.run``, in the server's session of this sandbox."""
+        data = self._call("run", command=command, timeout_s=timeout_s, idle_timeout_s=idle_timeout_s,
+                          confirm=confirm, unattended=unattended,
+                          stdin=None if stdin is None else stdin.decode("utf-8", "surrogateescape"))
+        return _result(data)
+
+    def run_argv(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
+                 timeout_s: float | None = None, confirm: str | None = None,
+                 unattended: bool | None = None) -> RunResult:
+        data = self._call("run_argv", argv=list(argv), env=dict(env or {}), timeout_s=timeout_s,
+                          confirm=confirm, unattended=unattended)
+        return _result(data)
+
+    def up(self) -> dict[str, Any]:
+        info: dict[str, Any] = self._call("up")
+        return info
+
+    def down(self) -> bool:
+        return bool(self._call("down")["removed"])
+
+    def close(self) -> None:
+        return None  # nothing held between calls
+
+    def __enter__(self) -> RemoteCanal:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+
+def _result(data: dict[str, Any]) -> RunResult:
+    text = str(data.pop("text", ""))
+    return RunResult.model_validate({**data, "text": text})

@@ -1,0 +1,61 @@
+"""The Python API's calls, served: ``RemoteCanal`` (``runtime/remote.py``) sends them, the server runs them
+on its warm ``Canal`` objects, so a program using the API shares each sandbox's session with the CLI and
+MCP. Each request is one call: ``{"op": "api", "call": "run", "project": ..., "args": {...}}``; the answer
+is a ``D`` frame with ``{"result": ...}`` or ``{"error": <error JSON>}``.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from canal.core.errors import CanalError
+from canal.runtime.errors import error_json
+from canal.runtime.interrupt import interruptible
+from canal.runtime.server import wire
+from canal.runtime.server.conn import Connection
+
+log = logging.getLogger("canal.server")
+RUN_ARGS = frozenset({"timeout_s", "idle_timeout_s", "confirm", "unattended", "stdin"})
+ARGV_ARGS = frozenset({"timeout_s", "confirm", "unattended"})
+
+
+def handle_api(conn: Connection, request: dict[str, Any]) -> int:
+    try:
+        with interruptible(conn.interrupt):
+            answer = {"result": _call(request)}
+    except CanalError as exc:
+        answer = {"error": {**error_json(exc), "exit_code": exc.exit_code}}
+    except Exception as exc:
+        log.exception("API call %s failed", request.get("call"))
+        answer = {"error": {"status": "error", "code": "INTERNAL_ERROR", "message": str(exc), "hint": "",
+                            "details": {}}}
+    conn.send_json(wire.DATA, answer)
+    return 0
+
+
+def _call(request: dict[str, Any]) -> Any:
+    from canal.runtime.api import Canal
+
+    call = str(request.get("call"))
+    args = dict(request.get("args") or {})
+    with Canal(Path(str(request["project"])), sandbox=str(request.get("sandbox") or "default"),
+               actor=str(request.get("actor") or "agent")) as canal:
+        if call == "run":
+            kwargs = {k: v for k, v in args.items() if k in RUN_ARGS}
+            if isinstance(kwargs.get("stdin"), str):
+                kwargs["stdin"] = kwargs["stdin"].encode("utf-8", "surrogateescape")
+            result = canal.run(str(args["command"]), **kwargs)
+            return {**result.to_json(), "text": result.text}
+        if call == "run_argv":
+            kwargs = {k: v for k, v in args.items() if k in ARGV_ARGS}
+            result = canal.run_argv([str(a) for a in args["argv"]], env=args.get("env"), **kwargs)
+            return {**result.to_json(), "text": result.text}
+        if call == "up":
+            info = canal.up()
+            return {"name": info.name, "id": info.id, "status": info.status.value}
+        if call == "down":
+            return {"removed": canal.down()}
+    msg = f"unknown API call {call!r}"
+    raise ValueError(msg)
