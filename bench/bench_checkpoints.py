@@ -11,6 +11,12 @@ Measured in one run, rounds interleaved per case:
                   method pays
 for two cases: nothing changed, and 10 files rewritten (25 KiB each) before each checkpoint. The first
 checkpoint (every byte read, hashed and copied) is timed once for canal and for git.
+
+Forks (``--fork-rounds``, root only: kernel overlayfs), side by side in the same run with ``cp -a`` of
+the same tree: ``ForkStore.create`` = a checkpoint + the lower layer (hard links to stored objects; built
+once per checkpoint, so measured both after a change and again from the same checkpoint) + the overlay
+mount + the stat cache seed. Starting the fork's container is not included (``docker run``, see the
+sandbox benchmarks).
 """
 
 from __future__ import annotations
@@ -24,9 +30,11 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from canal.runtime.checkpoints import CheckpointSettings, CheckpointStore, Keys
+from canal.runtime.forks import ForkStore
 
 KEYS = Keys("bench", {"bench": b"b" * 32})
 GIT_ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null",
@@ -78,12 +86,34 @@ def stat_walk(ws: Path) -> int:
     return n
 
 
+def fork_rows(root: Path, ws: Path, store: CheckpointStore, paths: list[Path], rounds: int,
+              rng: random.Random) -> None:
+    forks = ForkStore(root / "forks", store)
+    rows: dict[str, list[float]] = {}
+    for i in range(rounds):
+        copy = root / "copy"
+        argv = ["cp", "-a", str(ws), str(copy)]
+        rows.setdefault("cp -a of the workspace", []).append(timed(partial(subprocess.run, argv, check=True)))
+        shutil.rmtree(copy)
+        for path in rng.sample(paths, 10):  # a new checkpoint: its lower layer is built
+            path.write_bytes(os.urandom(25_000))
+        first, second, base = f"a{i}", f"b{i}", store.get().id
+        rows.setdefault("fork after a change", []).append(timed(partial(forks.create, first)))
+        rows.setdefault("fork, same checkpoint", []).append(
+            timed(partial(forks.create, second, from_id=base)))
+        forks.discard(f"a{i}")
+        forks.discard(f"b{i}")
+    for label, xs in rows.items():
+        print(f"{label:<32} {pct(xs)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--files", type=int, default=20_000)
     parser.add_argument("--mb", type=int, default=500)
     parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()))
+    parser.add_argument("--fork-rounds", type=int, default=10)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=args.dir, prefix="bench-checkpoints-") as tmp:
         root = Path(tmp)
@@ -119,6 +149,8 @@ def main() -> None:
                     rows.setdefault(f"{case:<17} {name}", []).append(timed(fn))
         for label, xs in rows.items():
             print(f"{label:<32} {pct(xs)}")
+        if os.geteuid() == 0 and args.fork_rounds:
+            fork_rows(root, ws, warm, paths, args.fork_rounds, rng)
         objects = sum(f.stat().st_size for f in (state / "objects").rglob("*") if f.is_file())
         print(f"store: {len(warm.list())} checkpoints kept, objects {objects / 1e6:.0f} MB "
               f"(workspace {args.mb} MB + the rewritten files)")

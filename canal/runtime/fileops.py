@@ -43,6 +43,11 @@ class FileOps:
     def _guard(self, person: bool) -> Protected | None:
         return None if person else Protected.of(settings_files(self.services.project_dir))
 
+    def checkpoint(self, command: str) -> str:
+        """Record the workspace before one of these operations changes it (a failure stops the
+        operation, as it stops a command); returns the checkpoint id that undoes it."""
+        return self.services.checkpoints.take(kind="file", command=command, actor=self.actor).id
+
     def view(self, path: Path | str = ".", *, base: Path | None = None, start: int | None = None,
              end: int | None = None) -> ViewResult:
         """A file with numbered lines (secrets redacted), a folder's entries, or a binary file's facts."""

@@ -28,7 +28,8 @@ from canal.runtime.checkpoints.errors import CheckpointStoreCorrupt
 from canal.runtime.checkpoints.models import Checkpoint
 from canal.runtime.checkpoints.scan import Entry, IndexItem
 
-INDEX_TAG = f"canal-index/1 py{sys.version_info[0]}.{sys.version_info[1]}"
+MAX_DEPTH = 32  # deltas in a row before a full manifest
+INDEX_TAG = f"canal-index/2 py{sys.version_info[0]}.{sys.version_info[1]}"
 HINT = "canal checkpoints --verify   (nothing was restored from it)"
 
 
@@ -78,8 +79,23 @@ def read_record(path: Path, keys: Keys) -> Checkpoint:
     return record
 
 
-def write_manifest(folder: Path, entries: Mapping[str, Entry]) -> str:
-    payload = canonical({"version": 1, "entries": entries})
+def write_manifest(folder: Path, entries: Mapping[str, Entry],
+                   parent: tuple[str, int, Mapping[str, Entry]] | None = None) -> tuple[str, int]:
+    """Store ``entries``; returns (name, depth). With a ``parent`` (name, depth, its entries) and few
+    differences, only the differences are written (a delta naming its parent by hash); every
+    ``MAX_DEPTH`` deltas a full manifest starts a new chain."""
+    if parent is not None and parent[1] < MAX_DEPTH:
+        name, depth, prev = parent
+        changed = {p: e for p, e in entries.items() if prev.get(p) != e}
+        gone = sorted(p for p in prev if p not in entries)
+        if len(changed) + len(gone) <= max(16, len(entries) // 8):
+            doc = {"version": 1, "parent": name, "depth": depth + 1, "set": changed, "del": gone}
+            return _put(folder, doc), depth + 1
+    return _put(folder, {"version": 1, "depth": 0, "entries": entries}), 0
+
+
+def _put(folder: Path, doc: Mapping[str, Any]) -> str:
+    payload = canonical(doc)
     name = hashlib.sha256(payload).hexdigest()
     path = folder / f"{name}.z"
     if not path.exists():
@@ -87,17 +103,38 @@ def write_manifest(folder: Path, entries: Mapping[str, Entry]) -> str:
     return name
 
 
-def read_manifest(folder: Path, name: str) -> dict[str, Entry]:
+def _load(folder: Path, name: str) -> dict[str, Any]:
+    msg = f"manifest {name[:12]}"
     try:
         payload = zlib.decompress((folder / f"{name}.z").read_bytes())
     except (OSError, zlib.error) as exc:
-        msg = f"manifest {name[:12]}"
         raise corrupt(msg, f"unreadable ({type(exc).__name__})", manifest=name) from None
     if hashlib.sha256(payload).hexdigest() != name:
-        msg = f"manifest {name[:12]}"
         raise corrupt(msg, "its bytes do not match its hash", manifest=name)
-    data = json.loads(payload)
-    return {path: _entry(e) for path, e in data["entries"].items()}
+    data: dict[str, Any] = json.loads(payload)
+    return data
+
+
+def manifest_chain(folder: Path, name: str) -> list[tuple[str, dict[str, Any]]]:
+    """The manifest and the parents its deltas stand on, newest first; each checked against its hash."""
+    chain = [(name, _load(folder, name))]
+    while "parent" in chain[-1][1]:
+        if len(chain) > MAX_DEPTH + 1:
+            msg = f"manifest {name[:12]}"
+            raise corrupt(msg, "its chain of deltas is longer than allowed", manifest=name)
+        parent = str(chain[-1][1]["parent"])
+        chain.append((parent, _load(folder, parent)))
+    return chain
+
+
+def read_manifest(folder: Path, name: str) -> dict[str, Entry]:
+    chain = manifest_chain(folder, name)
+    entries = {path: _entry(e) for path, e in chain[-1][1]["entries"].items()}
+    for _, delta in reversed(chain[:-1]):
+        for path in delta["del"]:
+            entries.pop(path, None)
+        entries.update({path: _entry(e) for path, e in delta["set"].items()})
+    return entries
 
 
 def _entry(raw: list[Any]) -> Entry:
@@ -106,21 +143,21 @@ def _entry(raw: list[Any]) -> Entry:
 
 
 def write_index(path: Path, settings_hash: str, manifest: str, items: Mapping[str, IndexItem],
-                keys: Keys) -> None:
+                keys: Keys, depth: int = 0) -> None:
     """The stat cache, in ``marshal`` (several times faster than JSON for 20,000 entries). It is a cache:
     another Python version's file, or one failing its HMAC, is ignored and rebuilt from the files."""
-    payload = marshal.dumps((INDEX_TAG, settings_hash, manifest, dict(items)))
+    payload = marshal.dumps((INDEX_TAG, settings_hash, manifest, depth, dict(items)))
     atomic_write(path, keys.primary_id.encode() + b"\n" + keys.sign(payload).encode() + b"\n" + payload)
 
 
-def read_index(path: Path, settings_hash: str, keys: Keys) -> tuple[str, dict[str, IndexItem]] | None:
+def read_index(path: Path, settings_hash: str, keys: Keys) -> tuple[str, int, dict[str, IndexItem]] | None:
     """The last scan's manifest and stat cache; None when absent, stale or failing its HMAC."""
     with contextlib.suppress(OSError, ValueError, EOFError, TypeError):
         key_id, mac, payload = path.read_bytes().split(b"\n", 2)
         if not keys.check(key_id.decode(), payload, mac.decode()):
             return None
-        tag, settings, manifest, items = marshal.loads(payload)  # only after the HMAC matched
+        tag, settings, manifest, depth, items = marshal.loads(payload)  # only after the HMAC matched
         if tag != INDEX_TAG or settings != settings_hash:
             return None
-        return str(manifest), items
+        return str(manifest), int(depth), items
     return None

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from canal.core.fsutil import atomic_write_text
 from canal.runtime.checkpoints.errors import CheckpointStoreCorrupt
-from canal.runtime.checkpoints.records import read_manifest, read_record
+from canal.runtime.checkpoints.records import manifest_chain, read_index, read_manifest, read_record
 
 if TYPE_CHECKING:
     from canal.runtime.checkpoints.store import CheckpointStore
@@ -83,10 +83,16 @@ def _live(store: CheckpointStore, kept: list[Path]) -> tuple[set[str], set[str]]
     for path in kept:
         with contextlib.suppress(CheckpointStoreCorrupt):
             manifests.add(read_record(path, store.keys).manifest)
+    manifests |= store.pinned()  # forks' base checkpoints
     if store._cache is not None:
         manifests.add(store._cache[0])
-    for name in manifests:
+    with contextlib.suppress(CheckpointStoreCorrupt):
+        loaded = read_index(store.index_path, store.settings_hash, store.keys)
+        if loaded is not None:
+            manifests.add(loaded[0])  # the next checkpoint's delta stands on it
+    for name in list(manifests):
         with contextlib.suppress(CheckpointStoreCorrupt):
+            manifests.update(parent for parent, _ in manifest_chain(store.manifests_dir, name))
             objects.update(e[6] for e in read_manifest(store.manifests_dir, name).values() if e[0] == "f")
     return manifests, objects
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-from canal.core.fsutil import private_dir
+from canal.core.fsutil import atomic_write, private_dir
 from canal.runtime.checkpoints import compare, retention
 from canal.runtime.checkpoints.errors import CheckpointFailed, CheckpointNotFound, WorkspaceTooBig
 from canal.runtime.checkpoints.models import (
@@ -61,43 +61,44 @@ class CheckpointStore:
         self.records_dir = root / "records"
         self.manifests_dir = root / "manifests"
         self.index_path = root / "index.json"
-        self._cache: tuple[str, dict[str, IndexItem]] | None = None  # kept between calls in one process
+        # (manifest, its delta depth, stat cache): kept between calls in one process
+        self._cache: tuple[str, int, dict[str, IndexItem]] | None = None
         self.settings_hash = hashlib.sha256(settings.model_dump_json().encode()).hexdigest()[:16]
 
     # -- taking ---------------------------------------------------------------------------------
     def take(self, *, kind: Kind, command: str = "", actor: str = "agent") -> Checkpoint:
         """Record the workspace now. Raises CHECKPOINT_FAILED or WORKSPACE_TOO_BIG: never half-done."""
-        with self._locked():
+        with self.locked():
             return self._take(kind, command, actor)
 
-    def _take(self, kind: Kind, command: str, actor: str) -> Checkpoint:
-        last, items, note = self._load_cache()
+    def _take(self, kind: Kind, command: str, actor: str, *, prune: bool = True) -> Checkpoint:
+        last, depth, items, note = self._load_cache()
         result = self._scan(items, store=True)
         try:
             if result.added_bytes:
                 sync_folder(self.objects.root)  # the objects reach the disk before a record names them
-            manifest, found = self._manifest_for(result, last, items)
+            manifest, depth, found = self._manifest_for(result, last, depth, items)
             if result.dirty or manifest != last:
-                write_index(self.index_path, self.settings_hash, manifest, result.index, self.keys)
-            self._cache = (manifest, result.index)
+                write_index(self.index_path, self.settings_hash, manifest, result.index, self.keys, depth)
+            self._cache = (manifest, depth, result.index)
             record = self._record(kind, command, actor, manifest, result, found, note)
             record = write_record(self._record_path(record.seq), record, self.keys)
         except OSError as exc:
             raise failed(exc, self.root) from None
         retention.add_usage(self, result.added_bytes)
-        if retention.due(self):
+        if prune and retention.due(self):
             retention.prune(self, record.seq)
         return record
 
-    def _load_cache(self) -> tuple[str | None, dict[str, IndexItem], str]:
+    def _load_cache(self) -> tuple[str | None, int, dict[str, IndexItem], str]:
         if self._cache is not None:
-            return self._cache[0], self._cache[1], ""
+            return (*self._cache, "")
         loaded = read_index(self.index_path, self.settings_hash, self.keys)
         if loaded is not None:
-            return loaded[0], loaded[1], ""
+            return (*loaded, "")
         note = ("the stat cache failed its check and was rebuilt from the files"
                 if self.index_path.exists() else "")
-        return None, {}, note
+        return None, 0, {}, note
 
     def _scan(self, items: dict[str, IndexItem], *, store: bool) -> ScanResult:
         scanner = Scanner(self.workspace, self.settings, self.objects if store else None, items)
@@ -114,17 +115,22 @@ class CheckpointStore:
         except OSError as exc:
             raise failed(exc, self.root) from None
 
-    def _manifest_for(self, result: ScanResult, last: str | None,
-                      items: dict[str, IndexItem]) -> tuple[str, builtins.list[Change]]:
-        """The manifest name (written when new) and what changed since the last scan."""
-        if last is not None and not result.dirty:
-            return last, []
+    def _manifest_for(self, result: ScanResult, last: str | None, depth: int,
+                      items: dict[str, IndexItem]) -> tuple[str, int, builtins.list[Change]]:
+        """The manifest (written when new, as a delta of the last one when it can), its depth, and
+        what changed since the last scan."""
+        if last is None:
+            private_dir(self.manifests_dir)
+            return (*write_manifest(self.manifests_dir, result.entries), [])
+        if not result.dirty:
+            return last, depth, []
         entries = result.entries
-        found = compare.changes({p: it[1] for p, it in items.items()}, entries) if last is not None else []
-        if last is not None and not found and not _entries_differ(items, entries):
-            return last, []
+        prev = {p: it[1] for p, it in items.items()}
+        if prev == entries:
+            return last, depth, []
         private_dir(self.manifests_dir)
-        return write_manifest(self.manifests_dir, entries), found
+        name, new_depth = write_manifest(self.manifests_dir, entries, (last, depth, prev))
+        return name, new_depth, compare.changes(prev, entries)
 
     def _record(self, kind: Kind, command: str, actor: str, manifest: str, result: ScanResult,
                 found: builtins.list[Change], note: str) -> Checkpoint:
@@ -137,7 +143,7 @@ class CheckpointStore:
 
     def attach(self, checkpoint: Checkpoint, audit_id: str) -> Checkpoint:
         """Link the checkpoint to the audit record of the command that followed it."""
-        with self._locked():
+        with self.locked():
             return write_record(self._record_path(checkpoint.seq),
                                 checkpoint.model_copy(update={"audit_id": audit_id}), self.keys)
 
@@ -175,14 +181,26 @@ class CheckpointStore:
     def read_manifest(self, name: str) -> dict[str, Entry]:
         return read_manifest(self.manifests_dir, name)
 
+    def pin(self, owner: str, manifest: str | None) -> None:
+        """Keep ``manifest`` (and its files) through retention while ``owner`` (a fork) uses it."""
+        path = self.root / "pins" / owner
+        if manifest is None:
+            path.unlink(missing_ok=True)
+        else:
+            atomic_write(path, manifest.encode())
+
+    def pinned(self) -> set[str]:
+        folder = self.root / "pins"
+        return {p.read_text().strip() for p in folder.iterdir()} if folder.is_dir() else set()
+
     def forget_cache(self) -> None:
         """The workspace was written by Canal itself: the next scan starts from the cache on disk."""
         self._cache = None
 
     def current(self) -> ScanResult:
         """The workspace now, without storing anything."""
-        with self._locked():
-            _, items, _ = self._load_cache()
+        with self.locked():
+            _, _, items, _ = self._load_cache()
             return self._scan(items, store=False)
 
     def diff(self, cp_id: str | None = None) -> DiffResult:
@@ -207,16 +225,19 @@ class CheckpointStore:
     def undo(self, cp_id: str | None = None, *, actor: str = "agent") -> UndoResult:
         target_cp = self.get(cp_id)
         target = self.manifest(target_cp)  # checked before anything else happens
-        with self._locked():
-            before = self._take("undo", f"canal undo {target_cp.id}", actor)
+        with self.locked():
+            # no pruning until the restore is done: it could take the target's files away
+            before = self._take("undo", f"canal undo {target_cp.id}", actor, prune=False)
             current = self.manifest(before)
             found, left = restore(self.workspace, target, current, self.objects)
             self._cache = None  # the workspace changed under the cache: rescan
+            if retention.due(self):
+                retention.prune(self, before.seq)
         return UndoResult(restored_to=target_cp.id, before_undo=before.id, changes=found, left_alone=left)
 
     # -- retention ------------------------------------------------------------------------------
     def prune(self) -> builtins.list[str]:
-        with self._locked():
+        with self.locked():
             paths = self._record_paths()
             newest = parse_id(paths[-1].stem) if paths else None
             return retention.prune(self, newest or 0)
@@ -235,7 +256,7 @@ class CheckpointStore:
         return int(paths[-1].stem) + 1 if paths else 1
 
     @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
+    def locked(self) -> Iterator[None]:
         try:
             private_dir(self.records_dir)
             fd = os.open(self.root / "lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
@@ -246,11 +267,6 @@ class CheckpointStore:
             yield
         finally:
             os.close(fd)
-
-
-def _entries_differ(items: dict[str, IndexItem], entries: dict[str, Entry]) -> bool:
-    """Times or owners changed (not changes a patch carries, but a checkpoint keeps them)."""
-    return len(items) != len(entries) or any(items[p][1] != e for p, e in entries.items() if p in items)
 
 
 def _not_found(cp_id: str, seq: int | None, paths: builtins.list[Path]) -> CheckpointNotFound:

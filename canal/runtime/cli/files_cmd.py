@@ -6,8 +6,10 @@ Deletions go to the host-side trash under the project's state folder, never insi
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -27,9 +29,10 @@ def rm_cmd(app: App, paths: tuple[Path, ...], recursive: bool, as_json: bool) ->
 
     A path that is already gone is reported, not an error. Example: canal rm build.log
     """
+    checkpoint = app.canal.files.checkpoint(shlex.join(["canal", "rm", *map(str, paths)]))
     outcomes = app.canal.files.remove(paths, recursive=recursive, base=app.base, person=app.is_person())
-    emit(as_json, {"status": "ok", "results": [o.model_dump(mode="json") for o in outcomes]},
-          "\n".join(o.to_text() for o in outcomes))
+    emit_undoable(as_json, {"status": "ok", "results": [o.model_dump(mode="json") for o in outcomes]},
+                  "\n".join(o.to_text() for o in outcomes), checkpoint)
 
 
 @click.command("restore")
@@ -44,11 +47,12 @@ def restore_cmd(app: App, entry_id: str, to: Path | None, force: bool, as_json: 
     Example: canal restore t20250101T120000Z-3f9a2c
     """
     target = app.base / to if to is not None else None
+    checkpoint = app.canal.files.checkpoint(f"canal restore {entry_id}")
     result = app.canal.files.restore(entry_id, to=target, force=force, person=app.is_person())
     text = f"restored {result.entry.id} to {result.restored_to}"
     if result.displaced_id:
         text += f" | the file that was there is in the trash: canal restore {result.displaced_id} --to PATH"
-    emit(as_json, result.model_dump(mode="json"), text)
+    emit_undoable(as_json, result.model_dump(mode="json"), text, checkpoint)
 
 
 @click.group("trash")
@@ -100,9 +104,10 @@ def edit_cmd(app: App, path: Path, old: str, new: str, replace_all: bool, expect
 
     Example: canal edit app.py --old "return 1" --new "return 2"
     """
+    checkpoint = app.canal.files.checkpoint(f"canal edit {shlex.quote(str(path))}")
     result = app.canal.files.edit(path, old, new, replace_all=replace_all, base=app.base,
                                   expect_sha256=expect_sha256, person=app.is_person())
-    emit(as_json, result.model_dump(mode="json"), result.to_text())
+    emit_undoable(as_json, result.model_dump(mode="json"), result.to_text(), checkpoint)
 
 
 @click.command("write")
@@ -115,8 +120,9 @@ def write_cmd(app: App, path: Path, as_json: bool) -> None:
     Example: printf 'hello\\n' | canal write notes.txt
     """
     data = sys.stdin.buffer.read(DEFAULT_MAX_BYTES + 1)
+    checkpoint = app.canal.files.checkpoint(f"canal write {shlex.quote(str(path))}")
     result = app.canal.files.write(path, data, base=app.base, person=app.is_person())
-    emit(as_json, result.model_dump(mode="json"), result.to_text())
+    emit_undoable(as_json, result.model_dump(mode="json"), result.to_text(), checkpoint)
 
 
 @click.command("view")
@@ -132,6 +138,20 @@ def view_cmd(app: App, path: Path, line_range: str | None, as_json: bool) -> Non
     start, end = parse_range(line_range, str(path))
     result = app.canal.files.view(path, base=app.base, start=start, end=end)
     emit(as_json, result.model_dump(mode="json"), result.to_text())
+
+
+def emit_undoable(as_json: bool, data: dict[str, Any], text: str, checkpoint: str) -> None:
+    """The result with the checkpoint taken before it: in the footer, and as ``checkpoint`` in JSON."""
+    emit(as_json, {**data, "checkpoint": checkpoint},
+         with_footer(text, f"checkpoint {checkpoint} (undo: canal undo {checkpoint})"))
+
+
+def with_footer(text: str, part: str) -> str:
+    """``[created x | part]`` when the text ends in a footer, else the part on a line of its own."""
+    head, _, last = text.rpartition("\n")
+    if last.startswith("[") and last.endswith("]"):
+        return f"{head}\n{last[:-1]} | {part}]" if head else f"{last[:-1]} | {part}]"
+    return f"{text}\n[{part}]" if text else f"[{part}]"
 
 
 def parse_range(text: str | None, path: str) -> tuple[int | None, int | None]:

@@ -28,6 +28,8 @@ def fork_cmd(app: App, name: str, from_id: str | None, as_json: bool) -> None:
     if as_json:
         echo_json({"status": "ok", **fork.model_dump(mode="json", exclude={"hmac", "key_id"})})
         return
+    if fork.note:
+        click.echo(f"note: fork {name} is {fork.note}", err=True)
     click.echo(f"fork {name} is up, from {fork.base} | run there: canal run --sandbox {name} -- CMD | "
                f"review: canal changes {name} | apply: canal apply {name} | drop: canal discard {name}")
 

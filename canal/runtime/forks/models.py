@@ -20,6 +20,7 @@ class Fork(_Model):
     manifest: str  # that checkpoint's manifest
     created_at: str
     mode: Literal["overlay", "copy"]
+    note: str = ""  # why a fork is a full copy rather than copy-on-write
     key_id: str = ""
     hmac: str = ""
 

@@ -90,7 +90,7 @@ def unmount(merged: Path) -> None:
 def supported() -> str | None:
     """None when this process can mount overlays, else why not."""
     if os.geteuid() != 0:
-        return "kernel overlayfs needs Canal to run as root on this host"
+        return "copy-on-write (kernel overlayfs) needs Canal to run as root on this host"
     with contextlib.suppress(OSError):
         if "overlay" in Path("/proc/filesystems").read_text():
             return None

@@ -16,13 +16,14 @@ import os
 import shutil
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 from pydantic import ValidationError
 
 from canal.core.fsutil import atomic_write, private_dir
 from canal.runtime.checkpoints import compare
 from canal.runtime.checkpoints.models import Change, NotCovered
-from canal.runtime.checkpoints.records import canonical, corrupt, read_index, write_index
+from canal.runtime.checkpoints.records import canonical, corrupt, read_index, write_index, write_manifest
 from canal.runtime.checkpoints.restore import restore
 from canal.runtime.checkpoints.scan import Entry, IndexItem, Scanner
 from canal.runtime.checkpoints.store import CheckpointStore
@@ -52,8 +53,12 @@ class ForkStore:
         return (self.folder(name) / "fork.json").is_file()
 
     # -- lifecycle ------------------------------------------------------------------------------
-    def create(self, name: str, *, from_id: str | None = None, actor: str = "agent") -> Fork:
-        """A fork of the project now (a checkpoint is taken) or at checkpoint ``from_id``."""
+    def create(self, name: str, *, from_id: str | None = None, actor: str = "agent",
+               mode: Literal["overlay", "copy"] | None = None) -> Fork:
+        """A fork of the project now (a checkpoint is taken) or at checkpoint ``from_id``.
+
+        ``mode``: kernel overlayfs where this process can mount it (root), else a full copy of the
+        checkpoint (slower to make, the same isolation); the fork's ``mode`` says which it got."""
         if name in RESERVED or self.is_fork(name):
             msg = f"A sandbox named {name} already exists" + (" (a fork)" if self.is_fork(name) else "") + "."
             raise ForkExists(msg, hint=f"pick another name, or: canal discard {name}", details={"name": name})
@@ -64,10 +69,13 @@ class ForkStore:
         cp = (self.checkpoints.get(from_id) if from_id is not None
               else self.checkpoints.take(kind="fork", command=f"canal fork {name}", actor=actor))
         entries = self.checkpoints.manifest(cp)
-        fork = Fork(name=name, base=cp.id, manifest=cp.manifest, created_at=_now(), mode="overlay")
+        chosen = mode or ("overlay" if overlay.supported() is None else "copy")
+        fork = Fork(name=name, base=cp.id, manifest=cp.manifest, created_at=_now(), mode=chosen,
+                    note="" if chosen == "overlay" else f"a full copy: {overlay.supported() or 'as asked'}")
         private_dir(self.folder(name))
+        self.checkpoints.pin(name, cp.manifest)
         try:
-            self._mount(fork, entries)
+            self._make_workspace(fork, entries)
             self._seed(fork, entries)
             self._write(fork)
         except BaseException:
@@ -99,8 +107,8 @@ class ForkStore:
         """The fork's workspace, mounted again when the host lost the mount (a reboot)."""
         fork = self.get(name)
         merged = self.workspace(name)
-        if not os.path.ismount(merged):
-            self._mount(fork, self.checkpoints.read_manifest(fork.manifest))
+        if fork.mode == "overlay" and not os.path.ismount(merged):
+            self._make_workspace(fork, self.checkpoints.read_manifest(fork.manifest))
         return merged
 
     def discard(self, name: str) -> Fork:
@@ -116,12 +124,15 @@ class ForkStore:
         merged = self.ensure_mounted(name)
         base = self.checkpoints.read_manifest(fork.manifest)
         index = self.folder(name) / "index"
-        cached = read_index(index, fork.manifest, self.checkpoints.keys)
-        scanner = Scanner(merged, self.checkpoints.settings, self.checkpoints.objects,
-                          cached[1] if cached else {})
-        result = scanner.scan()
-        if result.dirty:
-            write_index(index, fork.manifest, fork.manifest, result.index, self.checkpoints.keys)
+        with self.checkpoints.locked():  # no pruning between storing the fork's files and pinning them
+            cached = read_index(index, fork.manifest, self.checkpoints.keys)
+            scanner = Scanner(merged, self.checkpoints.settings, self.checkpoints.objects,
+                              cached[2] if cached else {})
+            result = scanner.scan()
+            if result.dirty:
+                write_index(index, fork.manifest, fork.manifest, result.index, self.checkpoints.keys)
+            state, _ = write_manifest(self.checkpoints.manifests_dir, result.entries)
+            self.checkpoints.pin(f"{name}@state", state)
         skipped = [NotCovered(path=p, reason=r) for p, r in result.not_covered]
         return fork, base, result.entries, skipped
 
@@ -166,7 +177,12 @@ class ForkStore:
     def _load(self, _: str, entry: Entry) -> bytes:
         return self.checkpoints.objects.open_verified(entry[6])
 
-    def _mount(self, fork: Fork, entries: dict[str, Entry]) -> None:
+    def _make_workspace(self, fork: Fork, entries: dict[str, Entry]) -> None:
+        if fork.mode == "copy":
+            merged = self.workspace(fork.name)
+            merged.mkdir(mode=self.checkpoints.workspace.stat().st_mode & 0o777, exist_ok=True)
+            restore(merged, entries, {}, self.checkpoints.objects)
+            return
         root_st = self.checkpoints.workspace.stat()
         lower = self.lowers / fork.manifest
         private_dir(self.lowers)
@@ -194,6 +210,8 @@ class ForkStore:
         atomic_write(self.folder(fork.name) / "fork.json", canonical(signed.model_dump(mode="json")))
 
     def _remove(self, name: str) -> None:
+        self.checkpoints.pin(name, None)
+        self.checkpoints.pin(f"{name}@state", None)
         folder = self.folder(name)
         with contextlib.suppress(FileNotFoundError):
             overlay.unmount(folder / "merged")

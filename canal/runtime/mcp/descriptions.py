@@ -127,3 +127,64 @@ same name and arguments and confirm_token.
 
 Defaults: arguments {} (no fields); no confirm_token.
 Example: {"name": "list_files", "arguments": {"path": "src"}}"""
+
+CHECKPOINTS = """\
+List the workspace's checkpoints, oldest first: id, time, the command that followed, and which files \
+changed after it. Canal takes one before every command that may change the project, so anything a \
+command did can be undone. What a checkpoint did not cover (.gitignore'd paths, files over the size \
+cap) is listed under it: changes there cannot be undone. Read-only.
+
+Example: {}"""
+
+DIFF = """\
+Show what changed in the project since a checkpoint: a unified diff of text files, then binary, mode, \
+symlink and deletion lines. Read-only. Use it after a command did something unexpected, before undo.
+
+Defaults: checkpoint = the newest (what the last command changed).
+Example: {}
+Example: {"checkpoint": "cp-12"}"""
+
+UNDO = """\
+Put the project back exactly as it was at a checkpoint: bytes, modes and symlinks. A checkpoint is \
+taken first, so the reply names the id that reverts this undo. Paths the checkpoint did not cover are \
+left alone. No confirmation is needed: undo itself can be undone.
+
+Defaults: checkpoint = the newest (undoes the last command).
+Example: {}
+Example: {"checkpoint": "cp-12"}"""
+
+FORK = """\
+SANDBOX MODE for an autonomous subagent: start a new sandbox whose /workspace is a copy-on-write copy \
+of the project (now, or at a checkpoint). It is isolated: the real project is not mounted in it, so \
+commands there run WITHOUT confirmations (deny rules still apply, and its network is the project's). \
+Work there with run_command {"sandbox": NAME, ...}; nothing you do reaches the project. Your work is \
+a PROPOSAL: changes shows it as a patch, and apply carries it to the project only after the user \
+confirms; discard drops it.
+
+Defaults: from_checkpoint none (the project as it is now).
+Example: {"name": "try-upgrade"}
+Example: {"name": "bisect", "from_checkpoint": "cp-7"}"""
+
+CHANGES = """\
+Show what a fork changed since it was made: a git-apply-compatible patch, then binary, mode, symlink \
+and deletion lines, and what apply cannot carry (files over the size cap, pipes). Read-only.
+
+Example: {"name": "try-upgrade"}"""
+
+APPLY = """\
+Propose a fork's changes to the real project. The first call lists the files and returns \
+CONFIRMATION_REQUIRED: NOTHING WAS APPLIED; ask the user, then call again with the same name and paths \
+and confirm_token. Then the project is checkpointed, and the changes are written (undo with the \
+checkpoint the reply names). Paths that also changed in the real project since the fork are refused \
+as FORK_CONFLICT and nothing is written: apply only the other paths, or ask the user.
+
+Defaults: paths [] (every change); no confirm_token.
+Example: {"name": "try-upgrade"}
+Example: {"name": "try-upgrade", "paths": ["src/"]}
+After CONFIRMATION_REQUIRED: {"name": "try-upgrade", "confirm_token": "c_k3j9x2mqa7fe"}"""
+
+DISCARD = """\
+Remove a fork: its sandbox and its copy of the project. The real project is not touched, and a \
+discarded fork's changes are gone.
+
+Example: {"name": "try-upgrade"}"""

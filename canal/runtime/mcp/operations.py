@@ -69,7 +69,8 @@ class Operations:
         return Protected.of(settings_files(self.canal.project_dir))
 
     def run_command(self, args: s.RunCommandArgs) -> Reply:
-        result = self.canal.run(args.command, timeout_s=args.timeout, confirm=args.confirm_token)
+        result = self.canal.run(args.command, timeout_s=args.timeout, confirm=args.confirm_token,
+                                sandbox=args.sandbox)
         return run_reply(result, "call run_command again with the same command")
 
     def view(self, args: s.ViewArgs) -> Reply:
@@ -78,24 +79,31 @@ class Operations:
                            redactor=self.canal.services.redactor)
         return Reply(result.to_text(), result.model_dump(mode="json"))
 
+    def _checkpoint(self, command: str) -> str:
+        """A checkpoint before Canal's own change to the workspace (a failure stops the operation)."""
+        return self.canal.services.checkpoints.take(kind="file", command=command, actor=self.canal.actor).id
+
     def edit(self, args: s.EditArgs) -> Reply:
         services = self.canal.services
+        checkpoint = self._checkpoint(f"edit {args.path}")
         result = edit_file(self._workspace, args.path, args.old, args.new, replace_all=args.replace_all,
                            redactor=services.redactor, audit=services.audit, actor=self.canal.actor,
                            guard=self._guard)
-        return Reply(result.to_text(), result.model_dump(mode="json"))
+        return _with_checkpoint(Reply(result.to_text(), result.model_dump(mode="json")), checkpoint)
 
     def remove(self, args: s.RemoveArgs) -> Reply:
         paths = [Path(p) for p in args.path]
+        checkpoint = self._checkpoint("remove " + " ".join(args.path))
         outcomes = remove_paths(self.canal.services.trash, self.canal.project_dir, paths,
                                 recursive=args.recursive, actor=self.canal.actor, guard=self._guard)
-        return Reply("\n".join(_removed_line(o) for o in outcomes),
-                     {"status": "ok", "results": [o.model_dump(mode="json") for o in outcomes]})
+        data = {"status": "ok", "results": [o.model_dump(mode="json") for o in outcomes]}
+        return _with_checkpoint(Reply("\n".join(_removed_line(o) for o in outcomes), data), checkpoint)
 
     def restore(self, args: s.RestoreArgs) -> Reply:
+        checkpoint = self._checkpoint(f"restore {args.trash_id}")
         result = self.canal.services.trash.restore(args.trash_id, actor=self.canal.actor, guard=self._guard)
         text = f"restored {result.entry.id} to {result.entry.rel_path} ({result.entry.kind})"
-        return Reply(text, result.model_dump(mode="json"))
+        return _with_checkpoint(Reply(text, result.model_dump(mode="json")), checkpoint)
 
 
 def _removed_line(outcome: RemoveOutcome) -> str:
@@ -104,3 +112,13 @@ def _removed_line(outcome: RemoveOutcome) -> str:
         return f"{outcome.path}: already gone, nothing to do"
     return (f"{outcome.path}: moved to the trash as {entry.id} ({entry.kind}, {entry.size} bytes) | "
             f"undo: restore {{\"trash_id\": \"{entry.id}\"}}")
+
+
+def _with_checkpoint(reply: Reply, checkpoint: str) -> Reply:
+    part = f'checkpoint {checkpoint} (undo: undo {{"checkpoint": "{checkpoint}"}})'
+    head, _, last = reply.text.rpartition("\n")
+    if last.startswith("[") and last.endswith("]"):
+        text = (f"{head}\n" if head else "") + f"{last[:-1]} | {part}]"
+    else:
+        text = f"{reply.text}\n[{part}]"
+    return Reply(text, {**reply.data, "checkpoint": checkpoint}, reply.is_error, reply.confirmation)

@@ -10,6 +10,8 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, WithJsonSchema
 from canal.runtime.mcp.args import Command, JsonObject, LineRange, PathList, ProjectPath, Seconds, Token
 
 MAX_TIMEOUT_S = 3600.0
+SANDBOX_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,40}$"
+CHECKPOINT_DOC = "A checkpoint id (cp-12) from a run_command footer or checkpoints."
 
 
 class ToolArgs(BaseModel):
@@ -36,6 +38,9 @@ class RunCommandArgs(ToolArgs):
                                  "timeout", "timeout_s", "timeout_seconds", default=None, gt=0,
                                  le=MAX_TIMEOUT_S)
     confirm_token: Token | None = _f(TOKEN_DOC, "confirm_token", "confirm", "token", default=None)
+    sandbox: Token | None = _f("Run in this sandbox: a fork's name (from fork) runs it in the fork's copy of "
+                               "the project. Default: the project's own sandbox.",
+                               "sandbox", "fork", default=None, pattern=SANDBOX_NAME)
 
 
 RangeSchema = WithJsonSchema({"type": "string", "pattern": r"^\d*:\d*$",
@@ -107,3 +112,37 @@ class CallCapabilityArgs(ToolArgs):
                                "Default: {} (no fields).", "arguments", "args", "params", "input",
                                default_factory=dict)
     confirm_token: Token | None = _f(TOKEN_DOC, "confirm_token", "confirm", "token", default=None)
+
+
+class CheckpointsArgs(ToolArgs):
+    pass
+
+
+class DiffArgs(ToolArgs):
+    checkpoint: Token | None = _f(CHECKPOINT_DOC + " Default: the newest (what the last command changed).",
+                                  "checkpoint", "id", "checkpoint_id", default=None)
+
+
+class UndoArgs(ToolArgs):
+    checkpoint: Token | None = _f(CHECKPOINT_DOC + " Default: the newest (undoes the last command).",
+                                  "checkpoint", "id", "checkpoint_id", default=None)
+
+
+class ForkArgs(ToolArgs):
+    name: Token = _f("The fork's name: letters, digits, '_', '.', '-' (at most 41).", "name", "fork",
+                     min_length=1, pattern=SANDBOX_NAME)
+    from_checkpoint: Token | None = _f(CHECKPOINT_DOC + " Default: the project as it is now.",
+                                       "from_checkpoint", "from", "checkpoint", default=None)
+
+
+class ForkNameArgs(ToolArgs):
+    name: Token = _f("The fork's name, as given to fork.", "name", "fork", min_length=1, pattern=SANDBOX_NAME)
+
+
+class ApplyArgs(ToolArgs):
+    name: Token = _f("The fork's name, as given to fork.", "name", "fork", min_length=1, pattern=SANDBOX_NAME)
+    paths: PathList = _f("Apply only these paths (files or folders, relative to the project). Default: "
+                         "every change.", "paths", "path", default_factory=list)
+    confirm_token: Token | None = _f("The token from apply's CONFIRMATION_REQUIRED reply (c_...). Valid "
+                                     "once, for exactly the same change set. Default: none.",
+                                     "confirm_token", "confirm", "token", default=None)

@@ -29,6 +29,7 @@ from canal.runtime.mcp import schemas as s
 from canal.runtime.mcp.descriptions import INSTRUCTIONS
 from canal.runtime.mcp.errors import ConfirmationDeclined, ToolUnknown
 from canal.runtime.mcp.operations import Operations, Reply
+from canal.runtime.mcp.reversible import Reversible
 from canal.runtime.mcp.tools import BY_NAME, TOOLS, ToolSpec, parse_args
 from canal.runtime.mcp.workflow import WorkflowTool
 
@@ -59,6 +60,10 @@ class CanalMcp:
             "describe_capability": lambda a: capabilities.describe_capability(canal, a),
             "call_capability": lambda a: capabilities.call_capability(canal, a),
         }
+        rev = Reversible(canal)
+        self._handlers.update({"checkpoints": rev.checkpoints, "diff": rev.diff, "undo": rev.undo,
+                               "fork": rev.fork, "changes": rev.changes, "apply": rev.apply,
+                               "discard": rev.discard})
 
     async def blocking(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` in a worker thread, one at a time (``Canal`` is not thread-safe)."""

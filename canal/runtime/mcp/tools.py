@@ -56,6 +56,19 @@ TOOLS: tuple[ToolSpec, ...] = (
              s.DescribeCapabilityArgs, {"name": "list_files"}, read_only=True, idempotent=True),
     ToolSpec("call_capability", "Run one project tool", d.CALL_CAPABILITY, s.CallCapabilityArgs,
              {"name": "list_files", "arguments": {"path": "src"}}, destructive=True),
+    ToolSpec("checkpoints", "List the workspace's checkpoints", d.CHECKPOINTS, s.CheckpointsArgs, {},
+             read_only=True, idempotent=True),
+    ToolSpec("diff", "Show what changed since a checkpoint", d.DIFF, s.DiffArgs, {}, read_only=True,
+             idempotent=True),
+    ToolSpec("undo", "Put the project back to a checkpoint", d.UNDO, s.UndoArgs, {}),
+    ToolSpec("fork", "Start an isolated copy of the project (autonomous)", d.FORK, s.ForkArgs,
+             {"name": "try-upgrade"}),
+    ToolSpec("changes", "Show what a fork changed", d.CHANGES, s.ForkNameArgs, {"name": "try-upgrade"},
+             read_only=True, idempotent=True),
+    ToolSpec("apply", "Apply a fork's changes to the project (confirmed)", d.APPLY, s.ApplyArgs,
+             {"name": "try-upgrade"}, destructive=True),
+    ToolSpec("discard", "Remove a fork", d.DISCARD, s.ForkNameArgs, {"name": "try-upgrade"},
+             destructive=True),
 )
 BY_NAME: dict[str, ToolSpec] = {t.name: t for t in TOOLS}
 

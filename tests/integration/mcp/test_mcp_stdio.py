@@ -12,7 +12,8 @@ import pytest
 from tests.integration.mcp.conftest import AGENT_UID, McpClient, data_of, text_of
 
 TOOLS = {"run_command", "view", "edit", "remove", "restore", "workflow", "list_capabilities",
-         "describe_capability", "call_capability"}
+         "describe_capability", "call_capability", "checkpoints", "diff", "undo", "fork", "changes", "apply",
+         "discard"}
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +92,7 @@ def test_edit_returns_a_diff_and_view_shows_the_change(agent: tuple[McpClient, P
     assert not result.is_error, text_of(result)
     text = text_of(result)
     assert "-    return 1\n+    return 2\n" in text
-    assert "[edited src/app.py: 1 replacement, +1 -1]" in text
+    assert re.search(r"\[edited src/app.py: 1 replacement, \+1 -1 \| checkpoint cp-\d+ \(undo: undo ", text)
     assert (project / "src" / "app.py").read_text() == "def answer():\n    return 2\n"
     view = text_of(client.call("view", {"path": "src/app.py", "range": "2:2"}))
     assert "return 2" in view

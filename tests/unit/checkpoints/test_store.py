@@ -64,10 +64,10 @@ def test_a_file_written_just_before_a_scan_is_read_again_next_time(workspace: Pa
     (workspace / "f.txt").write_text("aaaa")
     store.take(kind="run")
     assert store._cache is not None
-    assert store._cache[1]["f.txt"][0] is None  # not trusted: read again next time
+    assert store._cache[2]["f.txt"][0] is None  # not trusted: read again next time
     time.sleep(0.06)
     store.take(kind="run")
-    assert store._cache[1]["f.txt"][0] is not None  # old enough now: the key is trusted
+    assert store._cache[2]["f.txt"][0] is not None  # old enough now: the key is trusted
 
 
 def test_unknown_and_pruned_ids_are_told_apart(workspace: Path, make_store: MakeStore) -> None:
@@ -94,3 +94,21 @@ def test_pruning_deletes_objects_no_kept_checkpoint_uses(workspace: Path, make_s
     stored = {name for name, _ in store.objects.names()}
     assert not any(name.startswith(__import__("hashlib").sha256(b"1" * 5000).hexdigest()) for name in stored)
     assert [c.id for c in store.list()] == ["cp-2"]
+
+
+def test_manifests_are_deltas_and_pruning_keeps_what_they_stand_on(workspace: Path,
+                                                                    make_store: MakeStore) -> None:
+    from canal.runtime.checkpoints.records import MAX_DEPTH, manifest_chain
+
+    store = make_store(keep=5)
+    for i in range(MAX_DEPTH + 10):
+        (workspace / "counter").write_text(f"{i}\n")
+        store.take(kind="run")
+    kept = store.list()
+    assert [c.id for c in kept] == [f"cp-{n}" for n in range(MAX_DEPTH + 6, MAX_DEPTH + 11)]
+    for cp in kept:
+        assert len(manifest_chain(store.manifests_dir, cp.manifest)) <= MAX_DEPTH + 1
+    oldest = kept[0]
+    store.undo(oldest.id)
+    assert (workspace / "counter").read_text() == f"{oldest.seq - 1}\n"
+    assert (workspace / "src" / "main.py").read_text() == "print('hi')\n"

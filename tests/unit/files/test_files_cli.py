@@ -51,7 +51,8 @@ def test_rm_then_restore_round_trip(project: Path, tmp_path: Path) -> None:
     assert (project / "data.bin").read_bytes() == b"\x00\x01payload"
     assert (project / "data.bin").stat().st_mode & 0o777 == 0o640
     audit_log = (tmp_path / "state" / "audit" / "audit.jsonl").read_text().splitlines()
-    assert [json.loads(line)["event"] for line in audit_log] == ["audit.opened", "trash.put", "trash.restore"]
+    assert [json.loads(line)["event"] for line in audit_log] == [
+        "audit.opened", "config.accept", "trash.put", "trash.restore"]  # config: read for the checkpoint
 
 
 def test_errors_render_code_message_and_next_command(project: Path) -> None:
@@ -68,7 +69,7 @@ def test_errors_render_code_message_and_next_command(project: Path) -> None:
 def test_write_edit_view_from_the_cli(project: Path) -> None:
     code, out, _ = _run("write", "notes.txt", stdin=b"one\ntwo\n")
     assert code == 0
-    assert out.endswith("[created notes.txt: 2 lines, 8 bytes]\n")
+    assert out.endswith("[created notes.txt: 2 lines, 8 bytes | checkpoint cp-1 (undo: canal undo cp-1)]\n")
     code, out, _ = _run("edit", "notes.txt", "--old", "two", "--new", "2", "--json")
     assert code == 0
     assert json.loads(out)["diff"] == "--- a/notes.txt\n+++ b/notes.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+2\n"
@@ -105,3 +106,16 @@ def test_error_message_and_hint_pass_the_redactor(project: Path) -> None:
     code, out, err = _run("view", f"token={token}/notes.txt", "--json")
     assert token not in out
     assert json.loads(out)["code"] == "PATH_NOT_FOUND"
+
+
+def test_file_operations_take_a_checkpoint_first_so_undo_reverts_them(project: Path) -> None:
+    (project / "data.txt").write_text("before\n")
+    code, out, _ = _run("edit", "data.txt", "--old", "before", "--new", "after", "--json")
+    assert code == 0
+    checkpoint = json.loads(out)["checkpoint"]
+    code, out, _ = _run("rm", "data.txt")
+    assert code == 0
+    assert out.rstrip().endswith("(undo: canal undo cp-2)]")
+    code, _, err = _run("undo", checkpoint)
+    assert (code, err) == (0, "")
+    assert (project / "data.txt").read_text() == "before\n"

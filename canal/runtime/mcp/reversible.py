@@ -1,0 +1,82 @@
+"""The MCP tools that make work reversible: checkpoints, diff and undo on the project; fork, changes,
+apply and discard for autonomous work on a copy. Each returns a ``Reply``."""
+
+from __future__ import annotations
+
+from canal.runtime.api import Canal
+from canal.runtime.checkpoints import Change
+from canal.runtime.errors import ConfirmationRequired
+from canal.runtime.mcp import schemas as s
+from canal.runtime.mcp.operations import Confirmation, Reply, confirmation_text
+
+
+def _lines(changes: list[Change]) -> list[str]:
+    return [f"{c.kind:<9} {c.path}" + (f"  ({c.detail})" if c.detail else "") +
+            ("  [binary]" if c.binary else "") for c in changes]
+
+
+class Reversible:
+    def __init__(self, canal: Canal) -> None:
+        self.canal = canal
+
+    def checkpoints(self, _: s.CheckpointsArgs) -> Reply:
+        rows = self.canal.checkpoints()
+        lines = []
+        for row in rows:
+            cp, after = row.checkpoint, row.changed_after
+            lines.append(f"{cp.id} {cp.created_at[:19]} {cp.command or cp.kind} | changed after: "
+                         f"+{after.added} ~{after.modified} -{after.deleted} {', '.join(after.paths)}")
+            lines.extend(f"    not covered: {n.path} ({n.reason})" for n in cp.not_covered[:5])
+        text = "\n".join(lines) if lines else "no checkpoints yet (one is taken before each command)"
+        return Reply(text, {"status": "ok", "checkpoints": [r.model_dump(mode="json") for r in rows]})
+
+    def diff(self, args: s.DiffArgs) -> Reply:
+        result = self.canal.diff(args.checkpoint)
+        if not result.changes:
+            return Reply(f"no change since {result.checkpoint}", result.model_dump(mode="json"))
+        text = result.patch + "\n".join(_lines(result.changes))
+        text += f'\n[{len(result.changes)} change(s) since {result.checkpoint} | undo {{"checkpoint": ' \
+                f'"{result.checkpoint}"}}]'
+        return Reply(text, result.model_dump(mode="json"))
+
+    def undo(self, args: s.UndoArgs) -> Reply:
+        result = self.canal.undo(args.checkpoint)
+        text = "\n".join([*_lines(result.changes),
+                          f"restored {len(result.changes)} path(s) to {result.restored_to} | revert this "
+                          f'undo: undo {{"checkpoint": "{result.before_undo}"}}'])
+        text += "".join(f"\nleft alone: {n.path} ({n.reason})" for n in result.left_alone)
+        return Reply(text, result.model_dump(mode="json"))
+
+    def fork(self, args: s.ForkArgs) -> Reply:
+        fork = self.canal.fork(args.name, from_checkpoint=args.from_checkpoint)
+        text = (f"fork {fork.name} is up (a copy of the project at {fork.base}). Run there with "
+                f'run_command {{"sandbox": "{fork.name}", "command": "..."}}: no confirmations, nothing '
+                f"reaches the project. Then changes, apply (the user confirms) or discard.")
+        return Reply(text, fork.model_dump(mode="json", exclude={"hmac", "key_id"}))
+
+    def changes(self, args: s.ForkNameArgs) -> Reply:
+        result = self.canal.changes(args.name)
+        text = result.patch + "\n".join(_lines(result.changes))
+        text += "".join(f"\nnot carried by apply: {n.path} ({n.reason})" for n in result.not_carried)
+        text += f"\n[{len(result.changes)} change(s) in fork {args.name} since {result.base}]"
+        return Reply(text.lstrip("\n"), result.model_dump(mode="json"))
+
+    def apply(self, args: s.ApplyArgs) -> Reply:
+        try:
+            result = self.canal.apply(args.name, args.paths, confirm=args.confirm_token)
+        except ConfirmationRequired as asked:
+            token, approval = asked.details["token"], asked.details["approval"]
+            reason = asked.message.removesuffix("\nNothing was applied.")
+            text = confirmation_text(reason, token, approval, "call apply again with the same name and paths")
+            return Reply(text.replace("Nothing was run.", "Nothing was applied."), asked.details,
+                         is_error=True, confirmation=Confirmation(token, approval, reason))
+        if not result.applied:
+            return Reply(f"fork {args.name} has no change to apply", result.model_dump(mode="json"))
+        text = "\n".join([*_lines(result.applied),
+                          f"applied {len(result.applied)} change(s) | undo the apply: "
+                          f'undo {{"checkpoint": "{result.checkpoint}"}}'])
+        return Reply(text, result.model_dump(mode="json"))
+
+    def discard(self, args: s.ForkNameArgs) -> Reply:
+        fork = self.canal.discard(args.name)
+        return Reply(f"fork {fork.name} discarded", {"status": "ok", "discarded": fork.name})

@@ -1,0 +1,62 @@
+"""An agent over MCP: a command's checkpoint is undone with undo; a fork runs without confirmations,
+its changes come back through changes, and apply asks before it writes the project."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.mcp.conftest import McpClient, data_of, text_of
+
+
+@pytest.fixture(scope="module")
+def agent(serve: Any) -> tuple[McpClient, Path]:
+    client, project = serve()
+    return client, project
+
+
+def test_undo_puts_back_what_a_command_deleted(agent: tuple[McpClient, Path]) -> None:
+    client, project = agent
+    ran = client.call("run_command", {"command": "python3 -c \"import os; os.remove('notes.txt')\""})
+    assert not ran.is_error, text_of(ran)
+    checkpoint = data_of(ran)["checkpoint"]["id"]
+    assert f"checkpoint {checkpoint}" in text_of(ran)
+    assert not (project / "notes.txt").exists()
+    listed = client.call("checkpoints", {})
+    assert checkpoint in text_of(listed)
+    assert "deleted   notes.txt" in text_of(client.call("diff", {"checkpoint": checkpoint}))
+    undone = client.call("undo", {"checkpoint": checkpoint})
+    assert not undone.is_error, text_of(undone)
+    assert (project / "notes.txt").read_text() == "keep me\n"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="kernel overlayfs needs root (CI runs as root)")
+def test_a_fork_proposes_and_apply_asks_first(agent: tuple[McpClient, Path]) -> None:
+    client, project = agent
+    made = client.call("fork", {"name": "helper"})
+    assert not made.is_error, text_of(made)
+    try:
+        ran = client.call("run_command", {"sandbox": "helper", "command": "rm -rf src && echo hi > new.txt"})
+        assert not ran.is_error, text_of(ran)  # no confirmation in a fork
+        assert (project / "src" / "app.py").exists()
+        changes = text_of(client.call("changes", {"name": "helper"}))
+        assert "deleted   src/app.py" in changes
+        assert "+hi" in changes
+        asked = client.call("apply", {"name": "helper"})
+        assert asked.is_error
+        assert text_of(asked).startswith("CONFIRMATION_REQUIRED")
+        assert "Nothing was applied." in text_of(asked)
+        assert (project / "src" / "app.py").exists()
+        token = data_of(asked)["token"]
+        applied = client.call("apply", {"name": "helper", "confirm_token": token})
+        assert not applied.is_error, text_of(applied)
+        assert not (project / "src").exists()
+        assert (project / "new.txt").read_text() == "hi\n"
+        client.call("undo", {"checkpoint": data_of(applied)["checkpoint"]})
+        assert (project / "src" / "app.py").read_text() == "def answer():\n    return 1\n"
+        assert not (project / "new.txt").exists()
+    finally:
+        client.call("discard", {"name": "helper"})
