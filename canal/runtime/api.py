@@ -24,6 +24,7 @@ from canal.policy.engine import Policy
 from canal.policy.loader import load_policy
 from canal.runtime.checkpoints import Change, DiffResult, HistoryRow, UndoResult
 from canal.runtime.config import CanalConfig
+from canal.runtime.egress import EgressLog
 from canal.runtime.fileops import FileOps
 from canal.runtime.fork_apply import apply_fork
 from canal.runtime.forks import ApplyResult, Fork, ForkChanges
@@ -39,6 +40,7 @@ from canal.runtime.warm import installed, policy_key
 from canal.sandbox.backend import SandboxBackend, SandboxInfo
 from canal.sandbox.docker_backend import DockerBackend
 from canal.sandbox.engine import docker_client
+from canal.sandbox.errors import SandboxError
 from canal.sandbox.image import BuildEvent
 from canal.sandbox.reaper import reap
 
@@ -256,7 +258,9 @@ class Canal:
         """Remove the sandbox; False when there was none."""
         ref = self.ref(name)
         existed = self.backend.get(ref.container) is not None
+        self.services.egress.collect(self.backend)  # while the sandbox still holds its address
         self.backend.remove(ref.container)
+        self.services.egress.prune(self.backend, actor=self.actor)  # its proxy, if no sandbox uses it
         # full outputs were for this sandbox's next commands only; they may hold what commands printed
         shutil.rmtree(self.services.outputs_dir(ref.name), ignore_errors=True)
         if existed:
@@ -275,13 +279,33 @@ class Canal:
         return rows
 
     def gc(self, *, all_projects: bool = False) -> list[str]:
-        """Remove expired or orphaned Canal sandboxes (only containers Canal can prove it owns)."""
+        """Remove expired or orphaned Canal sandboxes (only containers Canal can prove it owns), then the
+        egress proxies no sandbox uses (this project's attempts recorded first)."""
         removed = reap(self.backend, all_owners=all_projects)
+        removed += self.services.egress.prune(self.backend, all_owners=all_projects, actor=self.actor)
         purged = purge_outputs(self.services.state_dir / OUTPUTS, OUTPUT_RETENTION_S)
         if removed or purged:
             self.services.audit.append("sandbox.gc", {"removed": removed, "outputs_purged": purged},
                                        actor=self.actor)
         return removed
+
+    # -- egress -----------------------------------------------------------------------------------
+    def egress_log(self, *, since: str = "", denied_only: bool = False, sandbox: str | None = None,
+                   limit: int | None = None) -> EgressLog:
+        """Every attempt of the project's allowlist sandboxes to leave (recorded in the audit log),
+        oldest first; what the proxies logged since the last command is recorded first."""
+        unread = None
+        try:
+            self.services.egress.collect(self.backend)
+        except SandboxError as exc:  # no engine: the recorded attempts are still worth showing
+            unread = f"{exc.code}: {exc.message}"
+        prefix = f"canal-{project_key(self.project_dir)}-"
+        records = self.services.egress.history(since=since, denied_only=denied_only, limit=limit,
+                                               sandbox=self.ref(sandbox).container if sandbox else None)
+        # the audit record names the container; the API names sandboxes as `canal run --sandbox` does
+        named = [r.model_copy(update={"sandbox": r.sandbox.removeprefix(prefix) if r.sandbox else None})
+                 for r in records]
+        return EgressLog(records=named, unread=unread)
 
     def close(self) -> None:
         if "audit" in self.services.__dict__:  # outcome records are written without their own fsync

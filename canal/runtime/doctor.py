@@ -12,12 +12,13 @@ from pathlib import Path
 
 from canal.core.errors import CanalError
 from canal.runtime.mounts import verdicts
-from canal.runtime.paths import state_dir_for
+from canal.runtime.paths import project_key, state_dir_for
 from canal.runtime.project import CONFIG_NAME
 from canal.runtime.trust.snapshot import take_snapshot
+from canal.sandbox.egress_docker import EgressProxies
 from canal.sandbox.engine import docker_client
 from canal.sandbox.errors import SandboxError
-from canal.sandbox.image import DEFAULT_IMAGE, image_present
+from canal.sandbox.image import DEFAULT_IMAGE, EGRESS_IMAGE, image_present
 from canal.sandbox.runtimes import GVISOR, REGISTER_HINT, gvisor_status
 
 
@@ -145,9 +146,39 @@ def check_config(project_dir: Path) -> Check:
     return Check("config", True, f"{where} is valid and {how}")
 
 
+def check_egress(project_dir: Path) -> Check:
+    """For ``network: allowlist``: the proxy image is built, and the project's proxies are running."""
+    try:
+        network = take_snapshot(project_dir).config.sandbox.network
+    except CanalError as exc:
+        return Check("egress", False, f"canal.yaml cannot be read: {exc.message}", exc.hint)
+    if network.mode != "allowlist":
+        return Check("egress", True, f"no egress proxy needed (sandbox.network: {network.mode})")
+    try:
+        client = docker_client(timeout=10)
+    except SandboxError as exc:
+        return Check("egress", False, "cannot look for the egress proxy: no engine", exc.hint)
+    with contextlib.closing(client):
+        if not image_present(client, EGRESS_IMAGE):
+            return Check("egress", False, f"{EGRESS_IMAGE} (the egress proxy) is not built; an allowlist "
+                         "sandbox cannot start without it", "canal image build --egress")
+        try:
+            states = EgressProxies(client, f"canal-{project_key(project_dir)}").states()
+        except SandboxError as exc:
+            return Check("egress", False, f"cannot list the egress proxies: {exc.message}", exc.hint)
+    entries = ", ".join(e.label for e in network.allow) or "nothing"
+    broken = [p for p in states if not p.running]
+    shown = "; ".join(f"{p.name} {p.status}, {p.sandboxes} sandbox(es)" for p in states) or \
+        "no proxy yet (one starts with the first allowlist sandbox)"
+    if broken:
+        return Check("egress", False, f"allows {entries}; {shown}: the sandboxes behind a stopped proxy "
+                     "have no way out", "canal down NAME && canal up NAME   (or canal gc)")
+    return Check("egress", True, f"allows {entries}; {shown}")
+
+
 MACHINE_CHECKS: tuple[Callable[[], Check], ...] = (check_bash, check_engine, check_image)
 PROJECT_CHECKS: tuple[Callable[[Path], Check], ...] = (check_config, check_state_dir, check_mounts,
-                                                        check_gvisor)
+                                                        check_gvisor, check_egress)
 
 
 def run_checks(project_dir: Path | None) -> list[Check]:

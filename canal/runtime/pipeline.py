@@ -21,6 +21,7 @@ from canal.runtime.audit import Decision as AuditDecision
 from canal.runtime.audit import RunCompleted, RunStarted
 from canal.runtime.audit.dangling import runner
 from canal.runtime.checkpoints import Checkpoint, CheckpointError
+from canal.runtime.egress import denied_footer
 from canal.runtime.errors import ConfirmationRequired, PolicyDenied, format_error
 from canal.runtime.files.errors import PathNotFound, PathOutsideWorkspace, SymlinkEscape
 from canal.runtime.forks import ForkError
@@ -42,6 +43,7 @@ from canal.runtime.sandboxes import OUTPUT_MOUNT, SandboxRef, ensure_sandbox, sa
 from canal.runtime.services import Services
 from canal.runtime.trash.errors import CannotTrashWorkspace
 from canal.sandbox.backend import SandboxBackend
+from canal.sandbox.errors import SandboxError
 from canal.sandbox.image import BuildEvent
 from canal.sandbox.result import EMPTY, EndReason, ExecResult, SessionState
 
@@ -145,11 +147,12 @@ class Pipeline:
             self.services.checkpoints.attach(checkpoint, started)
         view_cp = _checkpoint_view(checkpoint)
         result = self._exec(req, state)
+        egress = [redact(part) for part in self._egress_footer(req)]  # a host name may carry a secret
         shown = present(result, config=req.presenter or self.services.config.presenter,
                         output_dir=self.services.outputs_dir(req.ref.name), sandbox_output_dir=OUTPUT_MOUNT,
                         redact=redact, file_owner=_file_owner(self.services),
                         name_hint=req.ref.name, redact_saved=self._saved_redactor(req),
-                        footer_extra=checkpoint_footer(view_cp))
+                        footer_extra=[*checkpoint_footer(view_cp), *egress])
         size, digest = _digest(result)
         audit_id = self.services.audit.append(RunCompleted.event, RunCompleted(
             started=started, sandbox=req.ref.name, exit_code=result.exit_code, reason=result.reason.value,
@@ -180,6 +183,16 @@ class Pipeline:
                 "sandbox": req.ref.name, "command": redact(req.text), "code": exc.code,
                 "reason": exc.message}, actor=req.actor)
             raise
+
+    def _egress_footer(self, req: RunRequest) -> list[str]:
+        """Record what an allowlist sandbox's proxy saw; name what this sandbox was refused."""
+        if self.services.config.sandbox.network.mode != "allowlist":
+            return []
+        try:
+            attempts = self.services.egress.collect(self.backend)
+        except SandboxError as exc:  # the command ran: its outcome is still recorded and shown
+            return [f"egress attempts not read yet ({exc.code}); canal egress log reads them"]
+        return denied_footer(attempts, req.ref.container)
 
     def _exec(self, req: RunRequest, state: SessionState) -> ExecResult:
         """Run it; an interrupt of the request (Ctrl-C, SIGTERM, a client gone) kills it in the sandbox."""

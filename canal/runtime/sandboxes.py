@@ -19,9 +19,10 @@ from canal.runtime.paths import config_dir, project_key
 from canal.runtime.services import Services
 from canal.runtime.trust.snapshot import settings_files
 from canal.sandbox.backend import SandboxBackend, SandboxInfo
+from canal.sandbox.docker_backend import DockerBackend
 from canal.sandbox.engine import docker_client
 from canal.sandbox.errors import ImageNotFound
-from canal.sandbox.image import DEFAULT_IMAGE, BuildEvent, build_default_image
+from canal.sandbox.image import DEFAULT_IMAGE, BuildEvent, BuiltImage, build_default_image, build_egress_image
 from canal.sandbox.spec import Mount, SandboxSpec
 
 DEFAULT_SANDBOX = "default"
@@ -145,18 +146,27 @@ def _ensure(services: Services, backend: SandboxBackend, ref: SandboxRef,
     if info is not None:
         backend.remove(ref.container)
     spec = sandbox_spec(services, ref)
+    if spec.network.mode == "allowlist":
+        services.egress.collect(backend)  # a dead proxy replaced now takes its unread lines with it
+        if isinstance(backend, DockerBackend):  # its proxy's image, built (or rebuilt) when needed
+            _build(build_egress_image, on_event)
     try:
         return backend.create(ref.container, spec)
     except ImageNotFound:
         if spec.image != DEFAULT_IMAGE:
             raise
     # first run on this machine: build the default image (with progress), then create
+    _build(build_default_image, on_event)
+    return backend.create(ref.container, spec)
+
+
+def _build(build: Callable[..., BuiltImage], on_event: Callable[[BuildEvent], None] | None) -> None:
+    """Build one of Canal's images unless an image of the same build context is there already."""
     client = docker_client()
     try:
-        build_default_image(client, on_event=on_event or _quiet)
+        build(client, on_event=on_event or _quiet)
     finally:
         client.close()
-    return backend.create(ref.container, spec)
 
 
 def _quiet(_: BuildEvent) -> None:

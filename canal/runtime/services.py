@@ -10,6 +10,7 @@ from canal.runtime.approvals import ApprovalService, ApproverRegistry
 from canal.runtime.audit import AuditLog, audit_path
 from canal.runtime.checkpoints import CheckpointStore, Keys
 from canal.runtime.config import CanalConfig, with_profile
+from canal.runtime.egress import EgressRecorder
 from canal.runtime.forks import ForkStore
 from canal.runtime.keys import KeyStore
 from canal.runtime.paths import config_dir, data_root, project_key, state_dir_for
@@ -82,6 +83,11 @@ class Services:
     def has_history(self) -> bool:
         """True when the state folder holds anything a run records in the audit log."""
         return any(next(self.state_dir.glob(pattern), None) is not None for pattern in HISTORY_GLOBS)
+
+    @cached_property
+    def egress(self) -> EgressRecorder:
+        """Egress attempts of allowlist sandboxes, recorded in the audit log."""
+        return EgressRecorder(self.state_dir, self.audit)
 
     @cached_property
     def approvals(self) -> ApprovalService:

@@ -25,6 +25,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import BinaryIO, Protocol, runtime_checkable
 
+from canal.sandbox.egress_squid import EgressRead, ProxyState
 from canal.sandbox.errors import SpecInvalid
 from canal.sandbox.result import ExecResult, SessionState
 from canal.sandbox.spec import SandboxSpec
@@ -145,3 +146,19 @@ class SandboxBackend(Protocol):
     def close(self) -> None:
         """Release client resources (sessions, connections). Sandboxes stay; ``remove`` them."""
         ...
+
+
+@runtime_checkable
+class EgressBackend(Protocol):
+    """A backend whose allowlist sandboxes leave through egress proxies it runs (``network: allowlist``)."""
+
+    def egress_read(self, cursors: Mapping[str, int]) -> EgressRead:
+        """Attempts the proxies logged after ``cursors`` (opaque; start with ``{}``), oldest first, and
+        the cursors to pass next time."""
+        ...
+
+    def egress_prune(self, *, all_owners: bool = False) -> Sequence[str]:
+        """Remove the proxies no sandbox uses (callers read their attempts first); returns their names."""
+        ...
+
+    def egress_states(self) -> Sequence[ProxyState]: ...

@@ -26,6 +26,8 @@ from canal.sandbox.backend import (
 from canal.sandbox.docker_errors import translating
 from canal.sandbox.docker_info import info_of
 from canal.sandbox.docker_spec import canal_labels, run_kwargs
+from canal.sandbox.egress_docker import EgressProxies
+from canal.sandbox.egress_squid import EgressRead, ProxyState
 from canal.sandbox.errors import (
     EngineError,
     FileTransferRefused,
@@ -35,6 +37,7 @@ from canal.sandbox.errors import (
     SpecInvalid,
 )
 from canal.sandbox.files import pack, unpack
+from canal.sandbox.image import EGRESS_IMAGE
 from canal.sandbox.outcome import KILLED_EXIT, Call, to_result
 from canal.sandbox.result import EndReason, ExecResult, SessionState
 from canal.sandbox.runtimes import engine_runtime, runtime_failure
@@ -71,8 +74,10 @@ class DockerBackend:
     """Sandboxes as Docker containers labelled ``canal.owner=<owner>``."""
 
     def __init__(self, client: docker.DockerClient, *, owner: str = "canal",
-                 protected_paths: Sequence[Path] = (), output_cap: int = OUTPUT_MEMORY_CAP) -> None:
+                 protected_paths: Sequence[Path] = (), output_cap: int = OUTPUT_MEMORY_CAP,
+                 egress_image: str = EGRESS_IMAGE) -> None:
         self.client = client
+        self.egress_image = egress_image
         self.owner = owner
         self.protected_paths = tuple(protected_paths)
         self.output_cap = output_cap
@@ -90,10 +95,13 @@ class DockerBackend:
                   **(extra_labels or {})}
         with translating("find the image for", name=name):
             self.client.images.get(spec.image)  # never pull implicitly: no registry may be reachable
+        route = None
+        if spec.network.mode == "allowlist":  # EgressProxyFailed stops here: never a wider network
+            route = self.egress.ensure(spec.network.allow)
         try:
             with translating("create", name=name):
                 container = self.client.containers.run(**run_kwargs(spec, name=name, labels=labels,
-                                                                    runtime=runtime))
+                                                                    runtime=runtime, route=route))
                 container.reload()
         except EngineError as exc:
             self._discard_unstarted(name)
@@ -105,7 +113,7 @@ class DockerBackend:
         if self._runtimes is None:
             with translating("read the engine's runtimes"):
                 self._runtimes = sorted(self.client.info().get("Runtimes", {}))
-        return engine_runtime(spec.runtime, networked=spec.network != "none", installed=self._runtimes)
+        return engine_runtime(spec.runtime, networked=spec.network.mode != "none", installed=self._runtimes)
 
     def _discard_unstarted(self, name: str) -> None:
         """A container the engine created but could not start is removed, not left behind."""
@@ -160,6 +168,20 @@ class DockerBackend:
             handle = self._handles.pop(old, None)
             if handle is not None:
                 self._handles[new] = handle
+
+    # egress (EgressBackend) -----------------------------------------------------------------------
+    @property
+    def egress(self) -> EgressProxies:
+        return EgressProxies(self.client, self.owner, self.egress_image)
+
+    def egress_read(self, cursors: Mapping[str, int]) -> EgressRead:
+        return self.egress.read(cursors)
+
+    def egress_prune(self, *, all_owners: bool = False) -> Sequence[str]:
+        return self.egress.prune(all_owners=all_owners)
+
+    def egress_states(self) -> Sequence[ProxyState]:
+        return self.egress.states()
 
     def close(self) -> None:
         for name in list(self._handles):

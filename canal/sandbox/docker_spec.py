@@ -9,6 +9,7 @@ from docker.types import Mount as DockerMount
 from docker.types import Ulimit
 
 from canal.sandbox.backend import LABEL_EXPIRES, LABEL_OWNER, LABEL_QUOTA, LABEL_SANDBOX
+from canal.sandbox.egress_docker import LABEL_ROUTE, EgressRoute
 from canal.sandbox.runtimes import GVISOR
 from canal.sandbox.spec import SandboxSpec
 
@@ -38,10 +39,11 @@ def canal_labels(spec: SandboxSpec, *, owner: str, name: str, extra_ttl_s: int =
 
 
 def run_kwargs(spec: SandboxSpec, *, name: str, labels: dict[str, str],
-               runtime: str | None = None) -> dict[str, Any]:
+               runtime: str | None = None, route: EgressRoute | None = None) -> dict[str, Any]:
     """Keyword arguments for ``client.containers.run`` (detached, hardened unless the spec says not).
 
-    ``runtime`` is the engine's registration chosen for ``spec.runtime`` (see ``runtimes``)."""
+    ``runtime`` is the engine's registration chosen for ``spec.runtime`` (see ``runtimes``); ``route``
+    the egress proxy of an allowlist sandbox, whose internal network it joins."""
     tmpfs = {"/tmp": _tmpfs_options(spec.limits.tmp_size, spec.user, "1777"),
              HOME: _tmpfs_options(spec.limits.home_size, spec.user, "0700")}
     if not spec.workdir_mounted:
@@ -53,9 +55,10 @@ def run_kwargs(spec: SandboxSpec, *, name: str, labels: dict[str, str],
         "detach": True,
         "user": spec.user,
         "working_dir": spec.workdir,
-        "environment": {"HOME": HOME, **spec.env},
+        # an allowlist sandbox's proxy settings win: the proxy is its only way out
+        "environment": {"HOME": HOME, **spec.env, **(route.env() if route else {})},
         "labels": labels,
-        "network_mode": spec.network,
+        "network_mode": _network_mode(spec, route),
         "read_only": spec.read_only_root,
         "init": spec.init,
         "runtime": runtime or spec.runtime,
@@ -75,6 +78,8 @@ def run_kwargs(spec: SandboxSpec, *, name: str, labels: dict[str, str],
     }
     if (runtime or spec.runtime).startswith(GVISOR):
         _gvisor_pids(kwargs, spec.limits.pids)
+    if route is not None:
+        _egress(kwargs, route, gvisor=(runtime or spec.runtime).startswith(GVISOR))
     if spec.cap_drop_all:
         kwargs["cap_drop"] = ["ALL"]
     if spec.no_new_privileges:
@@ -85,3 +90,25 @@ def run_kwargs(spec: SandboxSpec, *, name: str, labels: dict[str, str],
 def _gvisor_pids(kwargs: dict[str, Any], pids: int) -> None:
     kwargs["ulimits"] = [*kwargs["ulimits"], Ulimit(name="nproc", soft=pids, hard=pids)]
     kwargs["pids_limit"] = GVISOR_HOST_PIDS_BASE + GVISOR_HOST_PIDS_PER_PROCESS * pids
+
+
+def _egress(kwargs: dict[str, Any], route: EgressRoute, *, gvisor: bool) -> None:
+    """The internal network's settings. The resolver forwards to the proxy, which refuses (and logs)
+    every query; one try of one second if it does not answer, so tools fail fast."""
+    kwargs["dns"] = [route.proxy_ip]
+    kwargs["dns_opt"] = ["timeout:1", "attempts:1"]
+    kwargs["labels"] = {**kwargs["labels"], LABEL_ROUTE: route.proxy}
+    if not gvisor:
+        # the internal network's gateway has no address: a direct connection waits for an ARP answer
+        # that never comes; one probe of 100 ms makes it fail at once (gVisor has its own stack)
+        kwargs["sysctls"] = {"net.ipv4.neigh.eth0.mcast_solicit": "1",
+                             "net.ipv4.neigh.eth0.retrans_time_ms": "100"}
+
+
+def _network_mode(spec: SandboxSpec, route: EgressRoute | None) -> str:
+    if spec.network.mode == "allowlist":
+        if route is None:
+            msg = "an allowlist sandbox needs its egress route"
+            raise ValueError(msg)
+        return route.network
+    return spec.network.mode

@@ -54,6 +54,13 @@ class RuntimeFailed(SandboxError):
     code = "RUNTIME_FAILED"
 
 
+class EgressProxyFailed(SandboxError):
+    """The egress proxy of an allowlist sandbox did not start; the sandbox was not started either (never
+    with a wider network instead)."""
+
+    code = "EGRESS_PROXY_FAILED"
+
+
 class SandboxNotFound(SandboxError):
     code = "SANDBOX_NOT_FOUND"
 

@@ -28,6 +28,7 @@ from canal.sandbox.backend import (
     SandboxStatus,
     check_name,
 )
+from canal.sandbox.egress_squid import EgressAttempt, EgressRead, ProxyState
 from canal.sandbox.errors import FileTransferRefused, SandboxExists, SandboxNotFound
 from canal.sandbox.files import check_relative
 from canal.sandbox.result import ExecResult, SessionState
@@ -76,6 +77,9 @@ class FakeBackend:
         self._boxes: dict[str, _Box] = {}
         self._lock = threading.Lock()
         self._counter = 0
+        # egress: what "the proxy" logged (tests append attempts), read like the Docker backend's
+        self.egress_log: list[EgressAttempt] = []
+        self._proxies: set[str] = set()
 
     def on(self, program: str, handler: Handler) -> None:
         self.handlers[program] = handler
@@ -96,6 +100,8 @@ class FakeBackend:
                                status=SandboxStatus.RUNNING, labels=labels, created_at=now,
                                expires_at=expires)
             self._boxes[name] = _Box(info, spec, spec.workdir, dict(spec.env))
+            if spec.network.mode == "allowlist":
+                self._proxies.add(f"{self.owner}-egress")
         return info
 
     def get(self, name: str) -> SandboxInfo | None:
@@ -116,6 +122,20 @@ class FakeBackend:
 
     def close(self) -> None:
         return None
+
+    def egress_read(self, cursors: Mapping[str, int]) -> EgressRead:
+        start = cursors.get("fake", 0)
+        return list(self.egress_log[start:]), {"fake": len(self.egress_log)}
+
+    def egress_prune(self, *, all_owners: bool = False) -> Sequence[str]:
+        if any(box.spec.network.mode == "allowlist" for box in self._boxes.values()):
+            return []
+        removed, self._proxies = sorted(self._proxies), set()
+        return removed
+
+    def egress_states(self) -> Sequence[ProxyState]:
+        used = sum(box.spec.network.mode == "allowlist" for box in self._boxes.values())
+        return [ProxyState(name, True, "running", used) for name in sorted(self._proxies)]
 
     def _require(self, name: str) -> _Box:
         box = self._boxes.get(name)

@@ -27,6 +27,7 @@ from canal.sandbox.errors import ImageBuildFailed
 
 VERSION = "0.1.0"
 DEFAULT_IMAGE = f"canal/sandbox:{VERSION}"
+EGRESS_IMAGE = f"canal/egress:{VERSION}"
 UPSTREAM_BASE = "debian:bookworm-slim"
 BOOTSTRAP_BASE = "canal/base:bookworm"
 HASH_LABEL = "canal.image.context-sha256"
@@ -83,19 +84,31 @@ def build_default_image(
     client: docker.DockerClient, *, force: bool = False, on_event: Progress = _ignore
 ) -> BuiltImage:
     """Build ``canal/sandbox:<version>`` unless an image from the same build context is present."""
-    folder = context_dir()
+    return _build_context(client, "sandbox", DEFAULT_IMAGE, force, on_event)
+
+
+def build_egress_image(client: docker.DockerClient, *, force: bool = False,
+                       on_event: Progress = _ignore) -> BuiltImage:
+    """Build ``canal/egress:<version>`` (Debian's squid and dnsmasq) unless the same build context is
+    present."""
+    return _build_context(client, "egress", EGRESS_IMAGE, force, on_event)
+
+
+def _build_context(client: docker.DockerClient, name: str, tag: str, force: bool,
+                   on_event: Progress) -> BuiltImage:
+    folder = context_dir(name)
     wanted = context_hash(folder)
     if not force:
         try:
-            current = client.images.get(DEFAULT_IMAGE)
+            current = client.images.get(tag)
         except docker.errors.ImageNotFound:
             current = None
         if current is not None and (current.labels or {}).get(HASH_LABEL) == wanted:
-            on_event(BuildEvent("info", f"{DEFAULT_IMAGE} is up to date (cached)"))
-            return BuiltImage(DEFAULT_IMAGE, current.id, cached=True, base="")
+            on_event(BuildEvent("info", f"{tag} is up to date (cached)"))
+            return BuiltImage(tag, current.id, cached=True, base="")
     base = ensure_base(client, on_event)
-    image_id = _build(client, folder, DEFAULT_IMAGE, {"BASE": base}, {HASH_LABEL: wanted}, on_event)
-    return BuiltImage(DEFAULT_IMAGE, image_id, cached=False, base=base)
+    image_id = _build(client, folder, tag, {"BASE": base}, {HASH_LABEL: wanted}, on_event)
+    return BuiltImage(tag, image_id, cached=False, base=base)
 
 
 def ensure_base(client: docker.DockerClient, on_event: Progress = _ignore) -> str:

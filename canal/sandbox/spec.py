@@ -10,10 +10,11 @@ import os
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
+from canal.sandbox.egress import NetworkSpec
 from canal.sandbox.errors import MountRefused
 from canal.sandbox.image import DEFAULT_IMAGE
 
@@ -79,7 +80,7 @@ class SandboxSpec(_Model):
     image: str = DEFAULT_IMAGE
     workdir: str = DEFAULT_WORKDIR
     mounts: tuple[Mount, ...] = ()
-    network: Literal["none", "bridge"] = "none"
+    network: NetworkSpec = NetworkSpec()
     limits: Limits = Limits()
     env: dict[str, str] = Field(default_factory=dict)
     user: str = "1000:1000"

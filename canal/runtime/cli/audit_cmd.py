@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import re
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 import click
@@ -22,12 +21,9 @@ from canal.runtime.audit.dangling import find_dangling
 from canal.runtime.audit.log import utc_timestamp
 from canal.runtime.audit.record import MalformedRecord
 from canal.runtime.audit.verify import Head, VerifyReport
-from canal.runtime.cli.shared import App, echo_json, json_option, pass_app
-from canal.runtime.errors import ConfigError
+from canal.runtime.cli.shared import App, echo_json, json_option, pass_app, since_threshold
 from canal.runtime.services import AUDIT_PURPOSE, Services
 
-DURATION = re.compile(r"^(\d+)([smhd])$")
-UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
 DANGLING_MARK = "[no outcome: the process running it stopped; the next command records it as interrupted]"
 
 
@@ -35,21 +31,6 @@ def audit_keys(services: Services) -> tuple[bytes, str, dict[str, bytes]]:
     """The current audit key, its id, and every usable key by id (records from before a rotation)."""
     keys = services.keys
     return keys.derive(AUDIT_PURPOSE), keys.primary_id, keys.derive_all(AUDIT_PURPOSE)
-
-
-def since_threshold(spec: str, now: datetime) -> str:
-    """``10m``/``2h``/``3d``, or an ISO date or time (UTC), as a timestamp comparable with ``ts``."""
-    found = DURATION.match(spec)
-    if found:
-        when = now - timedelta(**{UNITS[found.group(2)]: int(found.group(1))})
-    else:
-        try:
-            when = datetime.fromisoformat(spec.replace("Z", "+00:00"))
-        except ValueError as exc:
-            msg = f"--since {spec!r} is neither a duration (30m, 2h, 7d) nor an ISO date or time"
-            raise ConfigError(msg, hint="canal audit show --since 1h") from exc
-        when = when if when.tzinfo else when.replace(tzinfo=UTC)
-    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 @click.group("audit")

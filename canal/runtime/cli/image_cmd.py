@@ -6,7 +6,7 @@ import click
 
 from canal.runtime.cli.shared import BuildProgress, echo_json, json_option, stderr_is_tty
 from canal.sandbox.engine import docker_client
-from canal.sandbox.image import build_default_image
+from canal.sandbox.image import build_default_image, build_egress_image
 
 
 @click.group("image")
@@ -16,23 +16,29 @@ def image_group() -> None:
 
 @image_group.command("build")
 @click.option("--force", is_flag=True, help="Rebuild even when the cached image matches the Dockerfile.")
+@click.option("--egress", is_flag=True,
+              help="Also build the egress proxy's image (squid and dnsmasq), for network: allowlist.")
 @click.option("--verbose", "-v", is_flag=True, help="Show every line of the build log.")
 @json_option()
-def build(force: bool, verbose: bool, as_json: bool) -> None:
+def build(force: bool, egress: bool, verbose: bool, as_json: bool) -> None:
     """Build the default sandbox image (bootstraps a Debian base when no registry answers).
 
-    Example: canal image build
+    Example: canal image build --egress
     """
+    progress = BuildProgress(verbose or stderr_is_tty())
     client = docker_client()
     try:
-        built = build_default_image(client, force=force, on_event=BuildProgress(verbose or stderr_is_tty()))
+        built = [build_default_image(client, force=force, on_event=progress)]
+        if egress:
+            built.append(build_egress_image(client, force=force, on_event=progress))
     finally:
         client.close()
     if as_json:
-        echo_json({"status": "ok", "image": built.tag, "id": built.image_id, "cached": built.cached,
-                   "base": built.base})
+        rows = [{"image": b.tag, "id": b.image_id, "cached": b.cached, "base": b.base} for b in built]
+        echo_json({"status": "ok", **rows[0], "images": rows})
     else:
-        click.echo(f"{built.tag} {'(cached)' if built.cached else 'built'} {built.image_id[:19]}")
+        for b in built:
+            click.echo(f"{b.tag} {'(cached)' if b.cached else 'built'} {b.image_id[:19]}")
 
 
 def register(cli: click.Group) -> None:

@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "key": "canal.runtime.cli.key_cmd",
     "state": "canal.runtime.cli.state_cmd",
     "audit": "canal.runtime.cli.audit_cmd",
+    "egress": "canal.runtime.cli.egress_cmd",
     **dict.fromkeys(("approve", "approvals"), "canal.runtime.cli.approve_cmd"),
     **dict.fromkeys(("rm", "restore", "trash", "edit", "write", "view"), "canal.runtime.cli.files_cmd"),
     **dict.fromkeys(("checkpoints", "diff", "undo"), "canal.runtime.cli.checkpoint_cmd"),

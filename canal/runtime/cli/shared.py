@@ -13,9 +13,11 @@ import functools
 import getpass
 import json
 import os
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
@@ -34,6 +36,8 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 JSON_HELP = "Print the result as JSON."
+DURATION = re.compile(r"^(\d+)([smhd])$")
+UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
 
 
 def current_user() -> str:
@@ -142,6 +146,23 @@ def pass_app(fn: Callable[Concatenate[App, P], R]) -> Callable[P, R]:
 
 def json_option(help_text: str = JSON_HELP) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return click.option("--json", "as_json", is_flag=True, help=help_text)
+
+
+def since_threshold(spec: str, now: datetime) -> str:
+    """``10m``/``2h``/``3d``, or an ISO date or time (UTC), as a timestamp comparable with ``ts``."""
+    found = DURATION.match(spec)
+    if found:
+        when = now - timedelta(**{UNITS[found.group(2)]: int(found.group(1))})
+    else:
+        try:
+            when = datetime.fromisoformat(spec.replace("Z", "+00:00"))
+        except ValueError as exc:
+            from canal.runtime.errors import ConfigError
+
+            msg = f"--since {spec!r} is neither a duration (30m, 2h, 7d) nor an ISO date or time"
+            raise ConfigError(msg, hint="canal audit show --since 1h") from exc
+        when = when if when.tzinfo else when.replace(tzinfo=UTC)
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def echo_json(data: Any) -> None:

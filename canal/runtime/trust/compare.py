@@ -1,9 +1,10 @@
 """What changed between two versions of the trusted settings, and whether each change loosens them.
 
 A change "tightens" when the new value is at least as strict as the old one on an order we can prove
-(strict over standard, human over agent, no network over bridge, smaller limits, a mount dropped or
-made read-only...). Anything we cannot order (another image, another user, new environment variables,
-another rule file) counts as loosening: a person approves it.
+(strict over standard, human over agent, no network over an egress allowlist over bridge, an allowlist
+losing entries, smaller limits, a mount dropped or made read-only...). Anything we cannot order
+(another image, another user, new environment variables, another rule file) counts as loosening: a
+person approves it.
 """
 
 from __future__ import annotations
@@ -12,18 +13,22 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import ValidationError
+
+from canal.sandbox.egress import NetworkSpec
+
 # Settings that never need approval: they change what the agent reads, not what it may do.
 FREE_SECTIONS = ("presenter",)
 FREE_SETTINGS = ("sandbox.labels",)
 # Settings compared as whole values (dicts and lists are not walked into).
-WHOLE = ("sandbox.env", "sandbox.labels", "sandbox.mounts", "policy.files", "mount_roots")
+WHOLE = ("sandbox.env", "sandbox.labels", "sandbox.mounts", "policy.files", "mount_roots",
+         "sandbox.network")
 POLICY_CONTENT = "policy files content"
 
 _RANKS: dict[str, tuple[str, ...]] = {  # least strict first
     "policy.profile": ("autonomous", "standard", "strict"),
     "policy.approval": ("agent", "human"),
     "workspace": ("rw", "ro", "none"),
-    "sandbox.network": ("bridge", "none"),
     "sandbox.runtime": ("runc", "runsc"),
 }
 _MORE_IS_TIGHTER = ("unattended", "sandbox.read_only_root", "sandbox.cap_drop_all",
@@ -67,6 +72,16 @@ def _mounts_tighter(before: Any, after: Any) -> bool:
     return True
 
 
+def _network_tighter(before: Any, after: Any) -> bool:
+    """No network over an allowlist over a bridge; between allowlists, every new entry is covered by an
+    old one (same host, or a wildcard naming it, and no new port). Anything unreadable loosens."""
+    try:
+        old, new = NetworkSpec.model_validate(before), NetworkSpec.model_validate(after)
+    except ValidationError:
+        return False
+    return new.within(old)
+
+
 def _subset(before: Any, after: Any) -> bool:
     return set(after or []) <= set(before or [])
 
@@ -94,6 +109,8 @@ def _rule(setting: str) -> Callable[[Any, Any], bool] | None:
         return _optional_limit_tighter
     if setting == "sandbox.mounts":
         return _mounts_tighter
+    if setting == "sandbox.network":
+        return _network_tighter
     if setting == "mount_roots":
         return _subset
     return None

@@ -11,8 +11,11 @@ from canal.sandbox.errors import EngineError, ImageNotFound, SandboxError, Sandb
 
 
 def test_every_docker_exception_has_an_explicit_entry() -> None:
-    defined = {cls for _, cls in inspect.getmembers(docker.errors, inspect.isclass)
-               if issubclass(cls, BaseException) and cls.__module__ == "docker.errors"}
+    defined = {
+        cls
+        for _, cls in inspect.getmembers(docker.errors, inspect.isclass)
+        if issubclass(cls, BaseException) and cls.__module__ == "docker.errors"
+    }
     assert defined
     assert defined - set(ERROR_MAP) == set()
 
@@ -42,15 +45,25 @@ def test_translating_reraises_as_sandbox_error() -> None:
 
 
 def test_error_codes_are_pinned() -> None:
-    codes = {cls.__name__: (cls.code, cls.exit_code) for _, cls in inspect.getmembers(errors, inspect.isclass)
-             if issubclass(cls, SandboxError)}
+    codes = {
+        cls.__name__: (cls.code, cls.exit_code)
+        for _, cls in inspect.getmembers(errors, inspect.isclass)
+        if issubclass(cls, SandboxError)
+    }
     assert codes == {
-        "SandboxError": ("SANDBOX_ERROR", 125), "EngineUnavailable": ("ENGINE_UNAVAILABLE", 125),
-        "ImageNotFound": ("IMAGE_NOT_FOUND", 125), "ImageBuildFailed": ("IMAGE_BUILD_FAILED", 125),
-        "SpecInvalid": ("SANDBOX_SPEC_INVALID", 2), "MountRefused": ("MOUNT_REFUSED", 2),
+        "SandboxError": ("SANDBOX_ERROR", 125),
+        "EngineUnavailable": ("ENGINE_UNAVAILABLE", 125),
+        "ImageNotFound": ("IMAGE_NOT_FOUND", 125),
+        "ImageBuildFailed": ("IMAGE_BUILD_FAILED", 125),
+        "SpecInvalid": ("SANDBOX_SPEC_INVALID", 2),
+        "MountRefused": ("MOUNT_REFUSED", 2),
         "RuntimeUnknown": ("RUNTIME_UNKNOWN", 2),
-        "RuntimeFailed": ("RUNTIME_FAILED", 125), "SandboxNotFound": ("SANDBOX_NOT_FOUND", 125),
-        "SandboxExists": ("SANDBOX_EXISTS", 125), "SandboxNotRunning": ("SANDBOX_NOT_RUNNING", 125),
-        "FileTransferRefused": ("FILE_TRANSFER_REFUSED", 2), "SessionFailed": ("SESSION_FAILED", 125),
+        "RuntimeFailed": ("RUNTIME_FAILED", 125),
+        "EgressProxyFailed": ("EGRESS_PROXY_FAILED", 125),
+        "SandboxNotFound": ("SANDBOX_NOT_FOUND", 125),
+        "SandboxExists": ("SANDBOX_EXISTS", 125),
+        "SandboxNotRunning": ("SANDBOX_NOT_RUNNING", 125),
+        "FileTransferRefused": ("FILE_TRANSFER_REFUSED", 2),
+        "SessionFailed": ("SESSION_FAILED", 125),
         "EngineError": ("ENGINE_ERROR", 125),
     }

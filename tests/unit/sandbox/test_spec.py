@@ -14,7 +14,8 @@ from canal.sandbox.spec import Mount, SandboxSpec, check_mount, check_mounts
 def test_defaults_are_hardened() -> None:
     spec = SandboxSpec()
     kwargs = run_kwargs(spec, name="canal-x", labels={})
-    assert spec.network == "none"
+    assert spec.network.mode == "none"
+    assert kwargs["network_mode"] == "none"
     assert spec.user == "1000:1000"
     assert kwargs["read_only"] is True
     assert kwargs["cap_drop"] == ["ALL"]

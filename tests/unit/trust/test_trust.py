@@ -78,7 +78,7 @@ def test_the_findings_rewrite_is_refused_until_a_person_approves(project: Path) 
                         "sandbox.mounts"}
     audit = Audit()
     approve(project, audit)
-    assert trust(project).require().sandbox.network == "bridge"
+    assert trust(project).require().sandbox.network.mode == "bridge"
     assert audit.events[0][0] == "config.approve"
     assert audit.events[0][1]["approved_by"] == "alice"
 
