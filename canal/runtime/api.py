@@ -115,13 +115,16 @@ class Canal:
         owner = f"canal-{project_key(self.project_dir)}"
         protected = tuple(self.services.protected_paths())
         warm = installed()
+        limit = self.services.config.storage.output_per_stream
         if warm is None:
-            return DockerBackend(docker_client(), owner=owner, protected_paths=protected)
+            return DockerBackend(docker_client(), owner=owner, protected_paths=protected, spool_limit=limit)
         self._shared = True  # the server's warm state owns it (and its sessions)
         backend = warm.backend((owner, str(self.services.state_dir)),
-                               lambda: DockerBackend(docker_client(), owner=owner, protected_paths=protected))
+                               lambda: DockerBackend(docker_client(), owner=owner, protected_paths=protected,
+                                                     spool_limit=limit))
         if isinstance(backend, DockerBackend):
             backend.protected_paths = protected  # state folders made since it was built are protected too
+            backend.spool_limit = limit  # canal.yaml may have changed since it was built
         return backend
 
     @cached_property

@@ -31,6 +31,7 @@ from canal.runtime.errors import ConfigError, ProfileLoosened
 from canal.runtime.presenter import PresenterConfig
 from canal.runtime.project import CONFIG_NAME
 from canal.runtime.safeyaml import decode_settings, load_yaml, read_settings_bytes
+from canal.runtime.storage.limits import StorageLimits
 from canal.sandbox.spec import SandboxSpec
 
 
@@ -58,6 +59,7 @@ class CanalConfig(_Model):
     timeouts: Timeouts = Timeouts()
     presenter: PresenterConfig = PresenterConfig()
     checkpoints: CheckpointSettings = CheckpointSettings()
+    storage: StorageLimits = StorageLimits()
     unattended: bool = False
     # host folders a person allows extra mounts from (besides the project); see canal.runtime.mounts
     mount_roots: tuple[Path, ...] = ()

@@ -27,6 +27,7 @@ from canal.runtime.files.errors import PathNotFound, PathOutsideWorkspace, Symli
 from canal.runtime.forks import ForkError
 from canal.runtime.interrupt import current as current_interrupt
 from canal.runtime.interrupt import on_interrupt, signal_name
+from canal.runtime.outputs_cap import outputs_note
 from canal.runtime.ports import Redactor
 from canal.runtime.presenter import PresenterConfig, present
 from canal.runtime.recovery import recover_dangling
@@ -42,6 +43,7 @@ from canal.runtime.result import (
 from canal.runtime.sandboxes import OUTPUT_MOUNT, SandboxRef, ensure_sandbox, sandbox_user, uid_gid
 from canal.runtime.services import Services
 from canal.runtime.trash.errors import CannotTrashWorkspace
+from canal.runtime.trash.limits import check_backup_size
 from canal.sandbox.backend import SandboxBackend
 from canal.sandbox.errors import SandboxError
 from canal.sandbox.image import BuildEvent
@@ -158,7 +160,7 @@ class Pipeline:
             started=started, sandbox=req.ref.name, exit_code=result.exit_code, reason=result.reason.value,
             duration_ms=int(result.duration_s * 1000), output_bytes=size, output_sha256=digest).data(),
             actor=req.actor, durable=False)  # the intent is on disk; a lost outcome reads as interrupted
-        text = shown.text
+        text = shown.text + outputs_note(self.services, req.ref.name, result, shown)
         if backups:
             text += "\n" + "\n".join(f"[backup of {b.path}: {b.restore}]" for b in backups)
         return RunResult(
@@ -282,7 +284,9 @@ class Pipeline:
     def _backup(self, decision: Decision, req: RunRequest) -> list[BackupView]:
         """Copy what a confirmed destructive command targets into the host-side trash, before it runs."""
         out: list[BackupView] = []
-        for host in _host_targets(self.services, decision.targets):
+        hosts = _host_targets(self.services, decision.targets)
+        check_backup_size(hosts, self.services.config.storage.backup_per_command, self.services.project_dir)
+        for host in hosts:
             out.extend(self._backup_one(host, req.actor))
         return out
 

@@ -97,7 +97,7 @@ class Services:
 
     @cached_property
     def trash(self) -> Trash:
-        return Trash(self.state_dir / "trash", self.audit)
+        return Trash(self.state_dir / "trash", self.audit, max_total=self.config.storage.trash_total)
 
     @cached_property
     def sealed(self) -> SealedStore:

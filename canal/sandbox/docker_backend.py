@@ -75,12 +75,13 @@ class DockerBackend:
 
     def __init__(self, client: docker.DockerClient, *, owner: str = "canal",
                  protected_paths: Sequence[Path] = (), output_cap: int = OUTPUT_MEMORY_CAP,
-                 egress_image: str = EGRESS_IMAGE) -> None:
+                 egress_image: str = EGRESS_IMAGE, spool_limit: int | None = None) -> None:
         self.client = client
         self.egress_image = egress_image
         self.owner = owner
         self.protected_paths = tuple(protected_paths)
         self.output_cap = output_cap
+        self.spool_limit = spool_limit  # bytes a spooled stream keeps (head and tail); None: all
         self._handles: dict[str, _Handle] = {}
         self._guard = threading.Lock()
         self._runtimes: list[str] | None = None
@@ -276,7 +277,8 @@ class DockerBackend:
             header["expect_state"] = expect_state
         handle = self._handle(name)
         header["quota"] = handle.quota
-        out, err = Spool(self.output_cap, spool_dir, "stdout"), Spool(self.output_cap, spool_dir, "stderr")
+        out = Spool(self.output_cap, spool_dir, "stdout", self.spool_limit)
+        err = Spool(self.output_cap, spool_dir, "stderr", self.spool_limit)
         call = Call(timeout_s, idle_timeout_s, handle.memory)
         start = time.monotonic()
         with handle.lock:

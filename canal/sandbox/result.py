@@ -37,6 +37,7 @@ class CapturedOutput:
     data: bytes | None = None
     path: Path | None = None
     sha256: str = ""  # hex digest of every byte, taken as they arrived ("" when not known)
+    dropped: int = 0  # bytes cut from the middle of the spool file (the stream passed its cap)
 
     @classmethod
     def of(cls, data: bytes) -> CapturedOutput:

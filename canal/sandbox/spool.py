@@ -20,9 +20,11 @@ def private_spool_dir(parent: Path | None = None) -> Path:
 
 
 class Spool:
-    """Collects a stream; memory never holds more than ``cap`` bytes of it."""
+    """Collects a stream; memory never holds more than ``cap`` bytes of it, and the spool file never
+    more than ``max_bytes``: past that, the first half and the last half are kept (the last in a ring
+    file) and the middle is dropped, with a marker line where it was."""
 
-    def __init__(self, cap: int, spool_dir: Path | None, label: str) -> None:
+    def __init__(self, cap: int, spool_dir: Path | None, label: str, max_bytes: int | None = None) -> None:
         self.cap = cap
         self.spool_dir = spool_dir
         self.label = label
@@ -31,6 +33,12 @@ class Spool:
         self._mem: io.BytesIO | None = io.BytesIO()
         self._file: BinaryIO | None = None
         self.path: Path | None = None
+        self._head = None if max_bytes is None else max(1, max_bytes // 2)
+        self._tail = None if max_bytes is None else max(1, max_bytes - max_bytes // 2)
+        self._in_file = 0
+        self._ring: BinaryIO | None = None
+        self._ring_pos = 0
+        self._ring_filled = 0
 
     def write(self, chunk: bytes | memoryview) -> None:
         self.size += len(chunk)
@@ -41,7 +49,29 @@ class Spool:
         if self._file is None:
             self._spill()
         assert self._file is not None
-        self._file.write(chunk)
+        view = memoryview(chunk)
+        if self._head is not None:
+            room = max(0, self._head - self._in_file)
+            if len(view) > room:
+                self._to_ring(view[room:])
+                view = view[:room]
+        self._file.write(view)
+        self._in_file += len(view)
+
+    def _to_ring(self, view: memoryview) -> None:
+        assert self._tail is not None
+        if self._ring is None:
+            # closed in _close_ring (finish), like the spool file itself
+            self._ring = tempfile.TemporaryFile(dir=self.path.parent if self.path else None)  # noqa: SIM115
+        if len(view) >= self._tail:
+            view = view[len(view) - self._tail:]
+        while view:
+            part = view[:self._tail - self._ring_pos]
+            self._ring.seek(self._ring_pos)
+            self._ring.write(part)
+            self._ring_pos = (self._ring_pos + len(part)) % self._tail
+            self._ring_filled = min(self._tail, self._ring_filled + len(part))
+            view = view[len(part):]
 
     def _spill(self) -> None:
         folder = self.spool_dir if self.spool_dir is not None else private_spool_dir()
@@ -51,12 +81,41 @@ class Spool:
         self.path = Path(name)
         self._file = os.fdopen(fd, "wb")
         if self._mem is not None:
-            self._file.write(self._mem.getbuffer())
+            held = self._mem.getbuffer()
+            keep = len(held) if self._head is None else min(len(held), self._head)
+            self._file.write(held[:keep])
+            self._in_file = keep
+            if keep < len(held):
+                self._to_ring(held[keep:])
+            held.release()
             self._mem = None
+
+    def _close_ring(self) -> int:
+        """Append the kept tail after a marker; returns how many bytes were dropped."""
+        assert self._file is not None
+        if self._ring is None:
+            return 0
+        dropped = self.size - self._in_file - self._ring_filled
+        self._file.write(f"\n[... {dropped} bytes dropped here by Canal: over storage.output_per_stream, "
+                         "the first and last parts are kept ...]\n".encode())
+        ring = self._ring
+        order = ((0, self._ring_filled) if self._ring_filled < (self._tail or 0)
+                 else (self._ring_pos, self._ring_filled - self._ring_pos))
+        spans = [order] if order[0] == 0 else [order, (0, self._ring_pos)]
+        for start, length in spans:
+            ring.seek(start)
+            while length > 0:
+                block = ring.read(min(length, 1 << 20))
+                self._file.write(block)
+                length -= len(block)
+        ring.close()
+        return dropped
 
     def finish(self) -> CapturedOutput:
         if self._file is not None:
+            dropped = self._close_ring()
             self._file.close()
-            return CapturedOutput(size=self.size, path=self.path, sha256=self._sha.hexdigest())
+            return CapturedOutput(size=self.size, path=self.path, sha256=self._sha.hexdigest(),
+                                  dropped=dropped)
         data = self._mem.getvalue() if self._mem is not None else b""
         return CapturedOutput(size=self.size, data=data, sha256=self._sha.hexdigest())

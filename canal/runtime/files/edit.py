@@ -50,7 +50,7 @@ def edit_file(workspace: Workspace, path: Path | str, old: str, new: str, *, rep
         raise _ambiguous(loc, text, positions)
     updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
     data = updated.encode("utf-8")
-    replace_file(loc, data, mode=snap.mode, expect_sha256=snap.sha256)
+    replace_file(loc, data, mode=snap.mode, expect_sha256=snap.sha256, max_bytes=max_bytes)
     count = len(positions) if replace_all else 1
     after = sha256_hex(data)
     if audit is not None:

@@ -123,12 +123,15 @@ def _is_dir(loc: Located) -> IsADirectory:
     return IsADirectory(msg, hint=f"canal view {loc.display}   (lists it)", details={"path": loc.display})
 
 
-def replace_file(loc: Located, data: bytes, *, mode: int, expect_sha256: str | None) -> None:
+def replace_file(loc: Located, data: bytes, *, mode: int, expect_sha256: str | None,
+                 max_bytes: int = DEFAULT_MAX_BYTES) -> None:
     """Write ``data`` atomically (temp, fsync, rename, fsync folder), keeping ``mode``.
 
     ``expect_sha256`` is the digest the caller read (``None`` for a new file): if the file changed
-    since, nothing is written and FILE_CHANGED is raised.
+    since, nothing is written and FILE_CHANGED is raised. A result larger than ``max_bytes`` is
+    FILE_TOO_LARGE and nothing is written: every write and edit (CLI and MCP) passes here.
     """
+    check_size(len(data), loc, max_bytes)
     with open_parent(loc, create=expect_sha256 is None) as dfd:
         found = _digest_at(dfd, loc)
         if found != expect_sha256:

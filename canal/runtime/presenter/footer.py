@@ -4,21 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from canal.runtime.storage.usage import format_size as format_size
 from canal.sandbox.result import EndReason, ExecResult
-
-_UNITS = ("KiB", "MiB", "GiB", "TiB")
-
-
-def format_size(n: int) -> str:
-    """``512 MiB``, ``1.5 GiB``, ``700 bytes``: exact units when they are whole, else one decimal."""
-    if n < 1024:
-        return f"{n} bytes"
-    value = float(n)
-    for unit in _UNITS:
-        value /= 1024
-        if value < 1024 or unit == _UNITS[-1]:
-            return f"{value:.0f} {unit}" if value.is_integer() else f"{value:.1f} {unit}"
-    raise AssertionError  # pragma: no cover - the loop always returns
 
 
 def _seconds(s: float) -> str:
@@ -55,11 +42,22 @@ def end_reason(result: ExecResult) -> str:
     return f"ended: {result.reason}"  # pragma: no cover - a reason added to Layer 1 later
 
 
+def capped_note(result: ExecResult) -> str:
+    """Said when a stream passed storage.output_per_stream and its middle was not kept."""
+    dropped = result.stdout.dropped + result.stderr.dropped
+    if not dropped:
+        return ""
+    return (f"output capped: {format_size(dropped)} dropped from the middle "
+            "(storage.output_per_stream; first and last parts kept)")
+
+
 def render_footer(result: ExecResult, extra: Sequence[str] = ()) -> str:
     """``[exit:0 | 0.42s]``; ``extra`` parts (e.g. the checkpoint taken before) go after the reason."""
     code = "-" if result.exit_code is None else str(result.exit_code)
     parts = [f"exit:{code}", f"{result.duration_s:.2f}s"]
     if reason := end_reason(result):
         parts.append(reason)
+    if note := capped_note(result):
+        parts.append(note)
     parts.extend(extra)
     return "[" + " | ".join(parts) + "]"

@@ -39,3 +39,15 @@ class TrashCorrupt(TrashError):
 
     code = "TRASH_CORRUPT"
     exit_code = ExitCode.CANAL_ERROR
+
+
+class TrashFull(TrashError):
+    """Keeping one more item would take the trash past storage.trash_total; nothing is evicted."""
+
+    code = "TRASH_FULL"
+
+
+class BackupTooLarge(TrashError):
+    """A confirmed command would back up more than storage.backup_per_command; it was not run."""
+
+    code = "BACKUP_TOO_LARGE"

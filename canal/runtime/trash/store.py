@@ -26,11 +26,13 @@ from canal.runtime.files.confine import Located, Workspace, open_parent
 from canal.runtime.files.errors import PathNotFound
 from canal.runtime.files.protect import Protected
 from canal.runtime.ports import AuditSink
+from canal.runtime.storage.usage import format_size, tree_usage
 from canal.runtime.trash.errors import (
     CannotTrashWorkspace,
     RestoreTargetExists,
     TrashCorrupt,
     TrashEntryNotFound,
+    TrashFull,
 )
 from canal.runtime.trash.record import ID_PATTERN, TrashEntry, digest, new_id, utc_now
 from canal.runtime.trash.transfer import adopt_tree, copy_entry, kind_of, lstat_at, move_entry, remove_entry
@@ -52,8 +54,9 @@ class Trash:
     """Soft delete (``put(move=True)``), backup (``put(move=False)``), restore, list and purge."""
 
     def __init__(self, root: Path, audit: AuditSink | None = None, *,
-                 clock: Callable[[], datetime] = utc_now) -> None:
+                 clock: Callable[[], datetime] = utc_now, max_total: int | None = None) -> None:
         self.root = root
+        self.max_total = max_total  # storage.trash_total: past it, put() refuses (nothing is evicted)
         self.audit = audit
         self.clock = clock
         self.info_dir = root / "info"
@@ -79,6 +82,7 @@ class Trash:
                 msg = f"{loc.display} does not exist."
                 raise PathNotFound(msg, hint=f"canal view {loc.rel.parent}", details={"path": loc.display})
             kind = kind_of(st, loc.display)
+            self._check_room(loc.path, loc.display)
             entry_id, now = self._reserve()
             try:
                 self._take(dfd, loc.name, entry_id, move=move)
@@ -99,6 +103,21 @@ class Trash:
             entry = entry.model_copy(update={"audit_id": audit_id})
             atomic_write(info, entry.model_dump_json(indent=2).encode())
         return entry
+
+    def usage(self) -> int:
+        """Bytes the trash holds on disk (holes of sparse files and extra hard links cost nothing)."""
+        return tree_usage(self.files_dir) if self.files_dir.is_dir() else 0
+
+    def _check_room(self, path: Path, display: str) -> None:
+        if self.max_total is None:
+            return
+        size, held = tree_usage(path), self.usage()
+        if held + size > self.max_total:
+            msg = (f"{display} ({format_size(size)}) does not fit in the trash: it holds {format_size(held)} "
+                   f"of its {format_size(self.max_total)} (storage.trash_total). Nothing was changed.")
+            raise TrashFull(msg, hint="a person frees room: canal trash purge --older-than 7d (see "
+                            "canal trash list), or raises storage.trash_total in canal.yaml",
+                            details={"path": display, "size": size, "held": held, "limit": self.max_total})
 
     def _reserve(self) -> tuple[str, datetime]:
         while True:

@@ -61,19 +61,51 @@ def move_entry(src_dfd: int, src: str, dst_dfd: int, dst: str, *, no_replace: bo
     os.fsync(src_dfd)
 
 
-def copy_entry(src_dfd: int, src: str, dst_dfd: int, dst: str) -> None:
-    """Copy ``src`` to a new ``dst`` (never overwriting), keeping modes and times, without following links."""
+Links = dict[tuple[int, int], str]  # (device, inode) of a source file -> path of its first copy
+
+
+def copy_entry(src_dfd: int, src: str, dst_dfd: int, dst: str, links: Links | None = None) -> None:
+    """Copy ``src`` to a new ``dst`` (never overwriting), keeping modes and times, without following links.
+
+    Sparse files stay sparse (only their data is copied) and files hard-linked to each other inside
+    the copied tree stay linked (one copy, as many names)."""
     st = os.stat(src, dir_fd=src_dfd, follow_symlinks=False)
     kind = kind_of(st, src)
+    links = {} if links is None else links
     try:
         if kind == "symlink":
             os.symlink(os.readlink(src, dir_fd=src_dfd), dst, dir_fd=dst_dfd)
+        elif kind == "file" and (st.st_dev, st.st_ino) in links:
+            os.link(links[(st.st_dev, st.st_ino)], dst, dst_dir_fd=dst_dfd, follow_symlinks=False)
         elif kind == "file":
             _copy_file(src_dfd, src, dst_dfd, dst, st)
+            if st.st_nlink > 1:
+                links[(st.st_dev, st.st_ino)] = os.path.join(os.readlink(f"/proc/self/fd/{dst_dfd}"), dst)
         else:
-            _copy_dir(src_dfd, src, dst_dfd, dst, st)
+            _copy_dir(src_dfd, src, dst_dfd, dst, st, links)
     except FileExistsError:
         raise _exists(dst) from None
+
+
+def _copy_data(rfd: int, wfd: int, size: int) -> None:
+    """Copy the data extents only (SEEK_DATA/SEEK_HOLE), then set the size: holes stay holes."""
+    pos = 0
+    while pos < size:
+        try:
+            start = os.lseek(rfd, pos, os.SEEK_DATA)
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:  # nothing but a hole up to the end
+                break
+            raise
+        end = os.lseek(rfd, start, os.SEEK_HOLE)
+        while start < end:
+            chunk = os.pread(rfd, min(_CHUNK, end - start), start)
+            if not chunk:
+                break
+            os.pwrite(wfd, chunk, start)
+            start += len(chunk)
+        pos = end
+    os.ftruncate(wfd, size)
 
 
 def _copy_file(src_dfd: int, src: str, dst_dfd: int, dst: str, st: os.stat_result) -> None:
@@ -82,8 +114,7 @@ def _copy_file(src_dfd: int, src: str, dst_dfd: int, dst: str, st: os.stat_resul
         wfd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _CLOEXEC, 0o600,
                       dir_fd=dst_dfd)
         try:
-            while chunk := os.read(rfd, _CHUNK):
-                os.write(wfd, chunk)
+            _copy_data(rfd, wfd, os.fstat(rfd).st_size)
             os.fchmod(wfd, stat.S_IMODE(st.st_mode))
             os.utime(wfd, ns=(st.st_atime_ns, st.st_mtime_ns))
             os.fsync(wfd)
@@ -93,14 +124,14 @@ def _copy_file(src_dfd: int, src: str, dst_dfd: int, dst: str, st: os.stat_resul
         os.close(rfd)
 
 
-def _copy_dir(src_dfd: int, src: str, dst_dfd: int, dst: str, st: os.stat_result) -> None:
+def _copy_dir(src_dfd: int, src: str, dst_dfd: int, dst: str, st: os.stat_result, links: Links) -> None:
     os.mkdir(dst, 0o700, dir_fd=dst_dfd)
     sfd = os.open(src, _DIR_FLAGS, dir_fd=src_dfd)
     try:
         dfd = os.open(dst, _DIR_FLAGS, dir_fd=dst_dfd)
         try:
             for name in sorted(os.listdir(sfd)):
-                copy_entry(sfd, name, dfd, name)
+                copy_entry(sfd, name, dfd, name, links)
             os.fchmod(dfd, stat.S_IMODE(st.st_mode))
             os.utime(dfd, ns=(st.st_atime_ns, st.st_mtime_ns))
             os.fsync(dfd)

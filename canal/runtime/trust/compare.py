@@ -103,7 +103,7 @@ def _rule(setting: str) -> Callable[[Any, Any], bool] | None:
         return lambda b, a: _ranked(order, b, a)
     if setting in _MORE_IS_TIGHTER:
         return lambda b, a: bool(a) >= bool(b)
-    if setting in _LESS_IS_TIGHTER or setting.startswith("sandbox.limits."):
+    if setting in _LESS_IS_TIGHTER or setting.startswith(("sandbox.limits.", "storage.")):
         return _number_tighter
     if setting == "timeouts.idle":
         return _optional_limit_tighter

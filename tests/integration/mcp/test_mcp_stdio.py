@@ -180,3 +180,13 @@ def test_workflow_start_advance_current_round_trip(agent: tuple[McpClient, Path]
     assert not done.is_error, text_of(done)
     final = client.call("workflow", {"action": "current", "run_id": run_id})
     assert data_of(final)["status"] == "completed", text_of(final)
+
+
+def test_an_edit_past_the_size_cap_writes_nothing(agent: tuple[McpClient, Path]) -> None:
+    client, project = agent
+    before = (project / "notes.txt").read_text()
+    huge = "x" * (20 * 1024 * 1024)
+    result = client.call("edit", {"path": "notes.txt", "old": before.splitlines()[0], "new": huge})
+    assert result.is_error
+    assert text_of(result).startswith("FILE_TOO_LARGE\n"), text_of(result)[:200]
+    assert (project / "notes.txt").read_text() == before

@@ -55,4 +55,6 @@ def test_error_codes_are_pinned() -> None:
         "UnsupportedFileType": ("UNSUPPORTED_FILE_TYPE", 2),
         "InvalidDuration": ("INVALID_DURATION", 2),
         "TrashCorrupt": ("TRASH_CORRUPT", 125),
+        "TrashFull": ("TRASH_FULL", 2),
+        "BackupTooLarge": ("BACKUP_TOO_LARGE", 2),
     }
