@@ -9,8 +9,10 @@ front ends catch ``CanalError`` and render it for their reader.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
+
+from canal.core.next import NextAction
 
 
 class ExitCode:
@@ -31,8 +33,10 @@ class CanalError(Exception):
     code: ClassVar[str] = "CANAL_ERROR"
     exit_code: ClassVar[int] = ExitCode.CANAL_ERROR
 
-    def __init__(self, message: str, *, hint: str = "", details: Mapping[str, object] | None = None) -> None:
+    def __init__(self, message: str, *, hint: str = "", next: NextAction | Sequence[NextAction] = (),
+                 details: Mapping[str, object] | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
+        self.next: tuple[NextAction, ...] = (next,) if isinstance(next, NextAction) else tuple(next)
         self.details: dict[str, Any] = dict(details or {})

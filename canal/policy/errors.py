@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from canal.core.errors import CanalError
+from canal.core.next import act
 
 
 class PolicyError(CanalError):
@@ -19,7 +20,7 @@ class PolicyLoadError(PolicyError):
 
     def __init__(self, message: str, *, file: str = "", rule: str = "", line: int = 0, column: int = 0,
                  hint: str = "") -> None:
-        super().__init__(message, hint=hint or f"fix the file, then run: canal policy test {file or 'FILE'}",
+        super().__init__(message, hint=hint or "fix the file", next=act("policy.test", file=file or "FILE"),
                          details={"file": file, "rule": rule, "line": line, "column": column})
         self.file = file
         self.rule = rule

@@ -9,6 +9,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
+from canal.core.next import act
 from canal.policy.celenv import CelCompileError, compile_expression
 from canal.policy.engine import CompiledRule, Policy, canonical
 from canal.policy.errors import PolicyLoadError, PolicyNotFoundError
@@ -23,8 +24,7 @@ _Spec = tuple[Path, PolicyFile, Positions]
 def profile_path(name: str) -> Path:
     if name not in PROFILES:
         msg = f"no shipped profile named {name!r}; shipped: {', '.join(PROFILES)}"
-        raise PolicyNotFoundError(msg,
-                                  hint="canal policy show", details={"profile": name})
+        raise PolicyNotFoundError(msg, next=act("policy.show"), details={"profile": name})
     return Path(str(resources.files("canal.policy").joinpath("profiles", f"{name}.yaml")))
 
 
@@ -66,7 +66,7 @@ def build_policy(paths: Sequence[Path], checker: SyntaxChecker = bash_n,
     specs: list[_Spec] = []
     if not paths:
         msg = "no policy file given"
-        raise PolicyLoadError(msg, hint="canal policy show")
+        raise PolicyLoadError(msg, hint="pass a policy file or a shipped profile")
     for path in paths:
         specs += [s for s in _read_chain(path) if s[0] not in [p for p, _, _ in specs]]
     seen: dict[str, str] = {}

@@ -20,6 +20,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from canal.core.next import Say
 from canal.policy.engine import Policy
 from canal.policy.loader import load_policy
 from canal.runtime.checkpoints import Change, DiffResult, HistoryRow, UndoResult
@@ -164,25 +165,28 @@ class Canal:
             idle_timeout_s: float | None = None, confirm: str | None = None,
             unattended: bool | None = None, presenter: PresenterConfig | None = None,
             stdin: bytes | BinaryIO | None = None,
-            on_output: Callable[[str, bytes], None] | None = None) -> RunResult:
+            on_output: Callable[[str, bytes], None] | None = None, say: Say | None = None) -> RunResult:
         """Run a shell command in the sandbox's session (cwd and env persist like a terminal).
 
         ``stdin``: bytes, or a binary reader streamed to the command as it reads (at most 16 MiB).
         ``on_output(stream, chunk)``: raw stdout/stderr chunks as they arrive ("stdout" or "stderr"),
         before redaction: for a live view, pass each through ``services.redactor`` first.
+        ``say``: the caller's words for next actions in ``text`` (undo, restore, a refusal's next step);
+        without them ``text`` names ids only, and ``next`` holds the actions as data.
         """
         return self._run(command, sandbox, unattended, timeout_s=timeout_s, idle_timeout_s=idle_timeout_s,
-                         confirm=confirm, presenter=presenter, stdin=stdin, on_output=on_output)
+                         confirm=confirm, presenter=presenter, stdin=stdin, on_output=on_output, say=say)
 
     def run_argv(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
                  sandbox: str | None = None, timeout_s: float | None = None, confirm: str | None = None,
-                 unattended: bool | None = None, secrets: Sequence[str] = ()) -> RunResult:
+                 unattended: bool | None = None, secrets: Sequence[str] = (),
+                 say: Say | None = None) -> RunResult:
         """Run an exact argv with no shell: each element reaches the program whole.
 
         ``secrets``: exact values (e.g. sensitive gate fields) masked in everything written or shown.
         """
         return self._run(list(argv), sandbox, unattended, env=env, timeout_s=timeout_s, confirm=confirm,
-                         secrets=tuple(secrets))
+                         secrets=tuple(secrets), say=say)
 
     def _run(self, command: str | list[str], sandbox: str | None, unattended: bool | None,
              **fields: Any) -> RunResult:

@@ -14,6 +14,7 @@ from functools import cache
 from typing import Any
 
 from canal.core.errors import CanalError, ExitCode
+from canal.core.next import Say, describe, say_all
 
 Redact = Callable[[str], str]
 
@@ -70,15 +71,23 @@ def boundary_redactor() -> Redact:
     return Redactor()
 
 
-def render_error(exc: CanalError, redact: Redact | None = None) -> str:
-    """Every error a front end shows passes here: message and ``Next:`` hint go through the redactor,
-    since either may quote what the agent typed (a command, a path, a token)."""
-    return (redact or boundary_redactor())(format_error(exc.code, exc.message, exc.hint))
+def next_sentence(exc: CanalError, say: Say = describe) -> str:
+    """What to do next, in the front end's words: the error's hint, then its actions."""
+    return say_all(exc.next, say, lead=exc.hint)
 
 
-def error_json(exc: CanalError, redact: Redact | None = None) -> dict[str, Any]:
+def render_error(exc: CanalError, redact: Redact | None = None, say: Say = describe) -> str:
+    """Every error a front end shows passes here, with that front end's words for the next actions.
+    Message and ``Next:`` go through the redactor: either may quote what the agent typed."""
+    return (redact or boundary_redactor())(format_error(exc.code, exc.message, next_sentence(exc, say)))
+
+
+def error_json(exc: CanalError, redact: Redact | None = None, say: Say = describe) -> dict[str, Any]:
+    """``--json``'s error: ``hint`` is the worded next step, ``next`` the same actions as data."""
     clean = redact or boundary_redactor()
-    return {"status": "error", "code": exc.code, "message": clean(exc.message), "hint": clean(exc.hint),
+    return {"status": "error", "code": exc.code, "message": clean(exc.message),
+            "hint": clean(next_sentence(exc, say)),
+            "next": redact_strings([a.to_json() for a in exc.next], clean),
             "details": redact_strings(exc.details, clean)}
 
 

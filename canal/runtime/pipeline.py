@@ -5,7 +5,6 @@ from __future__ import annotations
 import glob
 import hashlib
 import os
-import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -14,6 +13,7 @@ from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
 from canal.core.mask import mask_exact
+from canal.core.next import NextAction, Say, act, say_all
 from canal.policy.decision import Decision
 from canal.policy.engine import Policy
 from canal.runtime.approvals import Approval, DecisionSummary
@@ -49,8 +49,6 @@ from canal.sandbox.errors import SandboxError
 from canal.sandbox.image import BuildEvent
 from canal.sandbox.result import EMPTY, EndReason, ExecResult, SessionState
 
-SAME_COMMAND = "<the same command as before; it holds a secret, so it is not repeated here>"
-
 
 @dataclass(frozen=True)
 class RunRequest:
@@ -66,29 +64,14 @@ class RunRequest:
     secrets: tuple[str, ...] = ()  # exact values (e.g. a workflow's sensitive gate fields) never shown
     stdin: bytes | BinaryIO | None = None  # a reader is streamed to the command as it reads (bounded)
     on_output: Callable[[str, bytes], None] | None = None  # raw chunks as they arrive (live display)
+    say: Say | None = None  # the front end's words for next actions, in text composed for it
 
     @property
     def text(self) -> str:
         """The command as one string: what policy, tokens and the audit log see."""
         return self.command if isinstance(self.command, str) else shlex.join(self.command)
 
-    def rerun(self, token: str, *, holds_secret: bool = False) -> str:
-        """The next command to run. A command that holds a secret is not repeated: the hint would
-        carry the secret in clear, and a redacted copy would not match the token."""
-        if not isinstance(self.command, str):
-            return f"(re-run the same call with confirm token {token})"
-        sandbox = "" if self.ref.name == "default" else f" --sandbox {shlex.quote(self.ref.name)}"
-        words = SAME_COMMAND if holds_secret else _shell_words(self.command)
-        return f"canal run{sandbox} --confirm {token} -- {words}"
-
-
-_PLAIN_WORDS = re.compile(r"[\w@%+=:,./-]+(?: [\w@%+=:,./-]+)*")  # shlex.quote leaves these as they are
 MAX_SHOWN_COMMAND = 2000
-
-
-def _shell_words(command: str) -> str:
-    """The command as typed words when that round-trips exactly, else as one quoted argument (linear)."""
-    return command if _PLAIN_WORDS.fullmatch(command) else shlex.quote(command)
 
 
 def _shown(command: str) -> str:
@@ -148,21 +131,21 @@ class Pipeline:
         if checkpoint is not None:
             self.services.checkpoints.attach(checkpoint, started)
         view_cp = _checkpoint_view(checkpoint)
+        say = req.say
         result = self._exec(req, state)
         egress = [redact(part) for part in self._egress_footer(req)]  # a host name may carry a secret
         shown = present(result, config=req.presenter or self.services.config.presenter,
                         output_dir=self.services.outputs_dir(req.ref.name), sandbox_output_dir=OUTPUT_MOUNT,
                         redact=redact, file_owner=_file_owner(self.services),
                         name_hint=req.ref.name, redact_saved=self._saved_redactor(req),
-                        footer_extra=[*checkpoint_footer(view_cp), *egress])
+                        footer_extra=[*checkpoint_footer(view_cp, say), *egress])
         size, digest = _digest(result)
         audit_id = self.services.audit.append(RunCompleted.event, RunCompleted(
             started=started, sandbox=req.ref.name, exit_code=result.exit_code, reason=result.reason.value,
             duration_ms=int(result.duration_s * 1000), output_bytes=size, output_sha256=digest).data(),
             actor=req.actor, durable=False)  # the intent is on disk; a lost outcome reads as interrupted
         text = shown.text + outputs_note(self.services, req.ref.name, result, shown)
-        if backups:
-            text += "\n" + "\n".join(f"[backup of {b.path}: {b.restore}]" for b in backups)
+        text += "".join(f"\n{line}" for line in backup_lines(backups, say))
         return RunResult(
             status=_status(result), exit_code=result.exit_code,
             reason=shown.end_reason or result.reason.value, duration_s=round(result.duration_s, 3),
@@ -216,7 +199,7 @@ class Pipeline:
         if self.services.forks.is_fork(req.ref.name):
             if self.fork_policy is None:
                 msg = f"{req.ref.name} is a fork, and this pipeline has no policy for forks."
-                raise ForkError(msg, hint=f"canal run --sandbox {req.ref.name} -- CMD")
+                raise ForkError(msg, next=act("run", command="CMD", sandbox=req.ref.name))
             policy = self.fork_policy()
         env = state.env()
         if isinstance(req.command, str):
@@ -244,42 +227,38 @@ class Pipeline:
             "sandbox": req.ref.name, "command": redacted, "decision": view.model_dump()}, actor=req.actor)
         rules = ", ".join(decision.rule_ids) or decision.source
         why = decision.reason or "the policy refuses it"
-        hint = ("ask the user to run it outside the sandbox, or use a command the policy allows; "
-                f"see why: canal policy check -- {_shell_words(redacted)}")
+        hint = "ask the user to run it outside the sandbox, or use a command the policy allows"
+        actions = [act("policy.check", "to see why", command=redacted)]
         if len(req.text) > MAX_SHOWN_COMMAND:
-            hint = "write it to a script file (canal write) and run that, or split it into shorter commands"
+            hint, actions = "write it to a script file and run that, or split it into shorter commands", []
+        message = f"{redact(_shown(decision.segment or req.text))} matches {rules} ({why}). Nothing was run."
         # the whole text passes the redactor: a hint may quote what the agent typed
-        text = redact(format_error(PolicyDenied.code,
-                                   f"{redact(_shown(decision.segment or req.text))} matches {rules} ({why}). "
-                                   "Nothing was run.", hint))
+        text = redact(_refusal(PolicyDenied.code, message, hint, actions, req.say))
         return RunResult(status="denied", exit_code=None, reason=why, duration_s=0.0, decision=view,
-                         sandbox=req.ref.name, audit_id=audit_id, text=text)
+                         sandbox=req.ref.name, audit_id=audit_id, text=text, hint=hint, next=actions)
 
     def _ask(self, req: RunRequest, decision: Decision, view: DecisionView, cwd: str) -> RunResult:
         redact = self._redactor(req)
         pending = self.services.approvals.request(
             req.text, req.ref.name, cwd, decision.policy_hash,
             DecisionSummary(rule_ids=decision.rule_ids, reason=decision.reason), display=redact(req.text))
-        rerun = req.rerun(pending.token, holds_secret=redact(req.text) != req.text)
         human = pending.needs_human
         confirmation = ConfirmationView(
             token=pending.token, reason=decision.reason, rule_ids=list(decision.rule_ids),
-            expires_at=_iso(pending.expires_at), approval="human" if human else "agent", rerun=rerun)
+            expires_at=_iso(pending.expires_at), approval="human" if human else "agent")
         audit_id = self.services.audit.append("run.confirmation_required", {
             "sandbox": req.ref.name, "command": redact(req.text), "token": pending.token,
             "decision": view.model_dump(), "approval": confirmation.approval}, actor=req.actor)
         rules = ", ".join(decision.rule_ids) or decision.source
         shown = redact(decision.segment or req.text)
-        if human:
-            hint = (f"a person approves it first (canal approve {pending.token}, from a terminal), "
-                    f"then run: {rerun}")
-        else:
-            hint = f"ask the user, then run: {rerun}"
-        text = redact(format_error(ConfirmationRequired.code,
-                                   f"{shown} matches {rules} ({decision.reason}). Nothing was run.", hint))
+        hint = "" if human else "ask the user"
+        secret = redact(req.text) != req.text
+        actions = [_confirm_action(req, pending.token, confirmation.approval, holds_secret=secret)]
+        message = f"{shown} matches {rules} ({decision.reason}). Nothing was run."
+        text = redact(_refusal(ConfirmationRequired.code, message, hint, actions, req.say))
         return RunResult(status="confirmation_required", exit_code=None, reason=decision.reason,
                          duration_s=0.0, decision=view, confirmation=confirmation, sandbox=req.ref.name,
-                         audit_id=audit_id, text=text)
+                         audit_id=audit_id, text=text, hint=hint, next=actions)
 
     def _backup(self, decision: Decision, req: RunRequest) -> list[BackupView]:
         """Copy what a confirmed destructive command targets into the host-side trash, before it runs."""
@@ -299,7 +278,7 @@ class Pipeline:
         except (PathNotFound, PathOutsideWorkspace, SymlinkEscape):
             return []  # nothing there yet, or not the workspace's to keep: nothing to back up
         # any other failure (disk full, unreadable file) propagates: no backup, so the command won't run
-        return [BackupView(trash_id=entry.id, path=entry.rel_path, restore=entry.restore_command())]
+        return [BackupView(trash_id=entry.id, path=entry.rel_path)]
 
 
 def _host_targets(services: Services, targets: Sequence[str]) -> list[Path]:
@@ -331,7 +310,7 @@ def _proven_read_only(decision: Decision) -> bool:
 def _checkpoint_view(cp: Checkpoint | None) -> CheckpointView | None:
     if cp is None:
         return None
-    return CheckpointView(id=cp.id, undo=cp.undo_command(),
+    return CheckpointView(id=cp.id,
                           not_covered=[NotCoveredView(path=n.path, reason=n.reason) for n in cp.not_covered],
                           not_covered_total=cp.not_covered_total)
 
@@ -339,17 +318,44 @@ def _checkpoint_view(cp: Checkpoint | None) -> CheckpointView | None:
 FOOTER_NOT_COVERED = 3
 
 
-def checkpoint_footer(cp: CheckpointView | None) -> list[str]:
-    """Footer parts: ``checkpoint cp-12 (undo: canal undo cp-12)`` and what it did not cover."""
+def checkpoint_footer(cp: CheckpointView | None, say: Say | None = None) -> list[str]:
+    """Footer parts: ``checkpoint cp-12 (undo: canal undo cp-12)`` (the undo in the front end's words,
+    when it has some) and what it did not cover."""
     if cp is None:
         return []
-    parts = [f"checkpoint {cp.id} (undo: {cp.undo})"]
+    undo = say(act("undo", checkpoint=cp.id)) if say is not None else None
+    parts = [f"checkpoint {cp.id}" + (f" (undo: {undo})" if undo else "")]
     if cp.not_covered_total:
         shown = ", ".join(f"{n.path} ({n.reason})" for n in cp.not_covered[:FOOTER_NOT_COVERED])
         more = cp.not_covered_total - min(len(cp.not_covered), FOOTER_NOT_COVERED)
-        tail = f", +{more} more: canal checkpoints" if more > 0 else ""
+        listing = say(act("checkpoints")) if say is not None and more > 0 else None
+        tail = (f", +{more} more" + (f": {listing}" if listing else "")) if more > 0 else ""
         parts.append(f"not covered, cannot be undone: {shown}{tail}")
     return parts
+
+
+def backup_lines(backups: Sequence[BackupView], say: Say | None = None) -> list[str]:
+    """``[backup of build/: canal restore t2025...]`` for each backup (the restore in the front end's
+    words; its trash id otherwise)."""
+    lines = []
+    for b in backups:
+        restore = say(act("restore", trash_id=b.trash_id)) if say is not None else None
+        lines.append(f"[backup of {b.path}: {restore or 'trash id ' + b.trash_id}]")
+    return lines
+
+
+def _confirm_action(req: RunRequest, token: str, approval: str, *, holds_secret: bool) -> NextAction:
+    """The refused call again with its token. A command that holds a secret is not repeated: the words
+    would carry the secret in clear, and a redacted copy would not match the token."""
+    if not isinstance(req.command, str):
+        return act("confirm", token=token, approval=approval, call=True)
+    return act("confirm", token=token, approval=approval, sandbox=req.ref.name,
+               command=None if holds_secret else req.command, secret=holds_secret or None)
+
+
+def _refusal(code: str, message: str, hint: str, actions: list[NextAction], say: Say | None) -> str:
+    """CODE, what happened, and, in the front end's words when it gave some, what to do next."""
+    return format_error(code, message, say_all(actions, say, lead=hint) if say is not None else "")
 
 
 def _status(result: ExecResult) -> Status:

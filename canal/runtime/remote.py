@@ -15,6 +15,7 @@ from types import TracebackType
 from typing import Any
 
 from canal.core.errors import CanalError
+from canal.core.next import NextAction
 from canal.runtime.project import find_project_dir
 from canal.runtime.result import RunResult
 from canal.runtime.server import wire
@@ -31,7 +32,9 @@ def remote_error(data: Mapping[str, Any]) -> CanalError:
     if cls is None:
         cls = _CLASSES[(code, exit_code)] = type(f"Remote_{code}", (CanalError,),
                                                  {"code": code, "exit_code": exit_code})
-    return cls(str(data.get("message") or ""), hint=str(data.get("hint") or ""),
+    actions = [NextAction(a["kind"], dict(a.get("args") or {}), str(a.get("note") or ""))
+               for a in data.get("next") or []]
+    return cls(str(data.get("message") or ""), hint=str(data.get("hint") or ""), next=actions,
                details=dict(data.get("details") or {}))
 
 

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from canal.core.errors import ExitCode
+from canal.core.next import NextAction
 from canal.sandbox.result import ExecResult
 
 Status = Literal["ok", "failed", "confirmation_required", "denied", "timeout", "killed", "error"]
@@ -30,15 +31,13 @@ class ConfirmationView(BaseModel):
     rule_ids: list[str] = Field(default_factory=list)
     expires_at: str
     approval: Literal["agent", "human"] = "agent"
-    rerun: str  # the exact command to run next
 
 
 class BackupView(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    trash_id: str
+    trash_id: str  # what ``restore`` takes to put it back
     path: str
-    restore: str  # the command that puts it back
 
 
 class NotCoveredView(BaseModel):
@@ -53,14 +52,14 @@ class CheckpointView(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    id: str
-    undo: str  # the command that puts the workspace back as it was before this command
+    id: str  # what ``undo`` takes to put the workspace back as it was before this command
     not_covered: list[NotCoveredView] = Field(default_factory=list)
     not_covered_total: int = 0
 
 
 class RunResult(BaseModel):
-    """What one command did. ``text`` is the presenter's view (what an agent reads)."""
+    """What one command did. ``text`` is the presenter's view (what an agent reads); for a refusal, the
+    code and what happened, with the next step in the words of the front end that asked (``say``)."""
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
@@ -78,6 +77,8 @@ class RunResult(BaseModel):
     sandbox: str = ""
     audit_id: str | None = None
     notices: list[str] = Field(default_factory=list)  # e.g. an earlier run left without its outcome
+    hint: str = ""  # for a refusal: what to do, in words for every reader
+    next: list[NextAction] = Field(default_factory=list)  # for a refusal: the actions, as data
     text: str = Field(default="", exclude=True)
     exec_result: ExecResult | None = Field(default=None, exclude=True)
 

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import docker.errors
 import requests.exceptions
 
+from canal.core.next import NextAction, act
 from canal.sandbox.engine import ENGINE_HINT
 from canal.sandbox.errors import (
     EngineError,
@@ -56,19 +57,23 @@ def translate(exc: BaseException, what: str, *, name: str | None = None) -> Sand
     if name is not None:
         details["sandbox"] = name
     return target(f"Docker failed to {what}{f' {name}' if name else ''}: {explanation}",
-                  hint=_hint(target, name), details=details)
+                  hint=_hint(target, name), next=_next(target), details=details)
 
 
 def _hint(target: type[SandboxError], name: str | None) -> str:
     if target is EngineUnavailable:
         return ENGINE_HINT
     if target is ImageNotFound:
-        return "canal image build   (then retry)"
+        return "build the image, then retry"
     if target is SandboxExists:
         return f"pick another name, or remove the old one: docker rm -f {name}"
     if target is SandboxNotFound:
         return "docker ps -a --filter label=canal.sandbox   (the sandboxes that exist)"
     return "docker info   (check the engine), then retry"
+
+
+def _next(target: type[SandboxError]) -> list[NextAction]:
+    return [act("image.build")] if target is ImageNotFound else []
 
 
 @contextlib.contextmanager

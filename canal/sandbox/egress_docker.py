@@ -27,6 +27,7 @@ import docker
 import docker.errors
 from docker.types import LogConfig
 
+from canal.core.next import act
 from canal.sandbox.backend import LABEL_OWNER
 from canal.sandbox.docker_errors import translating
 from canal.sandbox.egress import AllowEntry
@@ -113,8 +114,8 @@ class EgressProxies:
             with contextlib.suppress(SandboxError):
                 self._remove_container(self._proxy(proxy))
             msg = f"The egress proxy {proxy} did not start: {exc.message} No sandbox was started."
-            raise EgressProxyFailed(msg, hint="canal doctor   (checks the egress image and proxies), "
-                                    "then retry", details={"proxy": proxy, "cause": exc.code}) from exc
+            doctor = act("doctor", "checks the egress image and proxies; then retry")
+            raise EgressProxyFailed(msg, next=doctor, details={"proxy": proxy, "cause": exc.code}) from exc
 
     def _start(self, proxy: str, inner_name: str, allow: Sequence[AllowEntry]) -> EgressRoute:
         with translating("find the image for", name=proxy):
@@ -168,7 +169,7 @@ class EgressProxies:
         address = _networks(container).get(inner, {}).get("IPAddress")
         if not address:
             msg = f"the proxy {container.name} has no address on {inner}"
-            raise EgressProxyFailed(msg, hint="canal gc   (removes broken proxies), then retry")
+            raise EgressProxyFailed(msg, next=act("gc", "removes broken proxies; then retry"))
         return EgressRoute(proxy=container.name, network=inner, proxy_ip=address)
 
     def _network(self, name: str, *, internal: bool, route: str | None) -> Any:

@@ -23,6 +23,7 @@ from typing import Any
 import docker
 import docker.errors
 
+from canal.core.next import act
 from canal.sandbox.errors import ImageBuildFailed
 
 VERSION = "0.1.0"
@@ -148,8 +149,8 @@ def bootstrap_base(client: docker.DockerClient, on_event: Progress = _ignore) ->
     if tool is None or os.geteuid() != 0:
         why = "debootstrap is not installed" if tool is None else "bootstrapping needs root"
         msg = f"No base image is available ({UPSTREAM_BASE} cannot be pulled) and {why}."
-        hint = "sudo apt-get install debootstrap && sudo canal image build"
-        raise ImageBuildFailed(msg, hint=hint, details={"base": UPSTREAM_BASE})
+        raise ImageBuildFailed(msg, hint="install debootstrap as root (apt-get install debootstrap)",
+                               next=act("image.build", "as root"), details={"base": UPSTREAM_BASE})
     mirror = debian_mirror()
     with tempfile.TemporaryDirectory(prefix="canal-bootstrap-") as tmp:
         root = Path(tmp) / "rootfs"
@@ -167,7 +168,7 @@ def _run_logged(argv: list[str], what: str) -> None:
     if proc.returncode != 0:
         tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-15:])
         msg = f"{what} failed with exit code {proc.returncode}. Last lines:\n{tail}"
-        raise ImageBuildFailed(msg, hint="check the network to Debian's mirror, then: canal image build")
+        raise ImageBuildFailed(msg, hint="check the network to Debian's mirror", next=act("image.build"))
 
 
 def _build(
@@ -209,7 +210,7 @@ def _build(
 def _fail(tag: str, step: str, recent: deque[str], error: str) -> None:
     log = "\n".join(recent) or "(no output)"
     msg = f"Building {tag} failed at {step}: {error.strip()}\nLast lines of its log:\n{log}"
-    raise ImageBuildFailed(msg, hint="fix the step above, then: canal image build",
+    raise ImageBuildFailed(msg, hint="fix the step above", next=act("image.build"),
                            details={"step": step, "error": error.strip(), "log": list(recent)})
 
 

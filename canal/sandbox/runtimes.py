@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from canal.core.next import act
 from canal.sandbox.errors import RuntimeFailed, RuntimeUnknown, SandboxError
 
 GVISOR = "runsc"
@@ -37,7 +38,7 @@ REGISTER_HINT = (
     "re-run sudo scripts/ensure-docker; otherwise add to /etc/docker/daemon.json "
     '"runtimes": {"runsc": {"path": "/usr/bin/runsc"}, "runsc-none": {"path": "/usr/bin/runsc", '
     '"runtimeArgs": ["--network=none"]}} and reload the engine without stopping containers: '
-    "sudo kill -HUP $(pidof dockerd); check with: canal doctor"
+    "sudo kill -HUP $(pidof dockerd)"
 )
 HOSTINET_HINT = (
     "this runsc cannot give a networked sandbox its own network stack on this kernel; register the "
@@ -65,7 +66,8 @@ def engine_runtime(requested: str, *, networked: bool, installed: Sequence[str])
     msg = (f"The engine has no container runtime {wanted!r} for runtime: {requested}; "
            f"registered: {', '.join(installed) or '(none)'}. Nothing was started.")
     hint = REGISTER_HINT if requested == GVISOR else "use runtime: runc, or register the runtime with dockerd"
-    raise RuntimeUnknown(msg, hint=hint, details={"runtime": requested, "wanted": list(candidates(
+    raise RuntimeUnknown(msg, hint=hint, next=act("doctor", "to check") if requested == GVISOR else (),
+                         details={"runtime": requested, "wanted": list(candidates(
         requested, networked=networked)), "installed": list(installed)})
 
 

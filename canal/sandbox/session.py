@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 import docker
 
+from canal.core.next import act
 from canal.sandbox.docker_errors import translating
 from canal.sandbox.errors import SessionFailed
 from canal.sandbox.result import SessionState
@@ -158,8 +159,8 @@ class Session:
         said = bytes(self.demux.first + self.demux.agent_stderr)[:600]
         msg = (f"Canal's session agent did not start in sandbox {self.container_id[:12]} ({exc.why}); "
                f"it needs python3 and bash in the image. The sandbox said: {said!r}")
-        return SessionFailed(msg, hint="use an image with python3 and bash, such as the default one "
-                                       "(canal image build)",
+        return SessionFailed(msg, hint="use an image with python3 and bash, such as the default one",
+                             next=act("image.build"),
                              details={"container": self.container_id, "why": exc.why,
                                       "output": said.decode(errors="replace")})
 

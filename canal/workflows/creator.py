@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 from canal.core.fsutil import atomic_write, make_dirs_owned
+from canal.core.next import act
 from canal.workflows.errors import StepNotFoundError, WorkflowError, WorkflowExistsError
 from canal.workflows.frontmatter import FrontMatterError, parse
 from canal.workflows.loader import MANIFEST, REFERENCES, STEP_FILE, step_files
@@ -40,11 +41,11 @@ def init_workflow(root: Path, name: str, description: str = "") -> Path:
     """Create ``root/name`` with a manifest and one interactive step; returns the folder."""
     if not re.match(NAME_PATTERN, name):
         msg = f"workflow name '{name}' must match {NAME_PATTERN}"
-        raise WorkflowError(msg, hint="canal workflow init my-workflow")
+        raise WorkflowError(msg, next=act("workflow.init", name="my-workflow"))
     folder = root / name
     if folder.exists():
         msg = f"{folder} already exists"
-        raise WorkflowExistsError(msg, hint=f"canal workflow add-step {name} --id ID --type interactive")
+        raise WorkflowExistsError(msg, next=act("workflow.add_step", name=name, type="interactive"))
     make_dirs_owned(folder / REFERENCES, mode=0o700)  # owned like the project, as the files are
     summary = description or "TODO: one line saying what this workflow does"
     _write(folder / MANIFEST, f"---\nname: {name}\ndescription: \"{_yaml_text(summary)}\"\nversion: \"1\"\n"
@@ -64,7 +65,7 @@ def _step_ids(folder: Path) -> list[tuple[Path, str]]:
             step_id = parse(path.read_text(encoding="utf-8")).data.get("id")
         except FrontMatterError as exc:
             msg = f"{path.name}:{exc.line}: {exc.message}"
-            raise WorkflowError(msg, hint=f"fix it, then: canal workflow validate {folder.name}") from exc
+            raise WorkflowError(msg, hint="fix it", next=act("workflow.validate", name=folder.name)) from exc
         out.append((path, str(step_id)))
     return out
 
@@ -73,18 +74,19 @@ def add_step(folder: Path, step_id: str, step_type: StepType, *, after: str | No
     """Insert a new step file after ``after`` (default: at the end) and renumber the prefixes."""
     if not re.match(STEP_ID_PATTERN, step_id):
         msg = f"step id '{step_id}' must match {STEP_ID_PATTERN}"
-        hint = f"canal workflow add-step {folder.name} --id my-step --type {step_type}"
-        raise WorkflowError(msg, hint=hint)
+        raise WorkflowError(msg, next=act("workflow.add_step", name=folder.name, id="my-step",
+                                          type=step_type))
     steps = _step_ids(folder)
     ids = [sid for _, sid in steps]
     if step_id in ids:
         msg = f"step id '{step_id}' is already used"
-        raise WorkflowExistsError(msg, hint=f"pick another id: canal workflow add-step {folder.name} ...")
+        raise WorkflowExistsError(msg, hint="pick another id",
+                                  next=act("workflow.add_step", name=folder.name, type=step_type))
     index = len(steps)
     if after is not None:
         if after not in ids:
             msg = f"no step '{after}' in {folder.name} (steps: {', '.join(ids) or 'none'})"
-            raise StepNotFoundError(msg, hint=f"canal workflow validate {folder.name}")
+            raise StepNotFoundError(msg, next=act("workflow.validate", name=folder.name))
         index = ids.index(after) + 1
     paths: list[Path | None] = [p for p, _ in steps]
     paths.insert(index, None)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from canal.core.next import act
 from canal.workflows.chain import Handle, Runner
 from canal.workflows.errors import (
     ConfirmationPendingError,
@@ -22,7 +23,7 @@ from canal.workflows.errors import (
     RunNeedsAttentionError,
 )
 from canal.workflows.fields import ValidationOutcome, validate_fields
-from canal.workflows.hints import next_hint
+from canal.workflows.hints import next_for
 from canal.workflows.library import find_workflow, workflow_dirs
 from canal.workflows.loader import load
 from canal.workflows.model import StepDef
@@ -91,7 +92,7 @@ class Engine:
                                                "unattended": unattended})
         return StartView(run_id=doc.run_id, workflow=doc.workflow, version=doc.version,
                          definition_digest=doc.definition_digest, status=doc.status,
-                         step=step_view(doc, first), next=next_hint(doc))
+                         step=step_view(doc, first), **_next(doc))
 
     def advance(self, run_id: str, gate_data: Mapping[str, Any] | None = None, *,
                 confirm: str | None = None, retry: bool = False) -> AdvanceView:
@@ -103,12 +104,11 @@ class Engine:
         status = h.doc.status
         if status in TERMINAL:
             msg = f"run {run_id} is {status}; it cannot advance"
-            raise RunFinishedError(msg,
-                                   hint=f"canal workflow show {run_id}", details={"status": status})
+            raise RunFinishedError(msg, next=act("workflow.show", run_id=run_id), details={"status": status})
         if status == "running":
             msg = f"run {run_id} is running step {h.doc.current_step} in another process"
-            raise RunBusyError(msg,
-                               hint=f"canal workflow current {run_id}", details={"step": h.doc.current_step})
+            raise RunBusyError(msg, next=act("workflow.current", run_id=run_id),
+                               details={"step": h.doc.current_step})
         if status == "needs_attention":
             self._retry_interrupted(h, runner, retry)
         elif status == "waiting_confirmation":
@@ -129,9 +129,7 @@ class Engine:
         doc = h.doc
         if not retry:
             msg = f"run {doc.run_id} needs attention: {doc.attention}"
-            raise RunNeedsAttentionError(
-                msg, hint=next_hint(doc),
-                details={"step": doc.current_step})
+            raise RunNeedsAttentionError(msg, **_next(doc), details={"step": doc.current_step})
         doc.status, doc.attention = "ready", None
         runner.event(h, "workflow.run.retry_requested", step=doc.current_step)
 
@@ -142,15 +140,13 @@ class Engine:
         details = view.model_dump() if view else {}
         if confirm is None:
             msg = f"step {pending.step} waits for confirmation: {details.get('reason', '')}. Nothing was run."
-            raise ConfirmationPendingError(
-                msg,
-                hint=next_hint(h.doc), details=details)
+            raise ConfirmationPendingError(msg, **_next(h.doc), details=details)
         if not hmac.compare_digest(confirm.encode(), pending.token.encode()):
             # never the right token here: whoever guesses must not be handed it
             msg = f"that token is not the one step {pending.step} waits for. Nothing was run."
             raise ConfirmTokenMismatchError(
-                msg, hint=(f"ask the user, then run it with the token from the confirmation of step "
-                           f"{pending.step}: canal workflow advance {h.doc.run_id} --confirm TOKEN"),
+                msg, hint=f"ask the user, then use the token from the confirmation of step {pending.step}",
+                next=act("workflow.advance", run_id=h.doc.run_id, confirm="TOKEN"),
                 details={"step": pending.step, "run_id": h.doc.run_id})
 
     def _submit(self, h: Handle, runner: Runner, data: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -181,7 +177,7 @@ class Engine:
             ran=[run_view(doc, step_id, doc.steps[step_id]) for step_id in ran_ids],
             step=step_view(doc, step) if show_step and step is not None else None,
             confirmation=confirmation_view(doc), failure=failure_view(doc), attention=doc.attention,
-            next=next_hint(doc))
+            **_next(doc))
 
     def current(self, run_id: str) -> CurrentView:
         """Everything a fresh session needs: the current step, completed steps (masked), what is left."""
@@ -201,18 +197,17 @@ class Engine:
             run_id=doc.run_id, workflow=doc.workflow, version=doc.version, status=doc.status,
             step=step_view(doc, step) if step is not None and doc.status not in TERMINAL else None,
             completed=completed, confirmation=confirmation_view(doc), failure=failure_view(doc),
-            attention=doc.attention, next=next_hint(doc))
+            attention=doc.attention, **_next(doc))
 
     def abort(self, run_id: str, *, reason: str = "") -> CurrentView:
         runner = self._runner()
         h = self._open(run_id, runner)
         if h.doc.status in TERMINAL:
             msg = f"run {run_id} is already {h.doc.status}"
-            raise RunFinishedError(msg, hint=f"canal workflow show {run_id}")
+            raise RunFinishedError(msg, next=act("workflow.show", run_id=run_id))
         if h.doc.status == "running":
             msg = f"run {run_id} is running step {h.doc.current_step} in another process"
-            raise RunBusyError(msg,
-                               hint=f"wait, then: canal workflow abort {run_id}")
+            raise RunBusyError(msg, hint="wait", next=act("workflow.abort", run_id=run_id))
         h.doc.status, h.doc.confirmation, h.doc.owner = "aborted", None, None
         runner.save(h)
         runner.event(h, "workflow.run.aborted", step=h.doc.current_step, reason=reason)
@@ -235,8 +230,14 @@ def _rejection(doc: RunDoc, step: StepDef, outcome: ValidationOutcome) -> GateRe
     if outcome.dropped:
         lines.append(f"  dropped (not in the gate): {', '.join(outcome.dropped)}")
     return GateRejectedError(
-        "\n".join(lines), hint=next_hint(doc),
+        "\n".join(lines), **_next(doc),
         details={"step": step.id,
                  "missing": [{"field": name, "desc": desc} for name, desc in outcome.missing],
                  "invalid": [{"field": p.field, "problem": p.problem} for p in outcome.errors],
                  "dropped": outcome.dropped})
+
+
+def _next(doc: RunDoc) -> dict[str, Any]:
+    """The ``hint`` and ``next`` actions for the run's state (of a view, or of an error)."""
+    found = next_for(doc)
+    return {"hint": found.lead, "next": found.actions}

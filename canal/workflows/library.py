@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from canal.core.next import act
 from canal.workflows.errors import WorkflowNotFoundError
 from canal.workflows.loader import MANIFEST
 
@@ -36,6 +37,6 @@ def find_workflow(name: str, roots: Sequence[Path]) -> Path:
     msg = f"no workflow named '{name}' (known: {known})"
     raise WorkflowNotFoundError(
         msg,
-        hint="canal workflow list   (or create one: canal workflow init NAME)",
+        next=[act("workflow.list"), act("workflow.init", "to create one", name="NAME")],
         details={"name": name, "known": sorted(found), "roots": [str(r) for r in roots]},
     )

@@ -10,6 +10,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from canal.core.next import act
 from canal.workflows.errors import RunConflictError, RunNotFoundError
 from canal.workflows.ports import JsonPath, StoredRun
 
@@ -29,7 +30,7 @@ class MemoryRunStore:
     def load(self, run_id: str) -> StoredRun:
         if run_id not in self._docs:
             msg = f"no run {run_id}"
-            raise RunNotFoundError(msg, hint="canal workflow runs")
+            raise RunNotFoundError(msg, next=act("workflow.runs"))
         text, revision = self._docs[run_id]
         return StoredRun(doc=json.loads(text), revision=revision)
 
@@ -37,12 +38,12 @@ class MemoryRunStore:
              sensitive_paths: Sequence[JsonPath]) -> int:
         if run_id not in self._docs:
             msg = f"no run {run_id}"
-            raise RunNotFoundError(msg, hint="canal workflow runs")
+            raise RunNotFoundError(msg, next=act("workflow.runs"))
         current = self._docs[run_id][1]
         if current != expected_revision:
             msg = f"run {run_id} changed (revision {current}, expected {expected_revision})"
             raise RunConflictError(msg,
-                                   hint=f"canal workflow current {run_id}")
+                                   next=act("workflow.current", run_id=run_id))
         return self._put(run_id, doc, current + 1, sensitive_paths)
 
     def list_ids(self) -> list[str]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from canal.core.next import act
 from canal.workflows.errors import TemplateError, WorkflowInvalidError
 from canal.workflows.fields import FieldSpec, validate_fields
 from canal.workflows.frontmatter import FrontMatter, PathKey
@@ -120,7 +121,7 @@ class _Checker:
             return
         tool = lookup_tool(self.catalog, name)
         if tool is None:
-            self.add(step, path, f"unknown tool '{name}': run `canal tool list` to see the tools")
+            self.add(step, path, f"unknown tool '{name}': the project's tools/ has no such tool")
             return
         params = dict(tool.parameters)
         for param, spec in params.items():
@@ -190,6 +191,6 @@ def load_valid(root: Path, catalog: ToolCatalog | None = None) -> Definition:
     lines = [str(problem) for problem in report.problems]
     raise WorkflowInvalidError(
         f"workflow at {root} has {len(lines)} problem(s):\n" + "\n".join(lines),
-        hint=f"fix the files, then run: canal workflow validate {root.name}",
+        hint="fix the files", next=act("workflow.validate", name=root.name),
         details={"problems": [problem.as_dict() for problem in report.problems]},
     )

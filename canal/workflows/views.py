@@ -8,9 +8,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from canal.core.mask import MASK, mask_exact
+from canal.core.next import NextAction
 from canal.workflows.model import StepDef
 from canal.workflows.rundoc import RunDoc, StepRecord
 from canal.workflows.templates import Context, render_body
@@ -80,7 +81,8 @@ class StartView(_View):
     definition_digest: str
     status: str
     step: StepView
-    next: str
+    hint: str = ""
+    next: list[NextAction] = Field(default_factory=list)
 
 
 class AdvanceView(_View):
@@ -93,7 +95,8 @@ class AdvanceView(_View):
     confirmation: ConfirmationView | None
     failure: FailureView | None
     attention: str | None
-    next: str
+    hint: str = ""
+    next: list[NextAction] = Field(default_factory=list)
 
 
 class CurrentView(_View):
@@ -106,7 +109,8 @@ class CurrentView(_View):
     confirmation: ConfirmationView | None
     failure: FailureView | None
     attention: str | None
-    next: str
+    hint: str = ""
+    next: list[NextAction] = Field(default_factory=list)
 
 
 class RunSummary(_View):
@@ -157,7 +161,7 @@ def _clip(value: Any) -> Any:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     if len(text) <= RESULT_CLIP:
         return value
-    return text[:RESULT_CLIP] + f"... [{len(text)} chars; full result: canal workflow show --json]"
+    return text[:RESULT_CLIP] + f"... [{len(text)} chars; clipped: the run's show view has all of it]"
 
 
 def masked_gate(doc: RunDoc, step: StepDef) -> dict[str, Any]:

@@ -63,9 +63,6 @@ class Checkpoint(_Model):
     key_id: str = ""
     hmac: str = ""
 
-    def undo_command(self) -> str:
-        return f"canal undo {self.id}"
-
 
 class HistoryRow(_Model):
     """One line of ``canal checkpoints``: the checkpoint and what changed after it (by the command that

@@ -25,7 +25,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from canal.runtime.errors import error_json, render_error
+from canal.runtime.cli.words import error_data, error_text
 from canal.runtime.server import wire
 from canal.runtime.server.errors import ServerError, ServerLost
 from canal.runtime.server.lifecycle import connect_or_start
@@ -72,9 +72,9 @@ def _command(args: Sequence[str]) -> str:
 def _report(exc: ServerError, args: Sequence[str]) -> None:
     options = args[: args.index("--")] if "--" in args else args
     if "--json" in options:
-        sys.stdout.write(json.dumps(error_json(exc), indent=2) + "\n")
+        sys.stdout.write(json.dumps(error_data(exc), indent=2) + "\n")
     else:
-        sys.stderr.write(render_error(exc) + "\n")
+        sys.stderr.write(error_text(exc) + "\n")
 
 
 def request(args: Sequence[str]) -> dict[str, Any]:

@@ -13,10 +13,12 @@ from typing import Any
 
 import click
 
+from canal.core.next import act
 from canal.runtime.cli.shared import App, emit, json_option, pass_app
+from canal.runtime.cli.words import say
 from canal.runtime.files.errors import InvalidRange
 from canal.runtime.files.fileio import DEFAULT_MAX_BYTES
-from canal.runtime.trash import parse_age
+from canal.runtime.trash import RemoveOutcome, parse_age
 
 
 @click.command("rm")
@@ -32,7 +34,7 @@ def rm_cmd(app: App, paths: tuple[Path, ...], recursive: bool, as_json: bool) ->
     checkpoint = app.canal.files.checkpoint(shlex.join(["canal", "rm", *map(str, paths)]))
     outcomes = app.canal.files.remove(paths, recursive=recursive, base=app.base, person=app.is_person())
     emit_undoable(as_json, {"status": "ok", "results": [o.model_dump(mode="json") for o in outcomes]},
-                  "\n".join(o.to_text() for o in outcomes), checkpoint)
+                  "\n".join(_removed_line(o) for o in outcomes), checkpoint)
 
 
 @click.command("restore")
@@ -51,7 +53,8 @@ def restore_cmd(app: App, entry_id: str, to: Path | None, force: bool, as_json: 
     result = app.canal.files.restore(entry_id, to=target, force=force, person=app.is_person())
     text = f"restored {result.entry.id} to {result.restored_to}"
     if result.displaced_id:
-        text += f" | the file that was there is in the trash: canal restore {result.displaced_id} --to PATH"
+        text += (" | the file that was there is in the trash: "
+                 f"{say(act('restore', trash_id=result.displaced_id, to='PATH'))}")
     emit_undoable(as_json, result.model_dump(mode="json"), text, checkpoint)
 
 
@@ -143,7 +146,7 @@ def view_cmd(app: App, path: Path, line_range: str | None, as_json: bool) -> Non
 def emit_undoable(as_json: bool, data: dict[str, Any], text: str, checkpoint: str) -> None:
     """The result with the checkpoint taken before it: in the footer, and as ``checkpoint`` in JSON."""
     emit(as_json, {**data, "checkpoint": checkpoint},
-         with_footer(text, f"checkpoint {checkpoint} (undo: canal undo {checkpoint})"))
+         with_footer(text, f"checkpoint {checkpoint} (undo: {say(act('undo', checkpoint=checkpoint))})"))
 
 
 def with_footer(text: str, part: str) -> str:
@@ -165,6 +168,14 @@ def parse_range(text: str | None, path: str) -> tuple[int | None, int | None]:
         msg = f"--range {text!r} is not A:B with line numbers."
         raise InvalidRange(msg, hint=f"canal view {path} --range 1:40", details={"range": text}) from None
     return start, end
+
+
+def _removed_line(outcome: RemoveOutcome) -> str:
+    entry = outcome.entry
+    if entry is None:
+        return f"{outcome.path}: already gone, nothing to do"
+    return (f"{outcome.path}: moved to the trash as {entry.id} ({entry.kind}, {entry.size} bytes) | "
+            f"undo: {say(act('restore', trash_id=entry.id))}")
 
 
 def register(cli: click.Group) -> None:

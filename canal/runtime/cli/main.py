@@ -12,7 +12,7 @@ import click
 
 from canal.core.errors import CanalError
 from canal.runtime.cli.shared import App
-from canal.runtime.errors import error_json, render_error
+from canal.runtime.cli.words import error_data, error_text
 
 # Command name -> the module whose ``register(group)`` adds it. Modules load only when their command
 # runs, so ``canal run`` does not pay for importing the MCP server or the workflow engine.
@@ -77,9 +77,9 @@ class CanalGroup(click.Group):
         except CanalError as exc:
             wants_json = bool(ctx.meta.get("canal.json"))
             if wants_json:
-                click.echo(json.dumps(error_json(exc), indent=2))
+                click.echo(json.dumps(error_data(exc), indent=2))
             else:
-                click.echo(render_error(exc), err=True)
+                click.echo(error_text(exc), err=True)
             ctx.exit(exc.exit_code)
 
 

@@ -1,15 +1,42 @@
-"""``canal mcp``: serve this project's sandbox, policy, workflows and file operations over MCP (stdio)."""
+"""``canal mcp``: serve this project's sandbox, policy, workflows and file operations over MCP (stdio).
+
+The CLI parses the verb's options and builds the Canal; the MCP front end (``canal.runtime.mcp``) serves
+it. The CLI never imports the MCP package: it finds the server through the package metadata, the
+``canal.front_ends`` entry point group that pyproject.toml declares next to the ``canal`` script. So
+the two front ends stay independent, and the composition lives where the console script does.
+"""
 
 from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Callable
+from importlib.metadata import entry_points
+from typing import Any
 
-import anyio
 import click
 
+from canal.core.errors import CanalError
 from canal.runtime.cli.shared import App, pass_app
 from canal.runtime.config import STRICTNESS
+
+FRONT_ENDS = "canal.front_ends"
+
+
+class FrontEndMissing(CanalError):
+    """This installation of Canal has no such front end (its package metadata names none)."""
+
+    code = "FRONT_END_MISSING"
+
+
+def front_end(name: str) -> Callable[..., Any]:
+    """The serving function the installed package registers for front end ``name``."""
+    found = entry_points(group=FRONT_ENDS, name=name)
+    if not found:
+        msg = f"this installation of Canal has no {name} front end (no {FRONT_ENDS} entry point {name!r})"
+        raise FrontEndMissing(msg, hint="reinstall Canal (pip install canal-sandbox), then retry")
+    serve: Callable[..., Any] = next(iter(found)).load()
+    return serve
 
 
 @click.command("mcp")
@@ -35,12 +62,11 @@ def mcp(app: App, sandbox: str, profile: str | None, unattended: bool, no_elicit
     Example (a harness's MCP configuration):
       {"mcpServers": {"canal": {"command": "canal", "args": ["mcp"], "cwd": "/path/to/project"}}}
     """
-    from canal.runtime.mcp import CanalMcp, ServerOptions, serve_stdio
-
+    serve = front_end("mcp")
     logging.basicConfig(stream=sys.stderr, level=log_level.upper(),
                         format="%(asctime)s canal-mcp %(levelname)s %(name)s: %(message)s")
     canal = app.open(sandbox=sandbox, unattended=True if unattended else None, profile=profile)
-    anyio.run(serve_stdio, CanalMcp(canal, ServerOptions(elicit=not no_elicit)))
+    serve(canal, elicit=not no_elicit)
 
 
 def register(cli: click.Group) -> None:

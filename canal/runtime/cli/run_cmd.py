@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import sys
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import click
 
+from canal.core.next import act
 from canal.runtime.cli.live import LiveOutput
 from canal.runtime.cli.shared import App, echo_json, pass_app
+from canal.runtime.cli.words import say
+from canal.runtime.pipeline import backup_lines
 from canal.runtime.presenter import PresenterConfig, render_footer
 from canal.runtime.result import RunResult
 from canal.runtime.sandboxes import DEFAULT_SANDBOX
@@ -56,11 +59,12 @@ def run(app: App, sandbox: str, timeout: float | None, idle_timeout: float | Non
     presenter = presenter_overrides(canal.config.presenter, max_lines, show_stderr)
     live = LiveOutput(canal.services.redactor, sys.stdout, sys.stderr) if live_view else None
     result = canal.run(text, sandbox=sandbox, timeout_s=timeout, idle_timeout_s=idle_timeout, confirm=token,
-                       unattended=unattended or None, presenter=presenter, stdin=_stdin(), on_output=live)
+                       unattended=unattended or None, presenter=presenter, stdin=_stdin(), on_output=live,
+                       say=say)
     for notice in result.notices:
         click.echo(notice, err=True)
     if as_json:
-        echo_json(result.to_json())
+        echo_json(result_json(result))
     elif live is not None and result.status not in REFUSED:
         live.finish()
         click.echo(_after_live(result, live))
@@ -90,8 +94,21 @@ def _after_live(result: RunResult, live: LiveOutput) -> str:
     if live.binary or result.exec_result is None:
         return result.text
     lines = [render_footer(result.exec_result)]
-    lines += [f"[backup of {b.path}: {b.restore}]" for b in result.backups]
+    lines += backup_lines(result.backups, say)
     return "\n".join(lines)
+
+
+def result_json(result: RunResult) -> dict[str, Any]:
+    """``--json``: the result, with the CLI's command lines for what to run next (``rerun``, ``restore``,
+    ``undo``) next to the same actions as data."""
+    data = result.to_json()
+    if data.get("confirmation") and result.next:
+        data["confirmation"]["rerun"] = say(result.next[0])
+    for backup in data.get("backups", []):
+        backup["restore"] = say(act("restore", trash_id=backup["trash_id"]))
+    if data.get("checkpoint"):
+        data["checkpoint"]["undo"] = say(act("undo", checkpoint=data["checkpoint"]["id"]))
+    return data
 
 
 def presenter_overrides(base: PresenterConfig, max_lines: int | None,

@@ -8,9 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from canal.core.errors import CanalError
+from canal.core.next import act
 from canal.runtime.cli.shared import App, echo_json, json_option, pass_app
+from canal.runtime.cli.words import say
 from canal.runtime.result import RunResult
+from canal.runtime.tools import ToolRunnerUnavailable, example_args, meta_lines
 from canal.workflows.tools import (
     PreparedCall,
     ToolDefinition,
@@ -20,14 +22,9 @@ from canal.workflows.tools import (
     tool_meta,
 )
 from canal.workflows.tools.errors import ToolArgsInvalid
-from canal.workflows.tools.meta import FieldMeta
 
 if TYPE_CHECKING:
     from canal.runtime.api import Canal
-
-
-class ToolRunnerUnavailable(CanalError):
-    code = "TOOL_RUNNER_UNAVAILABLE"
 
 
 @click.group("tool")
@@ -64,31 +61,9 @@ def list_tools(app: App, as_json: bool) -> None:
         click.echo("no tools: add tools/<name>.yaml, then run: canal discover", err=True)
 
 
-def _field_line(f: FieldMeta) -> str:
-    head = f"  {f.name}{'*' if f.required else ''} {f.type}{', sensitive' if f.sensitive else ''}"
-    extras: list[str] = []
-    if f.default is not None:
-        extras.append(f"default {json.dumps(f.default)}")
-    if f.enum is not None:
-        extras.append("one of " + "|".join(str(v) for v in f.enum))
-    if f.choices:
-        extras.append("values " + ", ".join(f"{c.value}={c.label}" for c in f.choices))
-    if f.pattern:
-        extras.append(f"pattern {f.pattern}")
-    extras.extend(f.notes)
-    desc = f": {f.desc}" if f.desc else ""
-    return head + desc + (f" ({'; '.join(extras)})" if extras else "")
-
-
 def render_meta(meta: ToolMeta) -> str:
-    lines = [f"{meta.name}: {meta.description}",
-             f"result: {meta.result} | idempotent: {'yes' if meta.idempotent else 'no'}",
-             "fields (* required):" if meta.fields else "fields: none"]
-    lines.extend(_field_line(f) for f in meta.fields)
-    lines.extend(f"note: {n}" for n in meta.notes)
-    example = {f.name: f"<{f.type}>" for f in meta.fields if f.required}
-    lines.append(f"call: canal tool call {meta.name} --args {shlex.quote(json.dumps(example))}")
-    return "\n".join(lines)
+    call = act("tool.call", name=meta.name, args=example_args(meta))
+    return "\n".join([*meta_lines(meta), f"call: {say(call)}"])
 
 
 @tool.command("meta")
@@ -129,7 +104,8 @@ def run_prepared(canal: Canal, definition: ToolDefinition, call: PreparedCall,
     if definition.image is not None:
         msg = f"tool {definition.name} asks for image {definition.image!r}; per-tool images are not wired yet"
         raise ToolRunnerUnavailable(msg, hint="remove image: from the tool, or use the default image")
-    return canal.run_argv(call.argv, env=call.env or None, timeout_s=definition.timeout_s, confirm=confirm)
+    return canal.run_argv(call.argv, env=call.env or None, timeout_s=definition.timeout_s, confirm=confirm,
+                          say=say)
 
 
 @tool.command("call")

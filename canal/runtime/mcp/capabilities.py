@@ -7,10 +7,11 @@ import json
 from typing import Any
 
 from canal.runtime.api import Canal
-from canal.runtime.cli.tool_cmd import ToolRunnerUnavailable, render_meta
 from canal.runtime.mcp import schemas as s
 from canal.runtime.mcp.args import coerce_fields
 from canal.runtime.mcp.operations import Reply, run_reply
+from canal.runtime.mcp.words import Words
+from canal.runtime.tools import ToolRunnerUnavailable, example_args, meta_lines
 from canal.workflows.tools import ToolRegistry, prepare_call, tool_meta
 from canal.workflows.tools.model import ToolDefinition
 
@@ -45,9 +46,8 @@ def list_capabilities(canal: Canal, args: s.ListCapabilitiesArgs) -> Reply:
 def describe_capability(canal: Canal, args: s.DescribeCapabilityArgs) -> Reply:
     definition = _registry(canal).get(args.name)
     meta = tool_meta(canal.project_dir, definition)
-    # render_meta ends with the CLI call; an MCP client calls call_capability instead.
-    lines = render_meta(meta).splitlines()[:-1]
-    example = {f.name: f"<{f.type}>" for f in meta.fields if f.required}
+    lines = meta_lines(meta)
+    example = example_args(meta)
     lines.append(f"call: call_capability {json.dumps({'name': meta.name, 'arguments': example})}")
     return Reply("\n".join(lines), {"status": "ok", "tool": meta.model_dump(exclude={"version"})})
 
@@ -61,5 +61,5 @@ def call_capability(canal: Canal, args: s.CallCapabilityArgs) -> Reply:
         msg = f"tool {definition.name} asks for image {definition.image!r}; per-tool images are not wired yet"
         raise ToolRunnerUnavailable(msg, hint="remove image: from the tool, or use the default image")
     result = canal.run_argv(prepared.argv, env=prepared.env or None, timeout_s=definition.timeout_s,
-                            confirm=args.confirm_token)
+                            confirm=args.confirm_token, say=Words("call_capability"))
     return run_reply(result, "call call_capability again with the same name and arguments")

@@ -77,7 +77,7 @@ Example: {"path": ["dist", "build"], "recursive": true}"""
 
 RESTORE = """\
 Put a trashed file or folder back at the path it was removed from, with its modes. The trash id comes \
-from remove, or from a backup line of run_command ("[backup of PATH: canal restore t2025...]").
+from remove, or from a backup line of run_command ("[backup of PATH: call restore {...}]").
 
 Refused when something already exists at that path (nothing is overwritten): move that one away \
 first (remove it: it can be restored too), then call restore again.

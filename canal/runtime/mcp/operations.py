@@ -4,15 +4,14 @@ pipeline, file operations through ``runtime.files`` and the trash. Each returns 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from canal.core.next import act
 from canal.runtime.api import Canal
-from canal.runtime.files import Protected, Workspace, edit_file, view_path
 from canal.runtime.mcp import schemas as s
+from canal.runtime.mcp.words import Words
 from canal.runtime.result import RunResult
-from canal.runtime.trash import RemoveOutcome, remove_paths
-from canal.runtime.trust.snapshot import settings_files
+from canal.runtime.trash import RemoveOutcome
 
 
 @dataclass(frozen=True)
@@ -54,54 +53,42 @@ def run_reply(result: RunResult, retry: str) -> Reply:
 
 
 class Operations:
-    """Commands and file operations of one project. Not thread-safe: the server calls one at a time."""
+    """Commands and file operations of one project. Not thread-safe: the server calls one at a time.
+
+    MCP is the agent's door: file operations here are always guarded (Canal's settings and git's
+    code-running files are never written through it)."""
 
     def __init__(self, canal: Canal) -> None:
         self.canal = canal
 
-    @property
-    def _workspace(self) -> Workspace:
-        return Workspace.at(self.canal.project_dir)
-
-    @property
-    def _guard(self) -> Protected:
-        """MCP is the agent's door: Canal's settings and git's code-running files are never written here."""
-        return Protected.of(settings_files(self.canal.project_dir))
-
     def run_command(self, args: s.RunCommandArgs) -> Reply:
         result = self.canal.run(args.command, timeout_s=args.timeout, confirm=args.confirm_token,
-                                sandbox=args.sandbox)
+                                sandbox=args.sandbox, say=Words("run_command"))
         return run_reply(result, "call run_command again with the same command")
 
     def view(self, args: s.ViewArgs) -> Reply:
         start, end = args.range if args.range is not None else (None, None)
-        result = view_path(self._workspace, args.path, start=start, end=end,
-                           redactor=self.canal.services.redactor)
+        result = self.canal.files.view(args.path, start=start, end=end)
         return Reply(result.to_text(), result.model_dump(mode="json"))
 
     def _checkpoint(self, command: str) -> str:
         """A checkpoint before Canal's own change to the workspace (a failure stops the operation)."""
-        return self.canal.services.checkpoints.take(kind="file", command=command, actor=self.canal.actor).id
+        return self.canal.files.checkpoint(command)
 
     def edit(self, args: s.EditArgs) -> Reply:
-        services = self.canal.services
         checkpoint = self._checkpoint(f"edit {args.path}")
-        result = edit_file(self._workspace, args.path, args.old, args.new, replace_all=args.replace_all,
-                           redactor=services.redactor, audit=services.audit, actor=self.canal.actor,
-                           guard=self._guard)
+        result = self.canal.files.edit(args.path, args.old, args.new, replace_all=args.replace_all)
         return _with_checkpoint(Reply(result.to_text(), result.model_dump(mode="json")), checkpoint)
 
     def remove(self, args: s.RemoveArgs) -> Reply:
-        paths = [Path(p) for p in args.path]
         checkpoint = self._checkpoint("remove " + " ".join(args.path))
-        outcomes = remove_paths(self.canal.services.trash, self.canal.project_dir, paths,
-                                recursive=args.recursive, actor=self.canal.actor, guard=self._guard)
+        outcomes = self.canal.files.remove(args.path, recursive=args.recursive)
         data = {"status": "ok", "results": [o.model_dump(mode="json") for o in outcomes]}
         return _with_checkpoint(Reply("\n".join(_removed_line(o) for o in outcomes), data), checkpoint)
 
     def restore(self, args: s.RestoreArgs) -> Reply:
         checkpoint = self._checkpoint(f"restore {args.trash_id}")
-        result = self.canal.services.trash.restore(args.trash_id, actor=self.canal.actor, guard=self._guard)
+        result = self.canal.files.restore(args.trash_id)
         text = f"restored {result.entry.id} to {result.entry.rel_path} ({result.entry.kind})"
         return _with_checkpoint(Reply(text, result.model_dump(mode="json")), checkpoint)
 
@@ -111,11 +98,11 @@ def _removed_line(outcome: RemoveOutcome) -> str:
     if entry is None:
         return f"{outcome.path}: already gone, nothing to do"
     return (f"{outcome.path}: moved to the trash as {entry.id} ({entry.kind}, {entry.size} bytes) | "
-            f"undo: restore {{\"trash_id\": \"{entry.id}\"}}")
+            f"undo: {Words()(act('restore', trash_id=entry.id))}")
 
 
 def _with_checkpoint(reply: Reply, checkpoint: str) -> Reply:
-    part = f'checkpoint {checkpoint} (undo: undo {{"checkpoint": "{checkpoint}"}})'
+    part = f"checkpoint {checkpoint} (undo: {Words()(act('undo', checkpoint=checkpoint))})"
     head, _, last = reply.text.rpartition("\n")
     if last.startswith("[") and last.endswith("]"):
         text = (f"{head}\n" if head else "") + f"{last[:-1]} | {part}]"

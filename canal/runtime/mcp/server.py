@@ -1,7 +1,7 @@
 """The MCP server: one long-lived process, one ``Canal`` (policy compiled once, sandbox session warm).
 
 Every tool call comes back as a tool result, never as a protocol error: Canal errors in the one error
-shape (``render_error``), invalid arguments as ARGUMENT_* codes, and anything unexpected as
+shape (``words.error_text``), invalid arguments as ARGUMENT_* codes, and anything unexpected as
 INTERNAL_ERROR (the traceback goes to the log on stderr). Blocking work runs in a worker thread, one
 call at a time, so the protocol loop keeps answering (pings, elicitation replies) meanwhile.
 """
@@ -22,8 +22,9 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 
 from canal.core.errors import CanalError
+from canal.core.next import act
 from canal.runtime.api import Canal
-from canal.runtime.errors import InternalError, boundary_redactor, error_json, format_error, render_error
+from canal.runtime.errors import InternalError
 from canal.runtime.mcp import approval, capabilities
 from canal.runtime.mcp import schemas as s
 from canal.runtime.mcp.descriptions import INSTRUCTIONS
@@ -31,6 +32,7 @@ from canal.runtime.mcp.errors import ConfirmationDeclined, ToolUnknown
 from canal.runtime.mcp.operations import Operations, Reply
 from canal.runtime.mcp.reversible import Reversible
 from canal.runtime.mcp.tools import BY_NAME, TOOLS, ToolSpec, parse_args
+from canal.runtime.mcp.words import error_data, error_text
 from canal.runtime.mcp.workflow import WorkflowTool
 
 log = logging.getLogger("canal.mcp")
@@ -161,14 +163,12 @@ class CanalMcp:
 
 
 def error_reply(exc: Exception, tool: str) -> Reply:
-    if isinstance(exc, CanalError):
-        return Reply(render_error(exc), error_json(exc), is_error=True)
-    log.exception("tool %s failed unexpectedly", tool)
-    redact = boundary_redactor()
-    text = redact(format_error(InternalError.code, f"{tool} failed inside Canal: {type(exc).__name__}: {exc}",
-                               "canal doctor; if it persists, report it with the server's log (stderr)"))
-    return Reply(text, {"status": "error", "code": InternalError.code, "message": redact(str(exc))},
-                 is_error=True)
+    if not isinstance(exc, CanalError):
+        log.exception("tool %s failed unexpectedly", tool)
+        msg = f"{tool} failed inside Canal: {type(exc).__name__}: {exc}"
+        persists = "if it persists, report it with the server's log (stderr)"
+        exc = InternalError(msg, next=act("doctor", persists))
+    return Reply(error_text(exc, tool), error_data(exc, tool), is_error=True)
 
 
 def _version() -> str:
@@ -205,3 +205,10 @@ async def serve_stdio(app: CanalMcp) -> None:
     server = build_server(app)
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def serve(canal: Canal, *, elicit: bool = True) -> None:
+    """Serve ``canal``'s project over MCP on stdin/stdout until the client leaves (blocks).
+
+    The ``canal mcp`` verb reaches this through the package's ``canal.front_ends`` entry point."""
+    anyio.run(serve_stdio, CanalMcp(canal, ServerOptions(elicit=elicit)))

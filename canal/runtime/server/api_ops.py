@@ -26,7 +26,8 @@ def handle_api(conn: Connection, request: dict[str, Any]) -> int:
         with interruptible(conn.interrupt):
             answer = {"result": _call(request)}
     except CanalError as exc:
-        answer = {"error": {**error_json(exc), "exit_code": exc.exit_code}}
+        # the hint as prose and the next actions as data: the remote caller words them itself
+        answer = {"error": {**error_json(exc), "hint": exc.hint, "exit_code": exc.exit_code}}
     except Exception as exc:
         log.exception("API call %s failed", request.get("call"))
         answer = {"error": {"status": "error", "code": "INTERNAL_ERROR", "message": str(exc), "hint": "",

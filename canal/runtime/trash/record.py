@@ -37,9 +37,6 @@ class TrashEntry(BaseModel):
     actor: str
     audit_id: str | None = None
 
-    def restore_command(self) -> str:
-        return f"canal restore {self.id}"
-
 
 def new_id(now: datetime) -> str:
     return f"t{now.astimezone(UTC):%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"

@@ -24,12 +24,6 @@ class RemoveOutcome(BaseModel):
     status: Literal["trashed", "already_gone"]
     entry: TrashEntry | None = None
 
-    def to_text(self) -> str:
-        if self.entry is None:
-            return f"{self.path}: already gone, nothing to do"
-        return (f"{self.path}: moved to the trash as {self.entry.id} ({self.entry.kind}, {self.entry.size} "
-                f"bytes) | undo: {self.entry.restore_command()}")
-
 
 def remove_paths(trash: Trash, workspace: Path, paths: list[Path], *, recursive: bool = False,
                  base: Path | None = None, actor: str = "agent",

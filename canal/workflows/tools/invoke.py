@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from canal.core.next import act
 from canal.workflows.fields import ValidationOutcome, validate_fields
 from canal.workflows.tools import templates
 from canal.workflows.tools.errors import ToolArgsInvalid, ToolResultInvalid
@@ -38,7 +39,7 @@ def _reject(tool: ToolDefinition, outcome: ValidationOutcome,
         parts.append("invalid values: " + "; ".join(f"{f}: {p}" for f, p in problems))
     return ToolArgsInvalid(
         f"tool {tool.name}: " + ". ".join(parts) + ". Nothing was run.",
-        hint=f"canal tool meta {tool.name}",
+        next=act("tool.meta", name=tool.name),
         details={"tool": tool.name,
                  "missing": [{"field": n, "desc": d} for n, d in outcome.missing],
                  "errors": [{"field": f, "problem": p} for f, p in problems],

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from canal.core.next import act
 from canal.workflows.tools.errors import UnsafePath
 
 DISCOVER_DIR = Path(".canal") / "discover"
@@ -49,6 +50,6 @@ def refuse_symlink(path: Path, project_dir: Path) -> Path:
     for part in parts:
         if part.is_symlink():
             msg = f"{part} is a symbolic link; discover reads and writes only real files in the project"
-            raise UnsafePath(msg, hint=f"remove the link ({part}), then run: canal discover",
+            raise UnsafePath(msg, hint=f"remove the link ({part})", next=act("discover"),
                              details={"path": str(part)})
     return path

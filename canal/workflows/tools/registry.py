@@ -8,13 +8,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from canal.core.next import act
 from canal.workflows.tools.errors import ToolDefinitionInvalid, ToolNotFound
 from canal.workflows.tools.layout import refuse_symlink
 from canal.workflows.tools.model import ToolDefinition, placement_problems
 from canal.workflows.tools.yamlsrc import YamlSource, YamlSyntaxError, parse_yaml
 
 TOOLS_DIR = "tools"
-_FIX_HINT = "fix the file, then run: canal discover"
 
 
 def display_path(path: Path, base: Path | None) -> str:
@@ -30,7 +30,7 @@ def _invalid(shown: str, problems: list[tuple[int, str, str]]) -> ToolDefinition
     lines = [f"{shown}:{line}: {f'{field}: ' if field else ''}{problem}" for line, field, problem in problems]
     return ToolDefinitionInvalid(
         "invalid tool definition\n" + "\n".join(lines),
-        hint=_FIX_HINT,
+        hint="fix the file", next=act("discover"),
         details={"file": shown,
                  "errors": [{"line": ln, "field": f, "problem": p} for ln, f, p in problems]},
     )
@@ -103,9 +103,8 @@ class ToolRegistry:
             return self._tools[name]
         except KeyError:
             msg = f"no tool named {name!r} in {TOOLS_DIR}/"
-            raise ToolNotFound(msg,
-                               hint="canal tool list", details={"tool": name,
-                                                                "known": list(self._tools)}) from None
+            raise ToolNotFound(msg, next=act("tool.list"),
+                               details={"tool": name, "known": list(self._tools)}) from None
 
     def names(self) -> list[str]:
         return list(self._tools)

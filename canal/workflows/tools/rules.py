@@ -18,6 +18,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from canal.core.next import act
 from canal.workflows.tools.errors import RulesInvalid
 
 RuleKind = Literal["IGNORE", "KEEP", "NOTE", "ENUM"]
@@ -108,7 +109,7 @@ def parse_rules(text: str, source: str, fields: Collection[str]) -> list[RulesLi
         rule = _parse_rule(body, fields, auto)
         if isinstance(rule, str):
             msg = f"{source}:{number}: {rule}"
-            raise RulesInvalid(msg, hint=f"edit {source}, then run: canal discover",
+            raise RulesInvalid(msg, hint=f"edit {source}", next=act("discover"),
                                details={"file": source, "line": number, "problem": rule})
         parsed.append(RulesLine(number, raw, rule, auto))
     return parsed

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from canal.core.next import act
 from canal.workflows.tools.errors import WorkflowHeaderInvalid
 from canal.workflows.tools.layout import refuse_symlink
 from canal.workflows.tools.model import NAME_PATTERN
@@ -48,7 +49,7 @@ def _front_matter(text: str) -> str | None:
 
 
 def _invalid(shown: str, line: int, problem: str) -> WorkflowHeaderInvalid:
-    return WorkflowHeaderInvalid(f"{shown}:{line}: {problem}", hint="fix the file, then run: canal discover",
+    return WorkflowHeaderInvalid(f"{shown}:{line}: {problem}", hint="fix the file", next=act("discover"),
                                  details={"file": shown, "line": line, "problem": problem})
 
 

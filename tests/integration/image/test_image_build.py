@@ -29,5 +29,5 @@ def test_failing_step_is_named_with_its_log(docker_client, sandbox_image: str,  
     err = failed.value
     assert "RUN echo about-to-fail && exit 3" in err.message
     assert "about-to-fail" in "\n".join(err.details["log"])  # type: ignore[arg-type]
-    assert err.hint.endswith("canal image build")
+    assert [a.kind for a in err.next] == ["image.build"]
     assert err.code == "IMAGE_BUILD_FAILED"

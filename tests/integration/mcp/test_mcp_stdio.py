@@ -38,7 +38,9 @@ def test_runs_a_command_and_returns_the_presenters_text(agent: tuple[McpClient, 
     assert not result.is_error
     text = text_of(result)
     assert text.startswith("hi from agent in /workspace\n")
-    assert re.search(r"\[exit:0 \| [0-9.]+s \| checkpoint cp-\d+ \(undo: canal undo cp-\d+\)\]", text)
+    # in MCP's words (its undo tool), not the CLI's
+    undo = r'\(undo: call undo \{"checkpoint": "cp-\d+"\}\)'
+    assert re.search(r"\[exit:0 \| [0-9.]+s \| checkpoint cp-\d+ " + undo + r"\]", text)
     assert data_of(result)["status"] == "ok"
 
 
@@ -92,7 +94,8 @@ def test_edit_returns_a_diff_and_view_shows_the_change(agent: tuple[McpClient, P
     assert not result.is_error, text_of(result)
     text = text_of(result)
     assert "-    return 1\n+    return 2\n" in text
-    assert re.search(r"\[edited src/app.py: 1 replacement, \+1 -1 \| checkpoint cp-\d+ \(undo: undo ", text)
+    assert re.search(r"\[edited src/app.py: 1 replacement, \+1 -1 \| checkpoint cp-\d+ "
+                     r"\(undo: call undo ", text)
     assert (project / "src" / "app.py").read_text() == "def answer():\n    return 2\n"
     view = text_of(client.call("view", {"path": "src/app.py", "range": "2:2"}))
     assert "return 2" in view
@@ -160,7 +163,7 @@ def test_workflow_start_advance_current_round_trip(agent: tuple[McpClient, Path]
     started = client.call("workflow", {"action": "start", "name": "cleanup-build"})
     assert not started.is_error, text_of(started)
     run_id = data_of(started)["run_id"]
-    assert f'Next: workflow {{"action": "advance", "run_id": "{run_id}"' in text_of(started)
+    assert f'Next: call workflow {{"action": "advance", "run_id": "{run_id}"' in text_of(started)
 
     advanced = client.call("workflow", {"action": "advance", "run_id": run_id,
                                         "gate_data": {"directory": "mcp-build", "file_count": "2"}})

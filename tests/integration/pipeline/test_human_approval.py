@@ -9,6 +9,7 @@ import pytest
 
 from canal.runtime.api import Canal
 from canal.runtime.approvals import Approver
+from canal.runtime.cli.words import say as cli_words
 
 from .conftest import make_project
 
@@ -22,7 +23,7 @@ def canal(host_env: Path) -> Iterator[Canal]:
 
 
 def test_human_approval_blocks_until_a_person_approves(canal: Canal) -> None:
-    asked = canal.run("rm -rf build")
+    asked = canal.run("rm -rf build", say=cli_words)
     assert asked.confirmation is not None
     assert asked.confirmation.approval == "human"
     token = asked.confirmation.token

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from canal.runtime.api import Canal
+from canal.runtime.cli.words import say as cli_words
 
 # built inside the sandbox from two halves, so the command text itself holds no token
 TOKEN = "ghp_" + "x9Kq2LmP4vR7tY1nB8cD3fG6hJ0kWzQeUaSo"
@@ -28,17 +29,17 @@ def test_binary_output_is_saved_with_secrets_in_its_printable_runs_replaced(cana
 
 
 def test_confirmation_hint_never_repeats_a_secret_in_the_command(canal: Canal) -> None:
-    asked = canal.run(f"rm -rf build --token={TOKEN}")
+    asked = canal.run(f"rm -rf build --token={TOKEN}", say=cli_words)
     assert asked.status == "confirmation_required"
     assert asked.confirmation is not None
     assert TOKEN not in asked.text
-    assert TOKEN not in asked.confirmation.rerun
+    assert [a.args.get("secret") for a in asked.next] == [True]
     assert TOKEN not in asked.model_dump_json()
     assert f"--confirm {asked.confirmation.token} -- <the same command" in asked.text
 
 
 def test_denied_hint_never_repeats_a_secret_in_the_command(canal: Canal) -> None:
-    refused = canal.run(f"rm -rf build --token={TOKEN}", unattended=True)
+    refused = canal.run(f"rm -rf build --token={TOKEN}", unattended=True, say=cli_words)
     assert refused.status == "denied"
     assert TOKEN not in refused.text
     assert "canal policy check -- " in refused.text

@@ -10,6 +10,7 @@ import pytest
 
 from canal.runtime.api import Canal
 from canal.runtime.audit import verify_log
+from canal.runtime.cli.words import say as cli_words
 from canal.runtime.services import AUDIT_PURPOSE
 
 
@@ -18,7 +19,7 @@ def events(canal: Canal) -> list[dict[str, object]]:
 
 
 def test_allowed_command_runs_as_uid_1000_and_is_audited(canal: Canal) -> None:
-    result = canal.run("id -u; echo made > made.txt; cat made.txt")
+    result = canal.run("id -u; echo made > made.txt; cat made.txt", say=cli_words)
     assert result.status == "ok", result.text
     assert result.output.split() == ["1000", "made"]
     footer = r"\[exit:0 \| \d+\.\d\ds \| checkpoint cp-\d+ \(undo: canal undo cp-\d+\)\]$"
@@ -40,7 +41,7 @@ def test_default_image_has_bash_5(canal: Canal) -> None:
 
 def test_destructive_command_waits_for_confirmation_then_backs_up(canal: Canal) -> None:
     build = canal.project_dir / "build"
-    asked = canal.run("rm -rf build")
+    asked = canal.run("rm -rf build", say=cli_words)
     assert asked.status == "confirmation_required"
     assert asked.process_exit_code() == 120
     assert asked.text.startswith("CONFIRMATION_REQUIRED\n")
@@ -49,7 +50,7 @@ def test_destructive_command_waits_for_confirmation_then_backs_up(canal: Canal) 
     assert f"canal run --confirm {token} -- rm -rf build" in asked.text
     assert (build / "out.bin").exists(), "nothing may run before confirmation"
 
-    done = canal.run("rm -rf build", confirm=token)
+    done = canal.run("rm -rf build", confirm=token, say=cli_words)
     assert done.status == "ok", done.text
     assert not build.exists()
     assert [b.path for b in done.backups] == ["build"]

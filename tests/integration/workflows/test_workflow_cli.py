@@ -116,7 +116,9 @@ def test_confirmation_point_pauses_and_resumes_with_the_token(cli_project: CliPr
     assert paused["status"] == "waiting_confirmation"
     token = paused["confirmation"]["token"]
     assert paused["confirmation"]["step"] == "delete-build"
-    assert paused["next"] == f"ask the user, then: canal workflow advance {run} --confirm {token}"
+    assert paused["hint"] == "ask the user"
+    assert paused["next"] == [{"kind": "workflow.advance", "args": {"run_id": run, "confirm": token},
+                               "note": ""}]
 
     again = cli_project.run("workflow", "advance", run)
     assert again.returncode == 120

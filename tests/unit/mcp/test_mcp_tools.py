@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import re
 
+from canal.core.next import act
 from canal.runtime.files.errors import PathNotFound
 from canal.runtime.mcp.operations import confirmation_text
 from canal.runtime.mcp.server import error_reply
 from canal.runtime.mcp.tools import TOOLS, input_schema
-from canal.runtime.mcp.workflow import mcp_next
+from canal.runtime.mcp.workflow import next_words
 from canal.workflows.views import FieldView, StartView, StepView
 
 
@@ -76,6 +77,6 @@ def test_next_step_is_a_tool_call() -> None:
     step = StepView(id="choose", type="interactive", title="", instructions="",
                     fields=[FieldView(name="directory", type="string", required=True, description="")])
     view = StartView(run_id="wr_1", workflow="w", version="1", definition_digest="d", status="waiting_input",
-                     step=step, next="canal workflow advance wr_1")
-    assert mcp_next(view) == ('workflow {"action": "advance", "run_id": "wr_1", '
-                              '"gate_data": {"directory": "<string>"}}')
+                     step=step, next=[act("workflow.advance", run_id="wr_1", gate={"directory": "<string>"})])
+    assert next_words(view) == ('call workflow {"action": "advance", "run_id": "wr_1", '
+                                '"gate_data": {"directory": "<string>"}}')

@@ -95,10 +95,10 @@ def test_call_passes_argv_env_and_timeout_and_renders_confirmation(runner: CliRu
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[tuple[ToolDefinition, PreparedCall, str | None]] = []
 
-    def fake(project_dir: Path, tool: ToolDefinition, call: PreparedCall, confirm: str | None) -> RunResult:
+    def fake(canal: object, tool: ToolDefinition, call: PreparedCall, confirm: str | None) -> RunResult:
         seen.append((tool, call, confirm))
         view = ConfirmationView(token="c_1", reason="rm -rf matches rule rm-recursive",
-                                expires_at="2030-01-01T00:00:00Z", rerun="canal run --confirm c_1 -- rm")
+                                expires_at="2030-01-01T00:00:00Z")
         return _fake_result("confirmation_required", confirmation=view)
 
     monkeypatch.setattr(tool_cmd, "run_prepared", fake)

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from canal.core.errors import CanalError
-from canal.runtime.cli.tool_cmd import ToolRunnerUnavailable
+from canal.runtime.tools import ToolRunnerUnavailable
 from canal.workflows.tools import errors
 
 

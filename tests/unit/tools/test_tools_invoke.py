@@ -26,7 +26,7 @@ def test_missing_required_fields_are_rejected_with_the_list(registry: ToolRegist
     assert err.details["missing"] == [{"field": "host", "desc": "Service domain"},
                                       {"field": "api_token", "desc": "Deploy API token"}]
     assert err.details["dropped"] == ["colour"]
-    assert err.hint == "canal tool meta create_project"
+    assert [(a.kind, dict(a.args)) for a in err.next] == [("tool.meta", {"name": "create_project"})]
 
 
 def test_wrong_values_are_listed(registry: ToolRegistry) -> None:

@@ -30,7 +30,7 @@ def test_registry_loads_every_fixture_tool(project: Path) -> None:
 def test_unknown_tool_names_the_next_command(project: Path) -> None:
     with pytest.raises(ToolNotFound) as info:
         ToolRegistry.from_project(project).get("nope")
-    assert info.value.hint == "canal tool list"
+    assert [a.kind for a in info.value.next] == ["tool.list"]
 
 
 @pytest.mark.parametrize(("fixture", "line", "fragment"), [

@@ -191,7 +191,6 @@ def test_move_across_filesystems_copies_then_unlinks(workspace: Path, trash: Tra
 def test_removing_a_path_already_gone_is_a_noop(workspace: Path, trash: Trash) -> None:
     [outcome] = remove_paths(trash, workspace, [workspace / "ghost"])
     assert outcome.status == "already_gone"
-    assert "already gone" in outcome.to_text()
     with pytest.raises(PathNotFound):
         trash.put(workspace / "ghost", workspace=workspace, move=True, actor="agent")
 

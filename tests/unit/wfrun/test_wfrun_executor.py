@@ -78,8 +78,7 @@ def test_json_result_is_parsed_from_the_full_stdout_not_the_presented_cut(projec
 
 
 def test_confirmation_denial_and_failure_map_to_outcomes(project: Path) -> None:
-    view = ConfirmationView(token="c_1", reason="recursive delete", expires_at="2030-01-01T00:00:00Z",
-                            rerun="(re-run)")
+    view = ConfirmationView(token="c_1", reason="recursive delete", expires_at="2030-01-01T00:00:00Z")
     asked = RunResult(status="confirmation_required", exit_code=None, reason="recursive delete",
                       duration_s=0.0, confirmation=view)
     executor, canal = _executor(project, lambda _: asked)

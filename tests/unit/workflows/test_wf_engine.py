@@ -39,8 +39,8 @@ def test_start_returns_only_the_first_step_and_pins_the_definition(roots: list[P
     assert fields["name"].description == "Project name"
     assert fields["tier"].enum == ["free", "team"]
     assert fields["tier"].default == "free"
-    assert "--gate-data" in view.next
-    assert '"name": "<string>"' in view.next
+    assert [(a.kind, dict(a.args)) for a in view.next] == [
+        ("workflow.advance", {"run_id": view.run_id, "gate": {"name": "<string>", "token": "<string>"}})]
     assert "build" not in view.model_dump_json()
 
 
@@ -174,7 +174,9 @@ def test_confirmation_point_waits_and_resumes_with_the_token(roots: list[Path],
     assert view.status == "waiting_confirmation"
     assert view.confirmation is not None
     assert view.confirmation.token == "c_123"
-    assert "--confirm c_123" in view.next
+    assert view.hint == "ask the user"
+    assert [(a.kind, dict(a.args)) for a in view.next] == [
+        ("workflow.advance", {"run_id": run, "confirm": "c_123"})]
     assert ("confirmation", "token") in store.sensitive[run]
     with pytest.raises(ConfirmationPendingError) as caught:
         engine.advance(run)

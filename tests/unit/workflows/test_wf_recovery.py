@@ -40,7 +40,8 @@ def test_live_owner_means_busy_not_crashed(roots: list[Path], store: MemoryRunSt
     engine = make_engine(roots, store, ScriptedExecutor(), liveness=lambda _owner: True)
     view = engine.current(run)
     assert view.status == "running"
-    assert "another process" in view.next
+    assert "another process" in view.hint
+    assert [a.kind for a in view.next] == ["workflow.current"]
     with pytest.raises(RunBusyError):
         engine.advance(run)
 
@@ -60,7 +61,8 @@ def test_non_idempotent_step_goes_to_needs_attention(roots: list[Path], store: M
     assert events.names() == ["workflow.run.recovered"]
     with pytest.raises(RunNeedsAttentionError) as caught:
         engine.advance(run)
-    assert "--retry" in caught.value.hint
+    assert [(a.kind, a.args.get("retry")) for a in caught.value.next] == [
+        ("workflow.advance", True), ("workflow.abort", None)]
     assert executor.requests == []
     resumed = engine.advance(run, retry=True)
     assert [r.id for r in resumed.ran] == ["publish"]
@@ -74,7 +76,7 @@ def test_idempotent_tool_is_retried_on_the_next_advance(roots: list[Path], store
     engine = make_engine(roots, store, executor, catalog=catalog(idempotent=True), liveness=lambda _o: False)
     view = engine.current(run)
     assert view.status == "ready"
-    assert "advance" in view.next
+    assert [a.kind for a in view.next] == ["workflow.advance"]
     assert executor.requests == []
     resumed = engine.advance(run)
     assert [r.id for r in resumed.ran] == ["publish"]

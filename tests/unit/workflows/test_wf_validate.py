@@ -68,7 +68,8 @@ def test_load_valid_refuses_with_every_problem_in_details() -> None:
     assert caught.value.details["problems"] == [
         {"file": "references/02-use.md", "line": 5,
          "message": "{{gate.nosuch.name}}: no step 'nosuch' in this workflow"}]
-    assert "canal workflow validate ref-unknown-step" in caught.value.hint
+    assert [(a.kind, dict(a.args)) for a in caught.value.next] == [
+        ("workflow.validate", {"name": "ref-unknown-step"})]
 
 
 def test_tool_steps_need_a_catalog() -> None:

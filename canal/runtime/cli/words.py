@@ -1,0 +1,45 @@
+"""The CLI's words for next actions: the ``canal`` command line to type (``canal.runtime.commands``),
+and the CLI's own phrasing for a confirmation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from canal.core.errors import CanalError
+from canal.core.next import NextAction, say_all
+from canal.runtime.commands import command_line
+from canal.runtime.errors import Redact, error_json, render_error
+
+
+class CliWords:
+    """The CLI's words: each action as the command line to type."""
+
+    then = "then run"
+
+    def __call__(self, action: NextAction) -> str:
+        return _say(action)
+
+
+def _say(action: NextAction) -> str:
+    if action.kind == "confirm" and action.args.get("approval") == "human":
+        token = action.args.get("token", "TOKEN")
+        return (f"a person approves it first (canal approve {token}, from a terminal), then run: "
+                f"{command_line(action)}")
+    return command_line(action)
+
+
+say = CliWords()
+
+
+def next_line(actions: list[NextAction] | tuple[NextAction, ...], lead: str = "") -> str:
+    """``Next: ...`` for a result's next actions, or nothing when there are none."""
+    said = say_all(actions, say, lead=lead)
+    return f"Next: {said}" if said else ""
+
+
+def error_text(exc: CanalError, redact: Redact | None = None) -> str:
+    return render_error(exc, redact, say)
+
+
+def error_data(exc: CanalError, redact: Redact | None = None) -> dict[str, Any]:
+    return error_json(exc, redact, say)
