@@ -137,3 +137,24 @@ def test_session_path_change_is_seen_by_strict(tmp_path: Path, state_dir: Path,
     again = strict.run("ls")
     assert again.status == "confirmation_required", again.text
     assert "session-environment" in again.decision.rule_ids
+
+
+def test_a_checkpoint_that_cannot_be_taken_stops_the_command(tmp_path: Path, state_dir: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Disk full, a broken store or a workspace over the caps: the command never runs unprotected."""
+    from canal.runtime.checkpoints import CheckpointSettings, WorkspaceTooBig
+
+    monkeypatch.setenv("CANAL_CONFIG_DIR", str(tmp_path / "config"))
+    project = tmp_path / "project"
+    (project / "data").mkdir(parents=True)
+    for i in range(3):
+        (project / "data" / f"{i}.txt").write_text("x")
+    backend = FakeBackend()
+    canal = Canal(project, config=CanalConfig(checkpoints=CheckpointSettings(max_files=2)), backend=backend)
+    with pytest.raises(WorkspaceTooBig, match="Nothing ran"):
+        canal.run("python3 -c \"import shutil; shutil.rmtree('data')\"")
+    assert backend.calls == []  # nothing reached the sandbox
+    assert (project / "data" / "0.txt").exists()
+    events = canal.services.audit.path.read_text()
+    assert '"event":"run.refused"' in events
+    assert '"event":"run.started"' not in events
