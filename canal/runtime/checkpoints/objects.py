@@ -23,6 +23,7 @@ from canal.core.fsutil import private_dir
 from canal.runtime.checkpoints.errors import CheckpointFailed, CheckpointStoreCorrupt
 
 _CHUNK = 1024 * 1024
+FSYNC_EACH = 64
 _SMALL = 1024 * 1024  # read whole into memory below this
 _NAME = re.compile(r"^([0-9a-f]{64})-([0-7]{3,4})-(\d+)-(\d+)$")
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
@@ -49,6 +50,7 @@ class ObjectStore:
         self.root = root
         self._root_uid = os.geteuid() == 0
         self._folders: set[str] = set()  # fan-out folders known to exist
+        self.written = 0  # objects written since ``begin``: the first few are fsynced one by one
 
     def path(self, name: str) -> Path:
         return self.root / name[:2] / name
@@ -114,8 +116,12 @@ class ObjectStore:
                 os.unlink(tmp)
 
     def _commit(self, tfd: int, tmp: str, name: str, mode: int, uid: int, gid: int) -> int:
-        """Give the temp file its mode and owner, then its name. Durability comes once per checkpoint
-        (``sync_folder``), not per object: one flush instead of thousands."""
+        """Give the temp file its mode and owner, then its name. The first ``FSYNC_EACH`` objects of a
+        checkpoint are fsynced one by one; past that, one flush of the filesystem (``sync_folder``)
+        replaces thousands of them."""
+        self.written += 1
+        if self.written <= FSYNC_EACH:
+            os.fsync(tfd)
         if self._root_uid:
             os.fchown(tfd, uid, gid)
         os.fchmod(tfd, mode & 0o777)

@@ -115,29 +115,35 @@ def _load(folder: Path, name: str) -> dict[str, Any]:
     return data
 
 
-def manifest_chain(folder: Path, name: str) -> list[tuple[str, dict[str, Any]]]:
-    """The manifest and the parents its deltas stand on, newest first; each checked against its hash."""
+def manifest_chain(folder: Path, name: str, *,
+                   skip: set[str] | None = None) -> list[tuple[str, dict[str, Any]]]:
+    """The manifest and the parents its deltas stand on, newest first; each checked against its hash.
+    ``skip``: stop at a part already read (retention walks many chains that share their base)."""
+    if skip is not None and name in skip:
+        return []
     chain = [(name, _load(folder, name))]
     while "parent" in chain[-1][1]:
         if len(chain) > MAX_DEPTH + 1:
             msg = f"manifest {name[:12]}"
             raise corrupt(msg, "its chain of deltas is longer than allowed", manifest=name)
         parent = str(chain[-1][1]["parent"])
+        if skip is not None and parent in skip:
+            break
         chain.append((parent, _load(folder, parent)))
     return chain
 
 
 def read_manifest(folder: Path, name: str) -> dict[str, Entry]:
     chain = manifest_chain(folder, name)
-    entries = {path: _entry(e) for path, e in chain[-1][1]["entries"].items()}
+    entries = {path: parse_entry(e) for path, e in chain[-1][1]["entries"].items()}
     for _, delta in reversed(chain[:-1]):
         for path in delta["del"]:
             entries.pop(path, None)
-        entries.update({path: _entry(e) for path, e in delta["set"].items()})
+        entries.update({path: parse_entry(e) for path, e in delta["set"].items()})
     return entries
 
 
-def _entry(raw: list[Any]) -> Entry:
+def parse_entry(raw: list[Any]) -> Entry:
     kind, mode, size, mtime, uid, gid, ref = raw
     return (str(kind), int(mode), int(size), int(mtime), int(uid), int(gid), str(ref))
 

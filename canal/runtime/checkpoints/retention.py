@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 
 from canal.core.fsutil import atomic_write_text
 from canal.runtime.checkpoints.errors import CheckpointStoreCorrupt
-from canal.runtime.checkpoints.records import manifest_chain, read_index, read_manifest, read_record
+from canal.runtime.checkpoints.records import manifest_chain, parse_entry, read_index, read_record
+from canal.runtime.checkpoints.scan import Entry
 
 if TYPE_CHECKING:
     from canal.runtime.checkpoints.store import CheckpointStore
@@ -36,7 +37,8 @@ def due(store: CheckpointStore) -> bool:
     """Cheap check: over the count, the oldest past its age, or the store over its size."""
     settings = store.settings
     paths = store._record_paths()
-    if len(paths) > settings.keep or usage(store) > settings.max_store_bytes:
+    # a tenth of slack past `keep`, so a busy project prunes every few checkpoints, not every one
+    if len(paths) > settings.keep + settings.keep // 10 or usage(store) > settings.max_store_bytes:
         return True
     if not paths:
         return False
@@ -90,10 +92,22 @@ def _live(store: CheckpointStore, kept: list[Path]) -> tuple[set[str], set[str]]
         loaded = read_index(store.index_path, store.settings_hash, store.keys)
         if loaded is not None:
             manifests.add(loaded[0])  # the next checkpoint's delta stands on it
+    states: dict[str, dict[str, Entry]] = {}  # chains share their parts: each state is built once
     for name in list(manifests):
         with contextlib.suppress(CheckpointStoreCorrupt):
-            manifests.update(parent for parent, _ in manifest_chain(store.manifests_dir, name))
-            objects.update(e[6] for e in read_manifest(store.manifests_dir, name).values() if e[0] == "f")
+            chain = manifest_chain(store.manifests_dir, name, skip=set(states))
+            manifests.update(part for part, _ in chain)
+            for part, doc in reversed(chain):
+                if "entries" in doc:
+                    states[part] = {p: parse_entry(e) for p, e in doc["entries"].items()}
+                else:
+                    state = dict(states[str(doc["parent"])])
+                    for path in doc["del"]:
+                        state.pop(path, None)
+                    state.update({p: parse_entry(e) for p, e in doc["set"].items()})
+                    states[part] = state
+            if name in states:
+                objects.update(e[6] for e in states[name].values() if e[0] == "f")
     return manifests, objects
 
 

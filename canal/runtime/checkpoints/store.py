@@ -29,7 +29,7 @@ from canal.runtime.checkpoints.models import (
     NotCovered,
     UndoResult,
 )
-from canal.runtime.checkpoints.objects import ObjectStore, failed, sync_folder
+from canal.runtime.checkpoints.objects import FSYNC_EACH, ObjectStore, failed, sync_folder
 from canal.runtime.checkpoints.records import (
     Keys,
     read_index,
@@ -73,9 +73,10 @@ class CheckpointStore:
 
     def _take(self, kind: Kind, command: str, actor: str, *, prune: bool = True) -> Checkpoint:
         last, depth, items, note = self._load_cache()
+        self.objects.written = 0
         result = self._scan(items, store=True)
         try:
-            if result.added_bytes:
+            if self.objects.written > FSYNC_EACH:
                 sync_folder(self.objects.root)  # the objects reach the disk before a record names them
             manifest, depth, found = self._manifest_for(result, last, depth, items)
             if result.dirty or manifest != last:
