@@ -13,12 +13,17 @@ two temporary projects, removed at the end:
 - cold: ``canal server stop``, then ``canal run -- true`` (the sandbox exists): server start, imports,
   policy, a new session (target: under 1.5 s);
 - MCP: ``canal mcp`` spawned until its ``initialize`` answer, through the warm server (target: under
-  300 ms), and in-process (``CANAL_NO_SERVER=1``) for comparison.
+  300 ms), and in-process (``CANAL_NO_SERVER=1``) for comparison;
+- new projects: the first ``canal run -- true`` of a brand-new project whose sandbox the warm pool made
+  ahead (``workspace: none``: nothing of the project is mounted, so a sandbox can be made before the
+  project exists; target: under 100 ms plus the CLI's start), alternating with a new project that mounts
+  its folder (``workspace: rw``: made on demand, as Docker fixes mounts at creation).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -80,6 +85,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=60)
     parser.add_argument("--cold", type=int, default=5)
     parser.add_argument("--mcp", type=int, default=10)
+    parser.add_argument("--new", type=int, default=5, help="new projects of each kind")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="canal-bench-server-"))
     env = {k: v for k, v in os.environ.items() if not k.startswith("CANAL_")}
@@ -128,7 +134,35 @@ def run(env: dict[str, str], ro: Path, rw: Path, args: argparse.Namespace) -> No
     print("canal mcp: spawn until the initialize answer:")
     row("through the warm server", served)
     row("in-process (CANAL_NO_SERVER=1)", local)
+    new_projects(env, ro.parent, args.new)
     print(f"load average after: {os.getloadavg()[0]:.2f}")
+
+
+def pooled_ready(env: dict[str, str], cwd: Path) -> int:
+    out = subprocess.run([CANAL, "server", "status", "--json"], env=env, cwd=cwd, capture_output=True,
+                         text=True, check=True).stdout
+    return int(json.loads(out).get("pooled_ready", 0))
+
+
+def new_projects(env: dict[str, str], root: Path, count: int) -> None:
+    canal_true = [CANAL, "run", "--", "true"]
+    seed = make_project(root, "pool-seed", "none")
+    timed(canal_true, env, seed)  # the server starts a pool for this spec
+    pooled: list[float] = []
+    fresh: list[float] = []
+    for i in range(count):
+        deadline = time.monotonic() + 120
+        while pooled_ready(env, seed) < 1 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        pooled.append(timed(canal_true, env, make_project(root, f"pool-{i}", "none")))
+        fresh.append(timed(canal_true, env, make_project(root, f"fresh-{i}", "rw")))
+    print(f"a new project's first command ({count} of each):")
+    row("from the warm pool (workspace: none)", pooled)
+    row("made on demand (workspace: rw)", fresh)
+    for project in root.iterdir():
+        if project.name.startswith(("pool-", "fresh-")):
+            subprocess.run(["docker", "rm", "-f", f"canal-{project_key(project)}-default"],
+                           capture_output=True, check=False)
 
 
 if __name__ == "__main__":

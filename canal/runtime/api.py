@@ -106,7 +106,7 @@ class Canal:
         warm = installed()
         if warm is None:
             return load_policy(settings.profile, files, verified_dir=verified)
-        return warm.policy(policy_key(settings.profile, files, verified),
+        return warm.policy(policy_key(settings.profile, files),
                            lambda: load_policy(settings.profile, files, verified_dir=verified))
 
     @cached_property
@@ -142,7 +142,7 @@ class Canal:
         warm = installed()
         if warm is None:
             return load_policy(FORK_PROFILE, files, verified_dir=verified)
-        return warm.policy(policy_key(FORK_PROFILE, files, verified),
+        return warm.policy(policy_key(FORK_PROFILE, files),
                            lambda: load_policy(FORK_PROFILE, files, verified_dir=verified))
 
     @cached_property
@@ -277,9 +277,8 @@ class Canal:
     def ps(self) -> list[dict[str, Any]]:
         prefix = f"canal-{project_key(self.project_dir)}-"
         rows = []
-        for info in self.backend.list():
-            if not info.name.startswith(prefix):
-                continue
+        # by name: a sandbox a warm pool handed out carries the pool's owner label, not the project's
+        for info in self.backend.list(all_owners=True, name_prefix=prefix):
             rows.append({"name": info.name.removeprefix(prefix), "container": info.name, "id": info.id[:12],
                          "status": info.status.value, "image": info.image,
                          "expires_at": info.expires_at.isoformat() if info.expires_at else None})

@@ -12,18 +12,23 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from canal.runtime.errors import ConfigError, StateDirError
 from canal.runtime.mounts import check_user_mounts
 from canal.runtime.paths import config_dir, project_key
 from canal.runtime.services import Services
 from canal.runtime.trust.snapshot import settings_files
+from canal.runtime.warm import installed
 from canal.sandbox.backend import SandboxBackend, SandboxInfo
 from canal.sandbox.docker_backend import DockerBackend
 from canal.sandbox.engine import docker_client
 from canal.sandbox.errors import ImageNotFound
 from canal.sandbox.image import DEFAULT_IMAGE, BuildEvent, BuiltImage, build_default_image, build_egress_image
 from canal.sandbox.spec import Mount, SandboxSpec
+
+if TYPE_CHECKING:
+    from canal.runtime.pooling import Pools
 
 DEFAULT_SANDBOX = "default"
 OUTPUT_MOUNT = "/canal/output"
@@ -150,6 +155,25 @@ def _ensure(services: Services, backend: SandboxBackend, ref: SandboxRef,
         services.egress.collect(backend)  # a dead proxy replaced now takes its unread lines with it
         if isinstance(backend, DockerBackend):  # its proxy's image, built (or rebuilt) when needed
             _build(build_egress_image, on_event)
+    pools = _pools(backend)
+    if pools is not None and isinstance(backend, DockerBackend):
+        pooled = pools.take(spec, ref.container, services.outputs_dir(ref.name), backend)
+        if pooled is not None:
+            return pooled
+    info = _create(backend, ref, spec, on_event)
+    if pools is not None:  # the next project with this spec starts from a sandbox made ahead
+        pools.remember(spec, uid_gid(spec.user) if os.geteuid() == 0 else None)
+    return info
+
+
+def _pools(backend: SandboxBackend) -> Pools | None:
+    """The server's warm pools, for a Docker backend (in-process use has none)."""
+    warm = installed()
+    return warm.pools() if warm is not None and isinstance(backend, DockerBackend) else None
+
+
+def _create(backend: SandboxBackend, ref: SandboxRef, spec: SandboxSpec,
+            on_event: Callable[[BuildEvent], None] | None) -> SandboxInfo:
     try:
         return backend.create(ref.container, spec)
     except ImageNotFound:

@@ -15,16 +15,22 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from canal.policy.engine import Policy
 from canal.sandbox.backend import SandboxBackend
 
+if TYPE_CHECKING:
+    from canal.runtime.pooling import Pools
+
 PolicyKey = tuple[object, ...]
 
 
-def policy_key(profile: str, files: Sequence[Path], verified_dir: Path | None) -> PolicyKey:
-    """The profile and each rule file's path, size and modification time: a changed file is a new key."""
+def policy_key(profile: str, files: Sequence[Path]) -> PolicyKey:
+    """The profile and each rule file's path, size and modification time: a changed file is a new key.
+
+    Nothing of the project beyond its rule files: projects with the same rules share one compiled
+    policy (a new project's first call compiles nothing; its examples already passed in this process)."""
     stamps: list[object] = []
     for path in files:
         try:
@@ -32,7 +38,7 @@ def policy_key(profile: str, files: Sequence[Path], verified_dir: Path | None) -
             stamps.append((str(path), info.st_mtime_ns, info.st_size, info.st_ino))
         except OSError:
             stamps.append((str(path), None))  # loading reports the missing file
-    return (profile, tuple(stamps), str(verified_dir))
+    return (profile, tuple(stamps))
 
 
 class Syncable(Protocol):
@@ -43,7 +49,9 @@ SYNC_EVERY_S = 1.0
 
 
 class Warm:
-    def __init__(self) -> None:
+    def __init__(self, pool_owner: str | None = None) -> None:
+        self.pool_owner = pool_owner  # None: no warm pools
+        self._pools: Pools | None = None
         self._lock = threading.Lock()
         self._policies: dict[PolicyKey, Policy] = {}
         self._backends: dict[tuple[object, ...], SandboxBackend] = {}
@@ -88,9 +96,28 @@ class Warm:
                 found = self._backends[key] = build()
             return found
 
+    def pools(self) -> Pools | None:
+        """The warm pools (made on first use: a Docker client, and leftovers of a crashed server removed)."""
+        if self.pool_owner is None:
+            return None
+        with self._lock:
+            if self._pools is None:
+                from canal.runtime.paths import config_dir, data_root
+                from canal.runtime.pooling import Pools
+                from canal.sandbox.docker_backend import DockerBackend
+                from canal.sandbox.engine import docker_client
+
+                backend = DockerBackend(docker_client(), owner=self.pool_owner,
+                                        protected_paths=(config_dir(),))
+                self._pools = Pools(backend, data_root() / "pool" / self.pool_owner)
+                self._pools.sweep_leftovers()
+            return self._pools
+
     def close(self) -> None:
         self._closed.set()
         self.flush()
+        if self._pools is not None:
+            self._pools.close()
         with self._lock:
             backends = list(self._backends.values())
             self._backends.clear()
@@ -100,7 +127,9 @@ class Warm:
 
     def status(self) -> dict[str, Any]:
         with self._lock:
-            return {"policies": len(self._policies), "backends": len(self._backends)}
+            data: dict[str, Any] = {"policies": len(self._policies), "backends": len(self._backends)}
+            pools = self._pools
+        return data if pools is None else {**data, **pools.status()}
 
 
 _installed: Warm | None = None

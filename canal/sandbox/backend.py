@@ -90,8 +90,9 @@ class SandboxBackend(Protocol):
 
     def get(self, name: str) -> SandboxInfo | None: ...
 
-    def list(self, *, all_owners: bool = False) -> list[SandboxInfo]:
-        """Sandboxes of this backend's owner (every Canal sandbox with ``all_owners``)."""
+    def list(self, *, all_owners: bool = False, name_prefix: str = "") -> list[SandboxInfo]:
+        """Sandboxes of this backend's owner (every Canal sandbox with ``all_owners``) whose names start
+        with ``name_prefix``."""
         ...
 
     def stop(self, name: str) -> None:

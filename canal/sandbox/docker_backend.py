@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import re
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -136,11 +138,14 @@ class DockerBackend:
         container = self._container(name)
         return None if container is None else info_of(container)
 
-    def list(self, *, all_owners: bool = False) -> list[SandboxInfo]:
+    def list(self, *, all_owners: bool = False, name_prefix: str = "") -> list[SandboxInfo]:
         label = LABEL_OWNER if all_owners else f"{LABEL_OWNER}={self.owner}"
+        filters: dict[str, Any] = {"label": [label, LABEL_SANDBOX]}
+        if name_prefix:
+            filters["name"] = f"^/?{re.escape(name_prefix)}"  # the engine matches names by regex
         with translating("list sandboxes"):
-            containers = self.client.containers.list(all=True, filters={"label": [label, LABEL_SANDBOX]})
-        return [info_of(c) for c in containers]
+            containers = self.client.containers.list(all=True, filters=filters)
+        return [info_of(c) for c in containers if c.name.startswith(name_prefix)]
 
     def stop(self, name: str) -> None:
         container = self._require(name)
@@ -168,7 +173,18 @@ class DockerBackend:
         with self._guard:
             handle = self._handles.pop(old, None)
             if handle is not None:
+                if handle.info is not None:
+                    handle.info = dataclasses.replace(handle.info, name=new)
                 self._handles[new] = handle
+
+    def adopt(self, name: str, other: DockerBackend) -> None:
+        """Take over ``other``'s warm session of sandbox ``name`` (a pooled sandbox handed to a project's
+        backend keeps the session the pool started)."""
+        with other._guard:
+            handle = other._handles.pop(name, None)
+        if handle is not None:
+            with self._guard:
+                self._handles[name] = handle
 
     # egress (EgressBackend) -----------------------------------------------------------------------
     @property

@@ -108,9 +108,10 @@ class FakeBackend:
         box = self._boxes.get(name)
         return None if box is None else box.info
 
-    def list(self, *, all_owners: bool = False) -> list[SandboxInfo]:
+    def list(self, *, all_owners: bool = False, name_prefix: str = "") -> list[SandboxInfo]:
         return [box.info for box in self._boxes.values()
-                if all_owners or box.info.labels[LABEL_OWNER] == self.owner]
+                if (all_owners or box.info.labels[LABEL_OWNER] == self.owner)
+                and box.info.name.startswith(name_prefix)]
 
     def stop(self, name: str) -> None:
         box = self._require(name)

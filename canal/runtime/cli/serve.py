@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> None:
         logging.getLogger("canal.server").info("another server holds %s: exiting", paths.lock)
         return
     routed.install(log_stream)
-    warm = Warm()
+    warm = Warm(pool_owner=f"canal-pool-{os.geteuid()}-{paths.name.removeprefix('server-')}")
     install(warm)
     daemon.on_stop.append(warm.close)
     daemon.status_extra.append(warm.status)

@@ -23,7 +23,8 @@ def test_cwd_and_exports_persist_across_cli_processes(served: ServedProject) -> 
     assert status["served"] == 2
 
 
-def test_output_exit_code_and_streams_are_the_commands(served: ServedProject) -> None:
+def test_output_exit_code_and_streams_are_the_commands(shared: ServedProject) -> None:
+    served = shared
     done = served.run("run", "--", "echo out; echo err >&2; exit 3")
     assert done.returncode == 3
     assert done.stdout.startswith("out\n--- stderr ---\nerr\n")
@@ -43,7 +44,8 @@ def test_server_stop_then_the_next_call_starts_a_new_one(served: ServedProject) 
     assert json.loads(served.run("server", "status", "--json").stdout)["pid"] != pid
 
 
-def test_stdin_reaches_the_command(served: ServedProject) -> None:
+def test_stdin_reaches_the_command(shared: ServedProject) -> None:
+    served = shared
     done = served.run("run", "--", "cat", input="x\n")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0] == "x"
@@ -54,7 +56,8 @@ def test_stdin_reaches_the_command(served: ServedProject) -> None:
     assert none.stdout.startswith("[exit:0")
 
 
-def test_a_command_ignoring_an_open_stdin_still_ends(served: ServedProject) -> None:
+def test_a_command_ignoring_an_open_stdin_still_ends(shared: ServedProject) -> None:
+    served = shared
     """An agent harness may hand canal a stdin pipe it never closes: nothing waits for it."""
     proc = served.popen("run", "--", "echo done", stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                         stderr=subprocess.PIPE)
@@ -68,13 +71,14 @@ def test_a_command_ignoring_an_open_stdin_still_ends(served: ServedProject) -> N
                 stream.close()
 
 
-def test_the_python_api_through_the_server_shares_the_session(served: ServedProject,
+def test_the_python_api_through_the_server_shares_the_session(shared: ServedProject,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    served = shared
     for name, value in served.env.items():
         if name.startswith("CANAL_"):
             monkeypatch.setenv(name, value)
     monkeypatch.delenv("CANAL_NO_SERVER", raising=False)
-    assert served.run("run", "--", "cd sub && export DOOR=cli").returncode == 0
+    assert served.run("run", "--", "cd /workspace/sub && export DOOR=cli").returncode == 0
     api = Canal.connect(served.root)
     seen = api.run('pwd; echo "$DOOR"; export DOOR=api')
     assert seen.status == "ok", seen.text

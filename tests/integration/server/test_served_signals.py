@@ -31,7 +31,8 @@ def read_until(fd: int, marker: bytes, deadline: float) -> tuple[bytes, float | 
     return seen, None
 
 
-def test_a_terminal_sees_the_first_line_long_before_the_command_ends(served: ServedProject) -> None:
+def test_a_terminal_sees_the_first_line_long_before_the_command_ends(shared: ServedProject) -> None:
+    served = shared
     assert served.run("run", "--", "true").returncode == 0  # the server and the sandbox are warm
     master, slave = pty.openpty()
     began = time.monotonic()
@@ -51,7 +52,8 @@ def test_a_terminal_sees_the_first_line_long_before_the_command_ends(served: Ser
     assert proc.returncode == 0
 
 
-def test_ctrl_c_kills_the_commands_process_tree_and_reports_it(served: ServedProject) -> None:
+def test_ctrl_c_kills_the_commands_process_tree_and_reports_it(shared: ServedProject) -> None:
+    served = shared
     proc = served.popen("run", "--stream", "--", "sleep 300 & sleep 301 & echo started; wait",
                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout is not None
@@ -73,7 +75,8 @@ def test_ctrl_c_kills_the_commands_process_tree_and_reports_it(served: ServedPro
     assert "sleep 301" not in left.stdout
 
 
-def test_sigterm_is_reported_as_its_own_reason(served: ServedProject) -> None:
+def test_sigterm_is_reported_as_its_own_reason(shared: ServedProject) -> None:
+    served = shared
     proc = served.popen("run", "--stream", "--", "echo started; sleep 300", stdout=subprocess.PIPE,
                         stderr=subprocess.DEVNULL)
     assert proc.stdout is not None

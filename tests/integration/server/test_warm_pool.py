@@ -1,0 +1,71 @@
+"""The server's warm pool hands a new project its first sandbox, made ahead with its running session."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from project_helpers import remove_project_containers
+from served_cli import ServedProject
+from server_helpers import stop_servers
+
+from canal.sandbox.backend import LABEL_POOL
+
+
+@pytest.fixture
+def two_projects(tmp_path: Path, docker_client: Any, sandbox_image: str) -> Iterator[list[ServedProject]]:
+    """Two projects that mount nothing of themselves (workspace: none), with state in the default layout
+    under a temporary data folder (one CANAL_STATE_DIR would be one project's)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CANAL_") or k == "CANAL_CACHE_DIR"}
+    env.update(CANAL_RUNTIME_DIR=str(tmp_path / "rt"), XDG_DATA_HOME=str(tmp_path / "data"),
+               CANAL_CONFIG_DIR=str(tmp_path / "config"))
+    projects = []
+    for name in ("first", "second"):
+        root = tmp_path / name
+        root.mkdir()
+        (root / "canal.yaml").write_text("workspace: none\n")
+        projects.append(ServedProject(root, tmp_path / "rt", env))
+    try:
+        yield projects
+    finally:
+        stop_servers(tmp_path / "rt")
+        for project in projects:
+            remove_project_containers(docker_client, project.root)
+
+
+def status(project: ServedProject) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(project.run("server", "status", "--json").stdout)
+    return data
+
+
+def test_a_new_projects_first_sandbox_comes_from_the_pool(two_projects: list[ServedProject],
+                                                          docker_client: Any) -> None:
+    first, second = two_projects
+    assert first.run("run", "--", "true").returncode == 0  # made on demand; the server starts a pool
+    deadline = time.monotonic() + 120
+    while status(first).get("pooled_ready", 0) < 1 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert status(first).get("pooled_ready") == 1
+    done = second.run("run", "--max-lines", "3", "--", "seq 1 50")
+    assert done.returncode == 0, done.stderr
+    ps = second.run("ps", "--json")
+    container = json.loads(ps.stdout)["sandboxes"][0]["container"]
+    labels = docker_client.containers.get(container).labels
+    assert labels[LABEL_POOL] == "1"  # handed out by the pool, not made for this call
+    saved = next(line for line in done.stdout.splitlines() if "Full output: /canal/output/" in line)
+    path = saved.split("Full output: ")[1].split()[0]
+    # the output folder moved into this project's state, and the sandbox's mount followed it
+    assert second.run("run", "--", f"tail -1 {path}").stdout.startswith("50\n")
+    pool_owner = labels["canal.owner"]
+    second.run("server", "stop")  # it lets go of its socket at once, then removes its spares
+    pooled = {"label": [f"canal.owner={pool_owner}", f"{LABEL_POOL}=1"]}
+    deadline = time.monotonic() + 60
+    while len(docker_client.containers.list(all=True, filters=pooled)) > 1 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    left = docker_client.containers.list(all=True, filters=pooled)
+    assert [c.name for c in left] == [container]  # the spare is gone; the handed-out one is the project's
