@@ -44,7 +44,9 @@ def _project(root: Path) -> tuple[Path, dict[str, str]]:
     if os.geteuid() == 0:
         os.chown(project, 1000, 1000)
         os.chown(project / "canal.yaml", 1000, 1000)
-    env = {"CANAL_STATE_DIR": str(root / "state"), "CANAL_CONFIG_DIR": str(root / "config")}
+    # canal mcp runs in a Canal server (docs/server.md): this one lives in the run's own runtime folder
+    env = {"CANAL_STATE_DIR": str(root / "state"), "CANAL_CONFIG_DIR": str(root / "config"),
+           "CANAL_RUNTIME_DIR": str(root / "rt")}
     for name in ("state", "config"):
         (root / name).mkdir(mode=0o700)
     if "DOCKER_HOST" in os.environ:
@@ -92,6 +94,8 @@ def main() -> None:
         try:
             via_mcp, via_exec, host_only = anyio.run(measure, project, env, args.rounds)
         finally:
+            subprocess.run([CANAL, "server", "stop", "--all"], env={**os.environ, **env}, capture_output=True,
+                           check=False)
             subprocess.run(["docker", "rm", "-f", f"canal-{project_key(project)}-default"],
                            capture_output=True, check=False)
     m50, m99 = stats(via_mcp)
