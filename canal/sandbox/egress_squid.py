@@ -50,8 +50,11 @@ def squid_conf(allow: Sequence[AllowEntry], *, port: int, sandboxes: str,
         "access_log stdio:/dev/stdout canal",
         f"acl sandboxes src {sandboxes}",
         f"acl canal_blocked dst {' '.join((*BLOCKED_DESTINATIONS, *blocked))}",
+        "acl CONNECT method CONNECT",
+        "acl canal_proto proto HTTP HTTPS",  # no FTP, gopher, whois or cache_object through the gateway
         "http_access deny !sandboxes",
         "http_access deny manager",
+        "http_access deny !CONNECT !canal_proto",
         f"deny_info {ERROR_BLOCKED} canal_blocked",
     ]
     for index, entry in enumerate(allow):

@@ -29,6 +29,14 @@ def test_requests_come_only_from_the_sandboxes_network() -> None:
     assert "acl sandboxes src 172.30.0.0/16" in lines
 
 
+def test_only_http_and_connect_pass_the_gateway() -> None:
+    """squid would also fetch ftp:// or gopher:// URLs to an allowed host and port: not through Canal."""
+    lines = conf("pypi.org")
+    assert "acl canal_proto proto HTTP HTTPS" in lines
+    assert lines.index("http_access deny !CONNECT !canal_proto") < lines.index(
+        "http_access allow allow0_host allow0_port")
+
+
 def test_an_allowed_name_resolving_to_the_host_or_metadata_is_refused() -> None:
     lines = conf("pypi.org")
     blocked = next(line for line in lines if line.startswith("acl canal_blocked dst "))
