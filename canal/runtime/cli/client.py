@@ -23,13 +23,14 @@ import signal
 import socket
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from canal.runtime.cli.words import error_data, error_text
 from canal.runtime.server import wire
-from canal.runtime.server.errors import ServerError, ServerLost
 from canal.runtime.server.lifecycle import connect_or_start
 from canal.runtime.server.paths import ServerPaths, build_id, server_paths
+
+if TYPE_CHECKING:
+    from canal.runtime.server.errors import ServerError
 
 LOCAL_COMMANDS = frozenset({"approve", "config", "init"})  # a person answers at their own terminal
 SIGNAL_NAMES = {signal.SIGINT: "INT", signal.SIGTERM: "TERM", signal.SIGHUP: "HUP"}
@@ -50,7 +51,11 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
             raise SystemExit(server_command(args[args.index("server") + 1:]))
         paths = server_paths()
         raise SystemExit(Call(paths, args).run())
-    except ServerError as exc:
+    except Exception as exc:
+        from canal.runtime.server.errors import ServerError  # the error root loads on errors only
+
+        if not isinstance(exc, ServerError):
+            raise
         _report(exc, args)
         raise SystemExit(exc.exit_code) from None
 
@@ -70,11 +75,20 @@ def _command(args: Sequence[str]) -> str:
 
 
 def _report(exc: ServerError, args: Sequence[str]) -> None:
+    # the words (next actions, the redactor) load only on this error path: the hot path stays lean
+    from canal.runtime.cli.words import error_data, error_text
+
     options = args[: args.index("--")] if "--" in args else args
     if "--json" in options:
         sys.stdout.write(json.dumps(error_data(exc), indent=2) + "\n")
     else:
         sys.stderr.write(error_text(exc) + "\n")
+
+
+def _lost(msg: str, hint: str) -> Exception:
+    from canal.runtime.server.errors import ServerLost
+
+    return ServerLost(msg, hint=hint)
 
 
 def request(args: Sequence[str]) -> dict[str, Any]:
@@ -182,7 +196,7 @@ class Call:
         except (wire.WireError, OSError) as exc:
             msg = (f"The Canal server stopped while it handled this call ({exc}). "
                    "If a command was running, the audit log keeps its intent record.")
-            raise ServerLost(msg, hint="canal audit show   (then run the command again)") from exc
+            raise _lost(msg, "canal audit show   (then run the command again)") from exc
         if kind in (wire.STDOUT, wire.STDERR):
             return self._write(1 if kind == wire.STDOUT else 2, payload)
         if kind == wire.CREDIT:
@@ -191,7 +205,7 @@ class Call:
             return int(wire.loads(payload).get("exit", CANAL_ERROR_EXIT))
         elif kind == wire.DATA:
             msg = f"The Canal server refused the call: {wire.loads(payload).get('error')}"
-            raise ServerLost(msg, hint="canal server stop   (then run the command again)")
+            raise _lost(msg, "canal server stop   (then run the command again)")
         return None
 
     @staticmethod

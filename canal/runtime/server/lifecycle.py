@@ -16,10 +16,13 @@ import socket
 import sys
 import time
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from canal.runtime.server import wire
-from canal.runtime.server.errors import RuntimeDirUnsafe, ServerStartFailed
 from canal.runtime.server.paths import ServerPaths, check_private
+
+if TYPE_CHECKING:
+    from canal.runtime.server.errors import ServerStartFailed
 
 START_TIMEOUT_S = 20.0
 SERVER_MODULE = "canal.runtime.cli.serve"
@@ -43,6 +46,8 @@ def connect(paths: ServerPaths) -> socket.socket | None:
         sock.close()
         msg = (f"The process answering on {paths.socket} runs as uid {uid}, not as you (uid {os.geteuid()}). "
                "Refused to talk to it.")
+        from canal.runtime.server.errors import RuntimeDirUnsafe
+
         raise RuntimeDirUnsafe(msg, hint=f"rm {paths.socket}   (then run the command again)",
                                details={"socket": str(paths.socket), "peer_uid": uid})
     return sock
@@ -65,6 +70,8 @@ def connect_or_start(paths: ServerPaths, build: str) -> socket.socket:
                 return sock
             start(paths)
     msg = f"No Canal server of build {build} would answer on {paths.socket}."
+    from canal.runtime.server.errors import ServerStartFailed
+
     raise ServerStartFailed(msg, hint=NO_SERVER_HINT.format(log="canal server logs"))
 
 
@@ -146,6 +153,8 @@ def start(paths: ServerPaths, timeout_s: float = START_TIMEOUT_S) -> None:
 
 
 def _start_failed(paths: ServerPaths, why: str) -> ServerStartFailed:
+    from canal.runtime.server.errors import ServerStartFailed
+
     msg = f"Could not start the Canal server: {why}. Its log: {paths.log}"
     return ServerStartFailed(msg, hint=NO_SERVER_HINT.format(log=f"tail {paths.log}"),
                              details={"log": str(paths.log)})

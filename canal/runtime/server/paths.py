@@ -14,12 +14,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-import secrets
 import stat
 import sys
 from pathlib import Path
-
-from canal.runtime.server.errors import RuntimeDirUnsafe
 
 ENV_DIR = "CANAL_RUNTIME_DIR"
 IDENTITY_VARS = ("CANAL_STATE_DIR", "CANAL_CONFIG_DIR", "CANAL_KEY", "CANAL_REDACT_RULES", "DOCKER_HOST",
@@ -39,6 +36,13 @@ def runtime_dir(environ: dict[str, str] | None = None) -> Path:
     return Path(env.get("TMPDIR") or "/tmp") / f"canal-{os.geteuid()}"
 
 
+def _unsafe(msg: str, hint: str, details: dict[str, object]) -> Exception:
+    """``RuntimeDirUnsafe``, imported only when raised: the error root costs the client's start-up."""
+    from canal.runtime.server.errors import RuntimeDirUnsafe
+
+    return RuntimeDirUnsafe(msg, hint=hint, details=details)
+
+
 def ensure_private_dir(path: Path) -> Path:
     """Create ``path`` 0700 if missing; refuse it unless it is ours, a real folder, and closed to others."""
     try:
@@ -48,8 +52,7 @@ def ensure_private_dir(path: Path) -> Path:
         pass
     except OSError as exc:
         msg = f"Could not create Canal's runtime folder {path}: {exc.strerror or exc}."
-        raise RuntimeDirUnsafe(msg, hint=f"export {ENV_DIR}=<a folder of yours>",
-                               details={"path": str(path)}) from exc
+        raise _unsafe(msg, f"export {ENV_DIR}=<a folder of yours>", {"path": str(path)}) from exc
     check_private(path, folder=True)
     return path
 
@@ -63,18 +66,16 @@ def check_private(path: Path, *, folder: bool) -> None:
     details = {"path": str(path), "owner_uid": info.st_uid, "mode": oct(stat.S_IMODE(info.st_mode))}
     if not kind_ok:
         msg = f"Canal's runtime {what} {path} is not a {what} (a symlink or another file?): refused."
-        raise RuntimeDirUnsafe(msg, hint=f"rm -rf {path}   (or export {ENV_DIR}=<a folder of yours>)",
-                               details=details)
+        raise _unsafe(msg, f"rm -rf {path}   (or export {ENV_DIR}=<a folder of yours>)", details)
     if info.st_uid != me:
         msg = (f"Canal's runtime {what} {path} belongs to uid {info.st_uid}, not to you (uid {me}): "
                "whoever owns it could answer as your Canal server. Refused.")
-        raise RuntimeDirUnsafe(msg, hint=f"sudo rm -rf {path}   (or export {ENV_DIR}=<a folder of yours>)",
-                               details=details)
+        raise _unsafe(msg, f"sudo rm -rf {path}   (or export {ENV_DIR}=<a folder of yours>)", details)
     loose = stat.S_IMODE(info.st_mode) & 0o077
     if loose:
         msg = (f"Canal's runtime {what} {path} is open to other users "
                f"(mode {oct(stat.S_IMODE(info.st_mode))}); it must be yours alone. Refused.")
-        raise RuntimeDirUnsafe(msg, hint=f"chmod {'700' if folder else '600'} {path}", details=details)
+        raise _unsafe(msg, f"chmod {'700' if folder else '600'} {path}", details)
 
 
 def _salt(folder: Path) -> bytes:
@@ -84,7 +85,7 @@ def _salt(folder: Path) -> bytes:
     except FileExistsError:
         with open(path, "rb") as fh:
             return fh.read()
-    value = secrets.token_hex(16).encode()
+    value = os.urandom(16).hex().encode()
     try:
         os.write(fd, value)
     finally:

@@ -7,7 +7,9 @@ import subprocess
 import sys
 
 HEAVY = ("click", "docker", "celpy", "lark", "pydantic", "yaml", "regex", "cryptography", "mcp", "anyio",
-         "canal.runtime.api", "canal.policy", "canal.sandbox", "canal.runtime.redact")
+         "canal.runtime.api", "canal.policy", "canal.sandbox", "canal.runtime.redact",
+         # the standard library costs start-up too: these come with dataclasses and error rendering
+         "dataclasses", "inspect", "ast", "canal.runtime.cli.words", "canal.core.next", "subprocess")
 
 
 def test_client_imports_nothing_heavy() -> None:
