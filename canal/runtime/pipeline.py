@@ -25,6 +25,7 @@ from canal.runtime.egress import denied_footer
 from canal.runtime.errors import ConfirmationRequired, PolicyDenied, format_error
 from canal.runtime.files.errors import PathNotFound, PathOutsideWorkspace, SymlinkEscape
 from canal.runtime.forks import ForkError
+from canal.runtime.gitguard import guard_env
 from canal.runtime.interrupt import current as current_interrupt
 from canal.runtime.interrupt import on_interrupt, signal_name
 from canal.runtime.outputs_cap import outputs_note
@@ -116,6 +117,7 @@ class Pipeline:
                 return self._ask(req, decision, view, cwd)
             approval = self.services.approvals.redeem(req.confirm, req.text, req.ref.name, cwd,
                                                       decision.policy_hash)
+        git_env = self._git_env(req, self.services.config.sandbox.workdir)  # GIT_CONFIG_UNSAFE first
         info = self.backend.ready(req.ref.container) or ensure_sandbox(self.services, self.backend, req.ref,
                                                                         self.on_build)
         backups = self._backup(decision, req) if approval is not None else []
@@ -132,7 +134,7 @@ class Pipeline:
             self.services.checkpoints.attach(checkpoint, started)
         view_cp = _checkpoint_view(checkpoint)
         say = req.say
-        result = self._exec(req, state)
+        result = self._exec(req, state, git_env)
         egress = [redact(part) for part in self._egress_footer(req)]  # a host name may carry a secret
         shown = present(result, config=req.presenter or self.services.config.presenter,
                         output_dir=self.services.outputs_dir(req.ref.name), sandbox_output_dir=OUTPUT_MOUNT,
@@ -179,7 +181,15 @@ class Pipeline:
             return [f"egress attempts not read yet ({exc.code}); canal egress log reads them"]
         return denied_footer(attempts, req.ref.container)
 
-    def _exec(self, req: RunRequest, state: SessionState) -> ExecResult:
+    def _git_env(self, req: RunRequest, workdir: str) -> dict[str, str]:
+        """Overrides that keep git from running programs its configuration names (runtime.gitguard)."""
+        forks = self.services.forks
+        if forks.is_fork(req.ref.name):
+            return guard_env(forks.workspace(req.ref.name), workdir)
+        mounted = self.services.config.workspace != "none"
+        return guard_env(self.services.project_dir if mounted else None, workdir)
+
+    def _exec(self, req: RunRequest, state: SessionState, git_env: Mapping[str, str]) -> ExecResult:
         """Run it; an interrupt of the request (Ctrl-C, SIGTERM, a client gone) kills it in the sandbox."""
         timeouts = self.services.config.timeouts
         container = req.ref.container
@@ -190,8 +200,8 @@ class Pipeline:
                                   detail=f"{interrupt.reason} before it started; nothing ran")
             return self.backend.exec(
                 container, req.command, timeout_s=req.timeout_s or timeouts.command,
-                idle_timeout_s=req.idle_timeout_s or timeouts.idle, env=req.env, stdin=req.stdin,
-                spool_dir=self.services.outputs_dir(req.ref.name), on_output=req.on_output,
+                idle_timeout_s=req.idle_timeout_s or timeouts.idle, env={**(req.env or {}), **git_env},
+                stdin=req.stdin, spool_dir=self.services.outputs_dir(req.ref.name), on_output=req.on_output,
                 expect_state=state.digest())
 
     def _decide(self, req: RunRequest, state: SessionState) -> Decision:

@@ -15,6 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from canal.runtime.errors import ConfigError, StateDirError
+from canal.runtime.gitguard import guard_env
 from canal.runtime.mounts import check_user_mounts
 from canal.runtime.paths import config_dir, project_key
 from canal.runtime.services import Services
@@ -75,7 +76,9 @@ def sandbox_spec(services: Services, ref: SandboxRef) -> SandboxSpec:
         # the sandbox user must traverse its own output folder; the files in it stay 0600
         os.chown(out, *uid_gid(user))
     mounts.append(Mount(source=out, target=OUTPUT_MOUNT, read_only=True))
-    env = {"HOME": HOME, **base.env}  # a uid missing from the image's passwd would get HOME=/
+    # a uid missing from the image's passwd would get HOME=/; git's fixed overrides hold for every
+    # process (the pipeline adds the per-repository ones to each command)
+    env = {"HOME": HOME, **base.env, **guard_env(None, base.workdir)}
     return base.model_copy(update={"mounts": tuple(mounts), "user": user, "env": env})
 
 

@@ -1,0 +1,232 @@
+"""git inside the sandbox runs no program named by configuration the agent could have written.
+
+git reads configuration from the repository (``.git/config``, which the workspace mount lets the
+agent write), from ``~/.gitconfig`` (the sandbox's HOME, a tmpfs the agent writes) and from the
+environment. Several keys make git run a program: hooks, ``core.fsmonitor``, ``core.pager``,
+``diff.external``, ``filter.<driver>.clean``, ``alias.<name> = !cmd``... Every command therefore gets
+overrides as ``GIT_CONFIG_COUNT``/``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n`` (git 2.31+; the image has
+2.39), which beat every configuration file:
+
+- fixed keys (``FIXED``): hooks off, no fsmonitor, pager ``cat``, no credential
+  helper, editors ``false``, ``ssh`` and ``gpg`` themselves, no ``ext::`` transport;
+- keys with a name in them (drivers, aliases, remotes, pagers per command): before each command the
+  host reads the repository's configuration files inside the workspace (``.git/config``,
+  ``config.worktree``, submodules' configs, includes that stay inside the workspace) and overrides the
+  program of every driver, alias, remote and pager named there (an over-approximation: a name that is
+  no driver costs nothing), and replaces a named external diff by git's own diff;
+- ``GIT_CONFIG_GLOBAL=/dev/null`` (no ``~/.gitconfig``), ``GIT_CONFIG_PARAMETERS`` emptied, and the
+  ``GIT_PAGER``, ``GIT_EDITOR``, ``GIT_SEQUENCE_EDITOR``, ``GIT_SSH_COMMAND``,
+  ``GIT_ASKPASS`` variables pinned.
+
+An include that leaves the workspace (``~/x``, ``/tmp/x``) cannot be read from the host: the command
+is refused (``GIT_CONFIG_UNSAFE``) until a person removes it. What is not covered (a command that
+writes the configuration and runs git in one go, repositories outside the workspace, ``GIT_DIR`` set
+by the command itself) is listed in docs/security.md.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from canal.runtime.errors import ConfigError
+
+NO_HOOKS = "/dev/null/canal-no-hooks"  # a path nothing can create: no hook ever runs
+FIXED: tuple[tuple[str, str], ...] = (
+    ("core.hooksPath", NO_HOOKS), ("core.fsmonitor", "false"), ("core.pager", "cat"),
+    ("core.editor", "false"), ("sequence.editor", "false"), ("core.sshCommand", "ssh"),
+    ("core.askPass", ""), ("core.alternateRefsCommand", ""),
+    ("credential.helper", ""), ("gpg.program", "gpg"), ("gpg.openpgp.program", "gpg"),
+    ("gpg.x509.program", "gpgsm"), ("gpg.ssh.program", "ssh-keygen"), ("gpg.ssh.defaultKeyCommand", ""),
+    ("interactive.diffFilter", ""), ("protocol.ext.allow", "never"),
+)
+# git's own diff in place of an external diff program (git has no value that turns one off: an empty
+# one is run as a program named ""), set only when the repository names one
+GIT_DIFF = "sh -c 'git --no-pager diff --no-ext-diff --no-index -- \"$2\" \"$5\"; exit 0' canal-diff"
+CONDITIONAL: dict[str, tuple[str, str]] = {"external": ("diff.external", GIT_DIFF)}
+# per named section: the keys whose value is a program, and the value that runs none
+NAMED: dict[str, tuple[tuple[str, str], ...]] = {
+    "filter": (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false")),
+    "diff": (("textconv", "cat"), ("command", GIT_DIFF)),
+    "merge": (("driver", "false"),),
+    "credential": (("helper", ""),),
+    "remote": (("uploadpack", "git-upload-pack"), ("receivepack", "git-receive-pack"), ("vcs", "")),
+    "mergetool": (("cmd", "false"),),
+    "difftool": (("cmd", "false"),),
+    "trailer": (("command", ""), ("cmd", "")),
+    "submodule": (("update", "checkout"),),
+    "browser": (("cmd", "false"),),
+    "man": (("cmd", "false"),),
+}
+# every key name found anywhere may be an alias or a command's pager
+PER_KEY: tuple[tuple[str, str], ...] = (("alias", ""), ("pager", "false"))
+PINNED_ENV = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_PARAMETERS": "", "GIT_PAGER": "cat",
+              "GIT_EDITOR": "false", "GIT_SEQUENCE_EDITOR": "false",
+              "GIT_SSH_COMMAND": "ssh", "GIT_ASKPASS": ""}
+MAX_OVERRIDES = 4000
+MAX_CONFIG_BYTES = 1024 * 1024
+MAX_FILES = 64
+_HEADER = re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\\n]|\\.)*)")?\s*\](.*)$')
+_KEY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=(.*))?$")
+
+
+class GitConfigUnsafe(ConfigError):
+    """The repository's git configuration includes a file outside the workspace: Canal cannot check it."""
+
+    code = "GIT_CONFIG_UNSAFE"
+
+
+@dataclass
+class Names:
+    """Names found in git configuration files: sections' subsections and every key."""
+
+    subsections: set[tuple[str, str]] = field(default_factory=set)  # (section, subsection)
+    keys: set[str] = field(default_factory=set)
+    includes: list[tuple[Path, int, str]] = field(default_factory=list)  # (file, line, path value)
+
+
+def parse_into(text: str, source: Path, names: Names) -> None:
+    section = ""
+    for number, line in enumerate(text.splitlines(), start=1):
+        header = _HEADER.match(line)
+        rest = line
+        if header:
+            name, sub, rest = header.group(1).lower(), header.group(2), header.group(3)
+            section, _, dotted = name.partition(".")
+            if sub is not None:
+                names.subsections.add((section, re.sub(r"\\(.)", r"\1", sub)))
+            elif dotted:
+                names.subsections.add((section, dotted))
+            section = f"{section}.{sub if sub is not None else dotted}" if (sub is not None or dotted) \
+                else section
+        key = _KEY.match(rest.split("#", 1)[0].split(";", 1)[0]) if rest.strip() else None
+        if key:
+            names.keys.add(key.group(1).lower())
+            if key.group(1).lower() == "path" and section.split(".", 1)[0] in ("include", "includeif"):
+                names.includes.append((source, number, _unquote(key.group(2) or "")))
+
+
+def _unquote(value: str) -> str:
+    value = value.strip()
+    if value.startswith('"') and value.endswith('"') and len(value) >= 2:
+        value = value[1:-1]
+    return re.sub(r"\\(.)", r"\1", value)
+
+
+@dataclass(frozen=True)
+class WorkspaceView:
+    host: Path  # the project folder on the host
+    inside: PurePosixPath  # where the sandbox sees it (/workspace)
+
+    def to_host(self, sandbox_path: PurePosixPath) -> Path | None:
+        normal = PurePosixPath(os.path.normpath(str(sandbox_path)))
+        if not normal.is_relative_to(self.inside):
+            return None
+        return self.host.joinpath(*normal.relative_to(self.inside).parts)
+
+    def to_sandbox(self, host_path: Path) -> PurePosixPath:
+        return self.inside.joinpath(*host_path.relative_to(self.host).parts)
+
+
+def _unsafe(source: Path, line: int, why: str) -> GitConfigUnsafe:
+    msg = (f"{source}:{line}: {why}; Canal cannot check what git would run from it, so nothing was run.")
+    return GitConfigUnsafe(msg, hint=f"a person removes that line (or points it at a file inside the "
+                           f"project), e.g. git config --file {source} --unset include.path",
+                           details={"file": str(source), "line": line})
+
+
+def _read(path: Path) -> str | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None  # missing, a symlink or a folder: git would not read a symlinked config from us
+    with os.fdopen(fd, "rb") as fh:
+        data = fh.read(MAX_CONFIG_BYTES + 1)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise _unsafe(path, 1, f"is over {MAX_CONFIG_BYTES} bytes")
+    return data.decode("utf-8", errors="replace")
+
+
+def _git_dirs(ws: WorkspaceView) -> Iterator[Path]:
+    dot = ws.host / ".git"
+    if dot.is_symlink():
+        raise _unsafe(dot, 1, ".git is a symlink")
+    if dot.is_file():
+        text = _read(dot) or ""
+        target = text.strip().removeprefix("gitdir:").strip()
+        host = ws.to_host(ws.inside / target if not target.startswith("/") else PurePosixPath(target))
+        if host is None:
+            raise _unsafe(dot, 1, f"the repository lives outside the workspace ({target})")
+        dot = host
+    if not dot.is_dir():
+        return
+    yield dot
+    common = _read(dot / "commondir")
+    if common is not None:
+        inside = ws.to_sandbox(dot) / common.strip()
+        host = ws.to_host(inside)
+        if host is None:
+            raise _unsafe(dot / "commondir", 1, "the common git folder lies outside the workspace")
+        yield host
+    modules = dot / "modules"
+    if modules.is_dir():
+        yield from (p.parent for p in sorted(modules.rglob("config"))[:MAX_FILES])
+
+
+def scan(ws: WorkspaceView) -> Names:
+    """Every name in the workspace repository's configuration files (and their includes)."""
+    names = Names()
+    queue = [d / name for d in _git_dirs(ws) for name in ("config", "config.worktree")]
+    seen: set[Path] = set()
+    while queue:
+        path = queue.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        if len(seen) > MAX_FILES:
+            raise _unsafe(path, 1, f"more than {MAX_FILES} configuration files")
+        text = _read(path)
+        if text is None:
+            continue
+        start = len(names.includes)
+        parse_into(text, path, names)
+        for source, line, value in names.includes[start:]:
+            queue.append(_include_host(ws, source, line, value))
+    return names
+
+
+def _include_host(ws: WorkspaceView, source: Path, line: int, value: str) -> Path:
+    if value.startswith("~") or value.startswith("%(prefix)"):
+        raise _unsafe(source, line, f"it includes {value}, outside the workspace")
+    base = ws.to_sandbox(source).parent
+    host = ws.to_host(PurePosixPath(value) if value.startswith("/") else base / value)
+    if host is None:
+        raise _unsafe(source, line, f"it includes {value}, outside the workspace")
+    return host
+
+
+def overrides(names: Names) -> list[tuple[str, str]]:
+    pairs = list(FIXED) + [CONDITIONAL[key] for key in sorted(names.keys & CONDITIONAL.keys())]
+    for section, sub in sorted(names.subsections):
+        pairs += [(f"{section}.{sub}.{key}", value) for key, value in NAMED.get(section, ())]
+    for key in sorted(names.keys):
+        pairs += [(f"{prefix}.{key}", value) for prefix, value in PER_KEY]
+    return pairs
+
+
+def guard_env(project_dir: Path | None, workdir: str = "/workspace") -> dict[str, str]:
+    """The environment that neutralises git's code-running configuration for one command."""
+    names = Names() if project_dir is None else scan(WorkspaceView(project_dir, PurePosixPath(workdir)))
+    pairs = overrides(names)
+    if len(pairs) > MAX_OVERRIDES:
+        raise _unsafe(project_dir or Path("."), 1, f"the git configuration names more than "
+                      f"{MAX_OVERRIDES} drivers and keys")
+    env = dict(PINNED_ENV)
+    env["GIT_CONFIG_COUNT"] = str(len(pairs))
+    for i, (key, value) in enumerate(pairs):
+        env[f"GIT_CONFIG_KEY_{i}"] = key
+        env[f"GIT_CONFIG_VALUE_{i}"] = value
+    return env

@@ -1,0 +1,64 @@
+"""The git overrides: every driver, alias and pager the repository names is overridden; includes that
+leave the workspace are refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from canal.runtime.gitguard import NO_HOOKS, GitConfigUnsafe, guard_env
+
+
+def pairs(env: dict[str, str]) -> dict[str, str]:
+    count = int(env["GIT_CONFIG_COUNT"])
+    return {env[f"GIT_CONFIG_KEY_{i}"]: env[f"GIT_CONFIG_VALUE_{i}"] for i in range(count)}
+
+
+def repo(tmp_path: Path, config: str) -> Path:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "config").write_text(config)
+    return tmp_path
+
+
+def test_without_a_repository_only_the_fixed_keys_and_pinned_variables() -> None:
+    env = guard_env(None)
+    assert pairs(env)["core.hooksPath"] == NO_HOOKS
+    assert pairs(env)["core.fsmonitor"] == "false"
+    assert env["GIT_CONFIG_GLOBAL"] == "/dev/null"
+    assert env["GIT_CONFIG_PARAMETERS"] == ""
+    assert "diff.external" not in pairs(env)
+
+
+@pytest.mark.parametrize(("config", "key", "value"), [
+    ('[filter "lfs"]\n\tclean = x\n', "filter.lfs.clean", ""),
+    ('[filter "a.b\\"c"]\n\tsmudge = x\n', 'filter.a.b"c.smudge', ""),
+    ("[diff.Evil]\n textconv = x\n", "diff.evil.textconv", "cat"),
+    ("[alias] st = !touch /tmp/x\n", "alias.st", ""),
+    ("[alias]\n\tLG = !x\n", "alias.lg", ""),
+    ("[pager]\n\tlog = evil\n", "pager.log", "false"),
+    ('[remote "origin"]\n\tuploadpack = evil\n', "remote.origin.uploadpack", "git-upload-pack"),
+    ('[credential "https://x"]\n\thelper = evil\n', "credential.https://x.helper", ""),
+    ("[diff]\n\texternal = evil\n", "diff.external", "sh -c"),
+])
+def test_named_drivers_and_keys_are_overridden(tmp_path: Path, config: str, key: str, value: str) -> None:
+    found = pairs(guard_env(repo(tmp_path, config)))
+    assert found[key].startswith(value) if value else found[key] == ""
+
+
+def test_an_include_inside_the_workspace_is_read_too(tmp_path: Path) -> None:
+    (tmp_path / "shared.cfg").write_text('[filter "inc"]\n\tclean = x\n')
+    found = pairs(guard_env(repo(tmp_path, "[include]\n\tpath = ../shared.cfg\n")))
+    assert found["filter.inc.clean"] == ""
+
+
+@pytest.mark.parametrize("target", ["~/evil", "/tmp/evil", "../../tmp/evil", "%(prefix)/../tmp/x"])
+def test_an_include_outside_the_workspace_is_refused(tmp_path: Path, target: str) -> None:
+    with pytest.raises(GitConfigUnsafe, match="outside the workspace"):
+        guard_env(repo(tmp_path, f'[includeIf "gitdir:/"]\n\tpath = "{target}"\n'))
+
+
+def test_a_git_file_pointing_outside_the_workspace_is_refused(tmp_path: Path) -> None:
+    (tmp_path / ".git").write_text("gitdir: /tmp/elsewhere\n")
+    with pytest.raises(GitConfigUnsafe, match="outside the workspace"):
+        guard_env(tmp_path)
