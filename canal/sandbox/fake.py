@@ -178,7 +178,8 @@ class FakeBackend:
         data = stdin if isinstance(stdin, bytes) else (stdin.read() if stdin is not None else b"")
         call = FakeCall(argv, data, {**box.env, **(env or {})}, workdir or box.cwd, box.files)
         self.calls.append(call)
-        reply = self._dispatch(box, call, persist=isinstance(command, str) and not env and not workdir)
+        # as in the Docker session: per-command variables are undone after it, cwd and exports persist
+        reply = self._dispatch(box, call, persist=isinstance(command, str) and not workdir)
         out, err = Spool(self.output_cap, spool_dir, "stdout"), Spool(self.output_cap, spool_dir, "stderr")
         out.write(reply.stdout)
         err.write(reply.stderr)
