@@ -1,6 +1,7 @@
 """Files the agent's own file operations (edit, write, rm, restore) may not change; a person may.
 
-- Canal's trusted settings: ``canal.yaml`` and the policy files it names (changing them would change
+- Canal's trusted settings: ``canal.yaml`` (at any depth: a subfolder's would be a project of its
+  own when Canal runs from there) and the policy files it names (changing them would change
   the rules the agent runs under; ``canal config approve`` is still needed for any change to apply).
 - git files that make git run programs: anything under a ``.git`` folder (config, hooks, info/...)
   and every ``.gitattributes`` (it picks the filter and diff drivers that run).
@@ -18,6 +19,7 @@ from pathlib import Path, PurePosixPath
 from canal.runtime.files.confine import Located
 from canal.runtime.files.errors import ProtectedPath
 
+CONFIG_NAME = "canal.yaml"  # runtime.project's; files sits below it in the layers
 GIT_FOLDER = ".git"
 GIT_ATTRIBUTES = ".gitattributes"
 _WALK_LIMIT = 100_000  # entries looked at inside a folder before giving up (and refusing)
@@ -36,6 +38,8 @@ class Protected:
     def why(self, rel: PurePosixPath) -> str | None:
         if rel in self.settings:
             return "Canal's trusted settings (the rules the agent runs under)"
+        if rel.name == CONFIG_NAME:
+            return "a Canal settings file (a project root when Canal runs from that folder)"
         if GIT_FOLDER in rel.parts:
             return "a git repository's internals (its config and hooks make git run programs)"
         if rel.name == GIT_ATTRIBUTES:
@@ -72,7 +76,7 @@ def _walk_for_git(folder: Path, rel: PurePosixPath) -> str | None:
     for here, dirs, files in os.walk(folder, followlinks=False):
         seen += len(dirs) + len(files)
         for name in (*dirs, *files):
-            if name in (GIT_FOLDER, GIT_ATTRIBUTES):
+            if name in (GIT_FOLDER, GIT_ATTRIBUTES, CONFIG_NAME):
                 return str(rel / Path(here, name).relative_to(folder))
         if seen > _WALK_LIMIT:
             return f"{rel} (more than {_WALK_LIMIT} entries: not checked)"

@@ -104,6 +104,8 @@ def test_canal_edit_and_mcp_edit_cannot_change_the_settings(project: Path) -> No
     assert write.stderr.startswith("PATH_PROTECTED"), write.stderr
     rm = run_cli(project, "rm", "canal.yaml")
     assert rm.stderr.startswith("PATH_PROTECTED"), rm.stderr
+    nested = run_cli(project, "write", "sub/canal.yaml", stdin=loose(project))  # a project root of its own
+    assert nested.stderr.startswith("PATH_PROTECTED"), nested.stderr
     with Canal(project) as canal:
         ops = Operations(canal)
         args = schemas.EditArgs.model_validate({"path": "canal.yaml", "old": "approval: human",
@@ -117,10 +119,10 @@ def test_canal_edit_and_mcp_edit_cannot_change_the_settings(project: Path) -> No
 
 def test_restore_cannot_put_a_loose_file_back_over_the_settings(project: Path) -> None:
     (project / "stash").mkdir()
-    (project / "stash" / "canal.yaml").write_text(loose(project))
+    (project / "stash" / "loose.yaml").write_text(loose(project))
     if os.geteuid() == 0:
         chown_tree(project)
-    rm = run_cli(project, "rm", "--json", "stash/canal.yaml")
+    rm = run_cli(project, "rm", "--json", "stash/loose.yaml")
     assert rm.returncode == 0, rm.stderr
     entry = rm.stdout.split('"id": "')[1].split('"')[0]
     restore = run_cli(project, "restore", entry, "--to", "canal.yaml", "--force")

@@ -152,6 +152,9 @@ def test_a_policy_file_outside_the_project_is_refused(project: Path) -> None:
     ({"timeouts": {"idle": None}}, {"timeouts": {"idle": 5}}, False),
     ({"timeouts": {"idle": 5}}, {"timeouts": {"idle": None}}, True),
     ({"sandbox": {"env": {}}}, {"sandbox": {"env": {"LD_PRELOAD": "/x"}}}, True),
+    ({"sandbox": {"network": "bridge"}}, {"sandbox": {"network": "none"}}, False),
+    ({"sandbox": {"network": "none"}}, {"sandbox": {"network": {"mode": "allowlist", "allow": ["pypi.org"]}}},
+     True),
 ])
 def test_what_counts_as_loosening(before: dict[str, object], after: dict[str, object], loosens: bool) -> None:
     (change,) = compare(before, after, {}, {})
