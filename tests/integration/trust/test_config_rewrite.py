@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
 from project_helpers import chown_tree, remove_project_containers
+from trust_cli import run_cli
 
 from canal.runtime.api import Canal
 from canal.runtime.approvals import Approver

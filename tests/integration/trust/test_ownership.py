@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
 from project_helpers import chown_tree, remove_project_containers
+from trust_cli import run_cli
 
 pytestmark = [pytest.mark.docker,
               pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file to another uid")]

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
 from project_helpers import remove_project_containers
+from trust_cli import run_cli
 
 from canal.runtime.api import Canal
 
