@@ -192,7 +192,8 @@ def hash_only(dirfd: int, entry: str, st: os.stat_result) -> str:
 
 def _corrupt(name: str, why: str) -> CheckpointStoreCorrupt:
     msg = f"The checkpoint store's object {name[:16]}… is corrupt or was tampered with: {why}."
-    return CheckpointStoreCorrupt(msg, hint="canal checkpoints --verify   (nothing was restored)",
+    return CheckpointStoreCorrupt(msg, hint="nothing was restored; keep the store as evidence and undo to "
+                                  "another checkpoint (canal checkpoints lists them)",
                                   details={"object": name, "why": why})
 
 

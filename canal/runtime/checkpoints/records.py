@@ -30,7 +30,8 @@ from canal.runtime.checkpoints.scan import Entry, IndexItem
 
 MAX_DEPTH = 32  # deltas in a row before a full manifest
 INDEX_TAG = f"canal-index/2 py{sys.version_info[0]}.{sys.version_info[1]}"
-HINT = "canal checkpoints --verify   (nothing was restored from it)"
+HINT = ("nothing was restored from it; keep the store as evidence and undo to another checkpoint "
+        "(canal checkpoints lists them)")
 
 
 def canonical(data: Any) -> bytes:
@@ -58,11 +59,30 @@ class Keys:
         return key is not None and hmac.compare_digest(expected, mac)
 
 
+def sign_json(data: dict[str, Any], keys: Keys) -> bytes:
+    """``data`` with ``key_id`` and an ``hmac`` over the rest, as canonical JSON."""
+    body = {**data, "key_id": keys.primary_id}
+    body.pop("hmac", None)
+    return canonical({**body, "hmac": keys.sign(canonical(body))})
+
+
+def check_json(raw: dict[str, Any], keys: Keys) -> bool:
+    """The HMAC checked over the fields as stored (a field added to the model later keeps old files
+    valid: the check never re-serialises through the model)."""
+    body = dict(raw)
+    mac = body.pop("hmac", "")
+    key_id = str(body.get("key_id", ""))
+    if not isinstance(mac, str):
+        return False
+    # files of the first release signed their body with an empty "hmac" field in it
+    first_release = canonical({**body, "hmac": ""})
+    return keys.check(key_id, canonical(body), mac) or keys.check(key_id, first_release, mac)
+
+
 def write_record(path: Path, record: Checkpoint, keys: Keys) -> Checkpoint:
-    body = record.model_copy(update={"key_id": keys.primary_id, "hmac": ""})
-    signed = body.model_copy(update={"hmac": keys.sign(canonical(body.model_dump(mode="json")))})
-    atomic_write(path, canonical(signed.model_dump(mode="json")))
-    return signed
+    payload = sign_json(record.model_dump(mode="json", exclude={"hmac"}), keys)
+    atomic_write(path, payload)
+    return Checkpoint.model_validate(json.loads(payload))
 
 
 def read_record(path: Path, keys: Keys) -> Checkpoint:
@@ -72,8 +92,7 @@ def read_record(path: Path, keys: Keys) -> Checkpoint:
     except (OSError, ValueError, ValidationError) as exc:
         msg = f"record {path.name}"
         raise corrupt(msg, f"unreadable ({type(exc).__name__})", record=path.name) from None
-    body = record.model_copy(update={"hmac": ""})
-    if not keys.check(record.key_id, canonical(body.model_dump(mode="json")), record.hmac):
+    if not check_json(raw, keys):
         msg = f"record {record.id}"
         raise corrupt(msg, "its HMAC does not match", record=record.id)
     return record

@@ -23,7 +23,15 @@ from pydantic import ValidationError
 from canal.core.fsutil import atomic_write, private_dir
 from canal.runtime.checkpoints import compare
 from canal.runtime.checkpoints.models import Change, NotCovered
-from canal.runtime.checkpoints.records import canonical, corrupt, read_index, write_index, write_manifest
+from canal.runtime.checkpoints.records import (
+    canonical,
+    check_json,
+    corrupt,
+    read_index,
+    sign_json,
+    write_index,
+    write_manifest,
+)
 from canal.runtime.checkpoints.restore import restore
 from canal.runtime.checkpoints.scan import Entry, IndexItem, Scanner
 from canal.runtime.checkpoints.store import CheckpointStore
@@ -86,15 +94,15 @@ class ForkStore:
     def get(self, name: str) -> Fork:
         path = self.folder(name) / "fork.json"
         try:
-            fork = Fork.model_validate(json.loads(path.read_bytes()))
+            raw = json.loads(path.read_bytes())
+            fork = Fork.model_validate(raw)
         except FileNotFoundError:
             msg = f"No fork named {name}."
             raise ForkNotFound(msg, hint="canal forks   (or make one: canal fork NAME)",
                                details={"name": name}) from None
         except (ValueError, ValidationError):
             raise corrupt("fork record " + name, "unreadable") from None
-        body = canonical(fork.model_copy(update={"hmac": ""}).model_dump(mode="json"))
-        if not self.checkpoints.keys.check(fork.key_id, body, fork.hmac):
+        if not check_json(raw, self.checkpoints.keys):
             raise corrupt("fork record " + name, "its HMAC does not match")
         return fork
 
@@ -204,10 +212,8 @@ class ForkStore:
         write_index(index, fork.manifest, fork.manifest, items, self.checkpoints.keys)
 
     def _write(self, fork: Fork) -> None:
-        keys = self.checkpoints.keys
-        body = fork.model_copy(update={"key_id": keys.primary_id, "hmac": ""})
-        signed = body.model_copy(update={"hmac": keys.sign(canonical(body.model_dump(mode="json")))})
-        atomic_write(self.folder(fork.name) / "fork.json", canonical(signed.model_dump(mode="json")))
+        payload = sign_json(fork.model_dump(mode="json", exclude={"hmac"}), self.checkpoints.keys)
+        atomic_write(self.folder(fork.name) / "fork.json", payload)
 
     def _remove(self, name: str) -> None:
         self.checkpoints.pin(name, None)

@@ -131,3 +131,22 @@ def test_diff_is_a_patch_git_apply_accepts(tmp_path: Path, workspace: Path, make
         assert (copy / rel).read_bytes() == (workspace / rel).read_bytes()
     assert not (copy / "secret.txt").exists()
     assert (copy / "run.sh").stat().st_mode & 0o777 == 0o644
+
+
+def test_a_record_written_before_a_field_was_added_still_verifies(workspace: Path,
+                                                                  make_store: MakeStore) -> None:
+    """The HMAC covers the fields as stored: a model that grew a defaulted field keeps old files valid."""
+    import json
+
+    from canal.runtime.checkpoints.records import sign_json
+
+    store = make_store()
+    cp = store.take(kind="run", command="make")
+    path = store.records_dir / f"{cp.seq:010d}.json"
+    older = json.loads(path.read_bytes())
+    del older["note"]  # as a version without the field wrote it
+    path.write_bytes(sign_json(older, store.keys))
+    assert store.get(cp.id).command == "make"
+    path.write_text(path.read_text().replace('"make"', '"ls"'))
+    with pytest.raises(CheckpointStoreCorrupt, match="HMAC"):
+        store.get(cp.id)
