@@ -61,10 +61,17 @@ Kind = Literal[
     "config.status",
     "config.approve",
     "fork.changes",  # {name}
-    "fork.apply",  # {name, confirm?}
+    "fork.apply",  # {name, paths?, token?, approval?}
     "fork.discard",  # {name}
     "up",  # {sandbox}
+    "down",  # {sandbox}
+    "ps",
     "gc",
+    "fork.start",  # {name, from?}
+    "server.logs",
+    "audit.checkpoint",
+    "approvals.add_approver",  # {name}
+    "egress.log",  # {denied?}
     "doctor",
 ]
 

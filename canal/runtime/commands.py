@@ -74,7 +74,8 @@ def _positional(*names: str) -> Callable[[Args], str]:
 
 
 _BASE: dict[str, str] = {"workflow.add_step": "workflow add-step", "fork.changes": "changes",
-                         "fork.apply": "apply", "fork.discard": "discard", "remove": "rm"}
+                         "fork.apply": "apply", "fork.discard": "discard", "fork.start": "fork",
+                         "remove": "rm", "approvals.add_approver": "approvals add-approver"}
 
 _TAILS: dict[Kind, Callable[[Args], str]] = {
     "view": lambda a: _positional("path")(a) + _opt("--range", a.get("range")),
@@ -94,6 +95,13 @@ _TAILS: dict[Kind, Callable[[Args], str]] = {
     "tool.meta": _positional("name"),
     "approve": _positional("token"),
     "undo": _positional("checkpoint"),
+    "checkpoints": lambda a: _opt("--prune", a.get("prune")),
+    "image.build": lambda a: _opt("--egress", a.get("egress")),
+    "down": _positional("sandbox"),
+    "fork.start": lambda a: _positional("name")(a) + _opt("--from", a.get("from")),
+    "audit.checkpoint": lambda a: " > FILE",
+    "approvals.add_approver": lambda a: f" {quote(a.get('name', 'NAME'))} --key-out FILE",
+    "egress.log": lambda a: _opt("--denied", a.get("denied")),
     "diff": _positional("checkpoint"),
     "trash.purge": lambda a: _opt("--older-than", a.get("older_than", "30d")),
     "policy.check": lambda a: f" -- {shell_words(str(a.get('command', 'CMD')))}",
@@ -102,7 +110,8 @@ _TAILS: dict[Kind, Callable[[Args], str]] = {
     "audit.show": lambda a: _opt("--since", a.get("since")),
     "audit.verify": lambda a: _opt("--checkpoint", a.get("checkpoint")),
     "fork.changes": _positional("name"),
-    "fork.apply": lambda a: _positional("name")(a) + _opt("--confirm", a.get("token")),
+    "fork.apply": lambda a: (_positional("name")(a) + "".join(f" {quote(p)}" for p in a.get("paths", ()))
+                             + _opt("--confirm", a.get("token"))),
     "fork.discard": _positional("name"),
     "up": _positional("sandbox"),
 }
@@ -122,4 +131,5 @@ def command_line(action: NextAction) -> str:
         return _tool_call(a)
     base = _BASE.get(action.kind, action.kind.replace(".", " "))
     tail = _TAILS.get(action.kind)
-    return f"canal {base}{tail(a) if tail else ''}"
+    where = f" -C {quote(a['project'])}" if a.get("project") else ""
+    return f"canal{where} {base}{tail(a) if tail else ''}"

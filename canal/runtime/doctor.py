@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from canal.core.errors import CanalError
+from canal.core.next import NextAction, act
 from canal.runtime.mounts import verdicts
 from canal.runtime.paths import project_key, state_dir_for
 from canal.runtime.project import CONFIG_NAME
@@ -27,17 +28,18 @@ class Check:
     name: str
     ok: bool
     detail: str
-    fix: str = ""
+    fix: str = ""  # what to do, in words for every reader
+    next: tuple[NextAction, ...] = ()  # the commands that fix it, as data (the front end words them)
 
     def to_json(self) -> dict[str, object]:
-        return asdict(self)
+        return {**asdict(self), "next": [a.to_json() for a in self.next]}
 
 
 def check_engine() -> Check:
     try:
         client = docker_client(timeout=10)
     except SandboxError as exc:
-        return Check("engine", False, exc.message, exc.hint)
+        return Check("engine", False, exc.message, exc.hint, exc.next)
     with contextlib.closing(client):
         version = client.version().get("Version", "?")
         runtimes = sorted((client.info().get("Runtimes") or {}).keys())
@@ -48,11 +50,11 @@ def check_image(image: str = DEFAULT_IMAGE) -> Check:
     try:
         client = docker_client(timeout=10)
     except SandboxError as exc:
-        return Check("image", False, f"cannot look for {image}: no engine", exc.hint)
+        return Check("image", False, f"cannot look for {image}: no engine", exc.hint, exc.next)
     with contextlib.closing(client):
         if image_present(client, image):
             return Check("image", True, f"{image} is present")
-    return Check("image", False, f"{image} is not built", "canal image build")
+    return Check("image", False, f"{image} is not built", next=(act("image.build"),))
 
 
 def engine_runtimes() -> list[str] | None:
@@ -115,16 +117,17 @@ def check_mounts(project_dir: Path) -> Check:
     try:
         config = take_snapshot(project_dir).config
     except CanalError as exc:
-        return Check("mounts", False, f"canal.yaml cannot be read: {exc.message}", exc.hint)
+        return Check("mounts", False, f"canal.yaml cannot be read: {exc.message}", exc.hint, exc.next)
     found = verdicts(config.sandbox.mounts, project_dir, config.mount_roots, state_dir_for(project_dir))
     if not found:
         return Check("mounts", True, "no extra mounts (the project at /workspace only)")
     lines = [f"{'allowed' if v.allowed else 'REFUSED'} {v.mount.source} -> {v.mount.target}"
              f"{' (ro)' if v.mount.read_only else ' (rw)'}: {v.reason}" for v in found]
     ok = all(v.allowed for v in found)
-    return Check("mounts", ok, "; ".join(lines), "" if ok else
-                 "remove the refused mount from canal.yaml, or mount a folder inside the project or a "
-                 "mount_roots folder, then: canal config approve")
+    if ok:
+        return Check("mounts", ok, "; ".join(lines))
+    return Check("mounts", ok, "; ".join(lines), "remove the refused mount from canal.yaml, or mount a "
+                 "folder inside the project or a mount_roots folder", (act("config.approve"),))
 
 
 def check_config(project_dir: Path) -> Check:
@@ -134,14 +137,14 @@ def check_config(project_dir: Path) -> Check:
     try:
         status = Services(project_dir).trust.status()
     except CanalError as exc:
-        return Check("config", False, exc.message, exc.hint)
+        return Check("config", False, exc.message, exc.hint, exc.next)
     where = project_dir / CONFIG_NAME
     if status.state == "defaults":
         return Check("config", True, f"no {CONFIG_NAME}: the default settings apply (canal init writes one)")
     if status.state == "unapproved":
         names = ", ".join(c.setting for c in status.loosened)
         return Check("config", False, f"{where} is not approved yet (it loosens: {names}); nothing runs "
-                     "until a person approves it", f"canal config approve   (in {project_dir})")
+                     "until a person approves it", next=(act("config.approve", project=str(project_dir)),))
     how = "approved" if status.state == "approved" else "changed, only tightening: it applies"
     return Check("config", True, f"{where} is valid and {how}")
 
@@ -151,28 +154,30 @@ def check_egress(project_dir: Path) -> Check:
     try:
         network = take_snapshot(project_dir).config.sandbox.network
     except CanalError as exc:
-        return Check("egress", False, f"canal.yaml cannot be read: {exc.message}", exc.hint)
+        return Check("egress", False, f"canal.yaml cannot be read: {exc.message}", exc.hint, exc.next)
     if network.mode != "allowlist":
         return Check("egress", True, f"no egress proxy needed (sandbox.network: {network.mode})")
     try:
         client = docker_client(timeout=10)
     except SandboxError as exc:
-        return Check("egress", False, "cannot look for the egress proxy: no engine", exc.hint)
+        return Check("egress", False, "cannot look for the egress proxy: no engine", exc.hint, exc.next)
     with contextlib.closing(client):
         if not image_present(client, EGRESS_IMAGE):
             return Check("egress", False, f"{EGRESS_IMAGE} (the egress proxy) is not built; an allowlist "
-                         "sandbox cannot start without it", "canal image build --egress")
+                         "sandbox cannot start without it", next=(act("image.build", egress=True),))
         try:
             states = EgressProxies(client, f"canal-{project_key(project_dir)}").states()
         except SandboxError as exc:
-            return Check("egress", False, f"cannot list the egress proxies: {exc.message}", exc.hint)
+            return Check("egress", False, f"cannot list the egress proxies: {exc.message}", exc.hint,
+                         exc.next)
     entries = ", ".join(e.label for e in network.allow) or "nothing"
     broken = [p for p in states if not p.running]
     shown = "; ".join(f"{p.name} {p.status}, {p.sandboxes} sandbox(es)" for p in states) or \
         "no proxy yet (one starts with the first allowlist sandbox)"
     if broken:
         return Check("egress", False, f"allows {entries}; {shown}: the sandboxes behind a stopped proxy "
-                     "have no way out", "canal down NAME && canal up NAME   (or canal gc)")
+                     "have no way out", "remove and start those sandboxes again, or remove broken proxies",
+                     (act("gc"),))
     return Check("egress", True, f"allows {entries}; {shown}")
 
 

@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from canal.core.fsutil import FILE_MODE, atomic_write, private_dir
+from canal.core.next import Say, act
 from canal.runtime.audit import AuditLog, parse_line
 from canal.runtime.audit.record import MalformedRecord
 from canal.sandbox.backend import EgressBackend, SandboxBackend
@@ -31,7 +32,6 @@ EVENT = "egress.attempt"
 PROXY_REMOVED = "egress.proxy_removed"
 ACTOR = "sandbox"
 SETTING = "sandbox.network.allow"
-APPROVE = "canal config approve"
 
 
 class EgressRecord(BaseModel):
@@ -144,12 +144,19 @@ class EgressRecorder:
             os.close(fd)
 
 
-def denied_footer(attempts: Sequence[EgressAttempt], container: str, shown: int = 3) -> list[str]:
-    """Footer parts naming what this sandbox tried and was refused, and the setting that decides it."""
+def denied_footer(attempts: Sequence[EgressAttempt], container: str, say: Say | None = None,
+                  shown: int = 3) -> list[str]:
+    """Footer parts naming what this sandbox tried and was refused, and the setting that decides it
+    (what to run next in the front end's words, when it gave some)."""
     mine = [a for a in attempts if not a.allowed and a.sandbox in (container, None)]
     if not mine:
         return []
     names = list(dict.fromkeys(a.destination if a.kind != "dns" else f"{a.host} (DNS)" for a in mine))
     more = f", +{len(names) - shown} more" if len(names) > shown else ""
-    return [f"egress denied: {', '.join(names[:shown])}{more} (not in {SETTING}; a person adds it in "
-            f"canal.yaml and runs {APPROVE}; every attempt: canal egress log --denied)"]
+    approve = say(act("config.approve")) if say is not None else None
+    log = say(act("egress.log", denied=True)) if say is not None else None
+    if approve and log:
+        return [f"egress denied: {', '.join(names[:shown])}{more} (not in {SETTING}; a person adds it in "
+                f"canal.yaml and runs {approve}; every attempt: {log})"]
+    return [f"egress denied: {', '.join(names[:shown])}{more} (not in {SETTING}; a person can add it in "
+            "canal.yaml and approve the settings; the audit log has every attempt)"]

@@ -73,8 +73,11 @@ def _summary(cls: type) -> str:
 HEADER = """# Error codes and exit codes
 
 Every error Canal reports has the same shape: an UPPER_SNAKE code on the first line, what happened
-on the next, then `Next:` and the command to run. With `--json` the same comes as
-`{"status": "error", "code", "message", "hint", "details"}`.
+on the next, then `Next:` and what to do: a command to run in the CLI, a tool call over MCP. With
+`--json` the same comes as `{"status": "error", "code", "message", "hint", "next", "details"}`:
+`hint` is the `Next:` sentence, `next` the same actions as data (`{"kind", "args", "note"}`, e.g.
+`{"kind": "workflow.advance", "args": {"run_id": "wr_1"}, "note": ""}`), which each front end words
+in its own way (`canal.core.next` lists every kind).
 
 ## Exit codes of `canal run`
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from canal.core.next import act
 from canal.runtime.approvals import DecisionSummary
 from canal.runtime.errors import ConfirmationRequired
 from canal.runtime.forks import ApplyResult
@@ -24,23 +25,21 @@ def apply_fork(canal: Canal, name: str, paths: tuple[str, ...], confirm: str | N
     chosen, digest = forks.plan(name, paths)
     if not chosen:
         return ApplyResult(fork=name, applied=[], checkpoint="")
-    text = " ".join(["canal apply", name, *paths])
+    text = " ".join(["apply fork", name, *paths])  # what the token is bound to and a person is shown
     bound = f"changes:{digest}"
     if confirm is None:
         files = [f"{c.kind} {c.path}" + (f" ({c.detail})" if c.detail else "") for c in chosen]
         reason = f"apply {len(chosen)} change(s) from fork {name} to the real project"
         pending = approvals.request(text, name, APPLY_CWD, bound, DecisionSummary(("fork-apply",), reason),
                                     display=text)
-        rerun = f"{text} --confirm {pending.token}"
+        who = "human" if pending.needs_human else "agent"
         shown = "\n".join(f"  {f}" for f in files[:SHOWN_FILES])
         extra = len(files) - SHOWN_FILES
-        more = f"\n  … and {extra} more (canal changes {name})" if extra > 0 else ""
+        more = f"\n  … and {extra} more (the fork's changes list them all)" if extra > 0 else ""
         msg = f"{reason}:\n{shown}{more}\nNothing was applied."
-        hint = (f"a person approves it first (canal approve {pending.token}, from a terminal), then run: "
-                f"{rerun}" if pending.needs_human else f"ask the user, then run: {rerun}")
-        raise ConfirmationRequired(msg, hint=hint, details={
-            "token": pending.token, "files": files, "rerun": rerun,
-            "approval": "human" if pending.needs_human else "agent"})
+        again = act("fork.apply", name=name, paths=list(paths) or None, token=pending.token, approval=who)
+        raise ConfirmationRequired(msg, hint="" if pending.needs_human else "ask the user", next=again,
+                                   details={"token": pending.token, "files": files, "approval": who})
     approval = approvals.redeem(confirm, text, name, APPLY_CWD, bound)
     result = forks.apply(name, paths, actor=canal.actor, expect=digest)
     canal.services.audit.append("fork.applied", {

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from canal.core.next import act
 from canal.runtime.paths import config_dir, data_root
 from canal.runtime.server.paths import runtime_dir
 from canal.sandbox.errors import MountRefused
@@ -130,5 +131,6 @@ def refusal(found: Verdict) -> MountRefused:
     mount = found.mount
     msg = f"Refused to mount {mount.source} at {mount.target}: {found.reason}. Nothing was started."
     hint = ("mount a folder inside the project, or inside a root a person lists under mount_roots in "
-            "canal.yaml (then: canal config approve); see every mount's verdict with: canal doctor")
-    return MountRefused(msg, hint=hint, details=found.to_json())
+            "canal.yaml (the settings then need a person's approval)")
+    see = [act("config.approve"), act("doctor", "shows every mount's verdict")]
+    return MountRefused(msg, hint=hint, next=see, details=found.to_json())

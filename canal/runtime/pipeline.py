@@ -178,8 +178,9 @@ class Pipeline:
         try:
             attempts = self.services.egress.collect(self.backend)
         except SandboxError as exc:  # the command ran: its outcome is still recorded and shown
-            return [f"egress attempts not read yet ({exc.code}); canal egress log reads them"]
-        return denied_footer(attempts, req.ref.container)
+            log = req.say(act("egress.log")) if req.say is not None else None
+            return [f"egress attempts not read yet ({exc.code})" + (f"; {log} reads them" if log else "")]
+        return denied_footer(attempts, req.ref.container, req.say)
 
     def _git_env(self, req: RunRequest, workdir: str) -> dict[str, str]:
         """Overrides that keep git from running programs its configuration names (runtime.gitguard)."""

@@ -31,5 +31,5 @@ def recover_dangling(services: Services) -> list[str]:
         rid = audit.append(INTERRUPTED_EVENT, {"started": run.started, "sandbox": run.sandbox, "reason": why},
                            actor="canal")
         notices.append(f"NOTE: {run.started} `{run.command}` (sandbox {run.sandbox}, started {run.ts[:19]}Z) "
-                       f"has no outcome: {why}. Recorded as interrupted in {rid}; see: canal audit show")
+                       f"has no outcome: {why}. Recorded as interrupted in {rid} (audit log)")
     return notices

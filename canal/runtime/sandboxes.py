@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+from canal.core.next import act
 from canal.runtime.errors import ConfigError, StateDirError
 from canal.runtime.gitguard import guard_env
 from canal.runtime.mounts import check_user_mounts
@@ -49,7 +50,7 @@ class SandboxRef:
 def sandbox_ref(project_dir: Path, name: str) -> SandboxRef:
     if not _NAME.match(name):
         msg = f"Bad sandbox name {name!r}: use letters, digits, '_', '.', '-' (at most 41 characters)."
-        raise ConfigError(msg, hint="canal up default")
+        raise ConfigError(msg, next=act("up", sandbox="default"))
     return SandboxRef(name, f"canal-{project_key(project_dir)}-{name}")
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 from canal.core.errors import CanalError, ExitCode
+from canal.core.next import act
 from canal.runtime.project import CONFIG_NAME
 
 Profile = Literal["standard", "strict"]
@@ -93,5 +94,5 @@ def write_new_config(folder: Path, text: str) -> Path:
 
 def _exists(path: Path) -> ConfigExists:
     return ConfigExists(f"{path} already exists; canal init never overwrites it.",
-                        hint=f"edit {path} (docs/config.md), then: canal config status",
+                        hint=f"edit {path} (docs/config.md)", next=act("config.status"),
                         details={"file": str(path)})

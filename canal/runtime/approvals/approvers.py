@@ -20,11 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from canal.core.fsutil import atomic_write
+from canal.core.next import act
 from canal.runtime.approvals.errors import ApprovalStoreError, ApproverUnverifiedError
 from canal.runtime.approvals.model import Approver
 
-NO_TERMINAL_HINT = ("run `canal approve TOKEN` yourself in a terminal, or pass --approver-key FILE "
-                    "(a key from `canal approvals add-approver`)")
+NO_TERMINAL_HINT = "a person approves it themselves, from a terminal, or with a registered approver key"
+NO_TERMINAL_NEXT = (act("approve", token="TOKEN"),
+                    act("approvals.add_approver", "registers a key", name="NAME"))
 
 
 def from_terminal(stdin_tty: bool, stdout_tty: bool, user: str) -> Approver:
@@ -32,7 +34,7 @@ def from_terminal(stdin_tty: bool, stdout_tty: bool, user: str) -> Approver:
     if not (stdin_tty and stdout_tty):
         msg = ("approving needs a person: stdin and stdout are not both a terminal, "
                "and no approver key was given")
-        raise ApproverUnverifiedError(msg, hint=NO_TERMINAL_HINT)
+        raise ApproverUnverifiedError(msg, hint=NO_TERMINAL_HINT, next=NO_TERMINAL_NEXT)
     return Approver(user=user, how="tty")
 
 
@@ -79,13 +81,14 @@ class ApproverRegistry:
 
     def identify(self, key_file: Path, user: str) -> Approver:
         """The approver whose key is in ``key_file``; refused for unknown keys or loose permissions."""
-        hint = "ask the operator for an approver key: canal approvals add-approver NAME --key-out FILE"
+        hint = "ask the operator for an approver key"
+        add = act("approvals.add_approver", name="NAME")
         try:
             st = key_file.stat()
             secret = base64.b64decode(key_file.read_bytes().strip(), validate=True)
         except (OSError, binascii.Error) as exc:
             msg = f"cannot read the approver key {key_file}: {exc}"
-            raise ApproverUnverifiedError(msg, hint=hint) from exc
+            raise ApproverUnverifiedError(msg, hint=hint, next=add) from exc
         if st.st_mode & 0o077:
             msg = f"refusing approver key {key_file}: it is readable by others"
             raise ApproverUnverifiedError(msg, hint=f"chmod 600 {key_file}")
@@ -94,7 +97,7 @@ class ApproverRegistry:
             if hmac.compare_digest(str(entry.get("sha256", "")), digest):
                 return Approver(user=user, how="approver-key", key_name=name)
         msg = f"the key in {key_file} is not a registered approver key"
-        raise ApproverUnverifiedError(msg, hint=hint)
+        raise ApproverUnverifiedError(msg, hint=hint, next=add)
 
     def _sign(self, body: dict[str, Any]) -> str:
         payload = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from canal.core.next import act
 from canal.runtime.approvals import token as tokens
 from canal.runtime.approvals.errors import (
     ApprovalExpiredError,
@@ -95,8 +96,9 @@ class ApprovalService:
             self._check_binding(token, rec, command, sandbox, cwd, policy_hash)
             if "human" in (rec.mode, self._mode) and rec.approved_by is None:
                 msg = f"token {token} waits for a person's approval; nothing was run"
-                raise ApprovalPendingError(msg, hint=f"ask a person to run: canal approve {token}  "
-                                           "(then re-run the same command with --confirm)",
+                raise ApprovalPendingError(msg, hint="ask a person to approve it",
+                                           next=act("approve", "then repeat the same call with its token",
+                                                    token=token),
                                            details={"token": token, "expires_at": rec.expires_at})
             now = self._clock()
             rec = rec.model_copy(update={"status": "consumed", "consumed_at": now})
@@ -113,17 +115,17 @@ class ApprovalService:
 
     def _usable(self, token: str, token_id: str) -> ApprovalRecord:
         rec = self.store.load(token_id)
-        fresh = "run the command again without --confirm to get a fresh token"
+        fresh = act("retry", fresh_token=True)
         if rec is None:
             msg = f"token {token} is unknown here (never issued, or expired more than a day ago)"
-            raise ApprovalForgedError(msg, hint=fresh, details={"token": token})
+            raise ApprovalForgedError(msg, next=fresh, details={"token": token})
         if rec.status == "consumed":
             msg = f"token {token} was already used; a token confirms one run only"
-            raise ApprovalReusedError(msg, hint=fresh, details={"token": token, "used_at": rec.consumed_at})
+            raise ApprovalReusedError(msg, next=fresh, details={"token": token, "used_at": rec.consumed_at})
         if self._clock() >= rec.expires_at:
             msg = f"token {token} expired; confirmations last {round(rec.expires_at - rec.created_at)} s"
             details = {"token": token, "expired_at": rec.expires_at}
-            raise ApprovalExpiredError(msg, hint=fresh, details=details)
+            raise ApprovalExpiredError(msg, next=fresh, details=details)
         return rec
 
     def _check_binding(self, token: str, rec: ApprovalRecord, command: str, sandbox: str, cwd: str,
@@ -135,8 +137,9 @@ class ApprovalService:
         if differs:
             msg = (f"token {token} was issued for another {', '.join(differs)} "
                    f"(it confirms: {rec.command} in sandbox {rec.sandbox}, cwd {rec.cwd}); nothing was run")
-            raise ApprovalMismatchError(msg, hint="run the exact command again without --confirm for its "
-                                        "own token", details={"token": token, "differs": differs})
+            raise ApprovalMismatchError(msg, hint="for this command, its own token",
+                                        next=act("retry", fresh_token=True),
+                                        details={"token": token, "differs": differs})
 
     def _command_mac(self, command: str) -> str:
         return hmac.new(self._key, b"canal-command:" + command.encode(), hashlib.sha256).hexdigest()

@@ -12,6 +12,7 @@ import hmac
 import re
 import secrets
 
+from canal.core.next import act
 from canal.runtime.approvals.errors import ApprovalForgedError
 
 PREFIX = "c_"
@@ -41,6 +42,6 @@ def parse(key: bytes, token: str) -> str:
     found = TOKEN.match(token.strip().lower())
     if found is None or not hmac.compare_digest(_tag(key, found.group(1)), found.group(2)):
         msg = f"{token!r} is not a confirmation token issued by this host"
-        raise ApprovalForgedError(msg, hint="run the command again without --confirm to get a fresh token",
+        raise ApprovalForgedError(msg, next=act("retry", fresh_token=True),
                                   details={"token": token})
     return found.group(1)

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from canal.core.next import act
 from canal.runtime.audit.errors import CheckpointInvalidError
 from canal.runtime.audit.record import canonical, sign
 from canal.runtime.audit.verify import Head
@@ -49,17 +50,18 @@ def make_checkpoint(head: Head, log: str, key: bytes, key_id: str, ts: str) -> C
 
 def read_checkpoint(text: str, key: bytes, key_id: str) -> Checkpoint:
     """Parse and authenticate a checkpoint; refuse one this host did not sign."""
-    hint = "make a fresh one with: canal audit checkpoint > FILE"
+    hint = "make a fresh one"
+    fresh = act("audit.checkpoint")
     try:
         raw: Any = json.loads(text)
         cp = Checkpoint.model_validate(raw)
     except (json.JSONDecodeError, ValidationError) as exc:
         msg = f"not a Canal audit checkpoint: {exc.__class__.__name__}"
-        raise CheckpointInvalidError(msg, hint=hint) from exc
+        raise CheckpointInvalidError(msg, hint=hint, next=fresh) from exc
     if cp.kind != CHECKPOINT_KIND or cp.v != 1:
         msg = f"unknown checkpoint kind {cp.kind!r} version {cp.v}"
-        raise CheckpointInvalidError(msg, hint=hint)
+        raise CheckpointInvalidError(msg, hint=hint, next=fresh)
     if cp.key_id != key_id or not hmac.compare_digest(sign(key, _payload(cp)), cp.mac):
         msg = f"the checkpoint's signature does not verify with this host's key {key_id!r}"
-        raise CheckpointInvalidError(msg, hint=hint, details={"checkpoint_key_id": cp.key_id})
+        raise CheckpointInvalidError(msg, hint=hint, next=fresh, details={"checkpoint_key_id": cp.key_id})
     return cp

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from canal.core.fsutil import atomic_write
+from canal.core.next import act
 from canal.runtime.audit.errors import AuditTamperedError
 from canal.runtime.audit.reader import iter_lines, line_before
 from canal.runtime.audit.record import GENESIS_HASH, MalformedRecord, Record, canonical, parse_line, sign
@@ -61,7 +62,7 @@ class RevisionIndex:
         if size < state.offset:
             msg = (f"the audit log {self._log} is shorter ({size} bytes) than its revision index "
                    f"({state.offset} bytes): records were removed")
-            raise AuditTamperedError(msg, hint="canal audit verify", details={"path": str(self._log)})
+            raise AuditTamperedError(msg, next=act("audit.verify"), details={"path": str(self._log)})
         if from_index and state.offset > 0:
             self._check_anchor(state)
         if size > state.offset:
@@ -80,7 +81,7 @@ class RevisionIndex:
             problem = check_record(rec, self._key, self._key_id, state.head, self._earlier)
             if problem is not None:
                 msg = f"audit log {self._log}: {problem[1]}"
-                raise AuditTamperedError(msg, hint="canal audit verify",
+                raise AuditTamperedError(msg, next=act("audit.verify"),
                                          details={"kind": problem[0], "seq": rec.seq})
             if rec.event == REVISION_EVENT:
                 state.docs[str(rec.data["doc"])] = (int(rec.data["revision"]), str(rec.data["digest"]))
@@ -114,8 +115,8 @@ class RevisionIndex:
                 return
         msg = (f"the audit log {self._log} no longer holds record {state.head.seq} where its revision "
                "index saw it: the log was rewritten or replaced")
-        raise AuditTamperedError(msg, hint=f"canal audit verify; if the log was reset on purpose, "
-                                 f"delete {self._index} to rebuild it", details={"path": str(self._log)})
+        verify = act("audit.verify", f"if the log was reset on purpose, delete {self._index} to rebuild it")
+        raise AuditTamperedError(msg, next=verify, details={"path": str(self._log)})
 
     def _save(self, state: _State) -> None:
         body = {"v": 1, "key_id": self._key_id, "offset": state.offset, "seq": state.head.seq,
@@ -136,4 +137,4 @@ def _parsed(text: bytes, seq: int, path: Path) -> Record:
         return parse_line(text)
     except MalformedRecord as exc:
         msg = f"audit log {path}: the line after record {seq - 1} is not a record ({exc})"
-        raise AuditTamperedError(msg, hint="canal audit verify", details={"kind": "corrupt"}) from exc
+        raise AuditTamperedError(msg, next=act("audit.verify"), details={"kind": "corrupt"}) from exc

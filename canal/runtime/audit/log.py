@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from canal.core.fsutil import FILE_MODE, fsync_dir, private_dir
+from canal.core.next import act
 from canal.runtime.audit.errors import AuditLogCorruptError, AuditRecordInvalidError, AuditWriteError
 from canal.runtime.audit.ledger import RevisionIndex
 from canal.runtime.audit.reader import Line, iter_lines, last_line
@@ -165,15 +166,15 @@ class AuditLog:
         line = last_line(fd, size)
         if line is None:
             return 0, GENESIS_HASH
-        hint = f"canal audit verify   (then move {self.path.name} aside to start a new log)"
+        verify = act("audit.verify", f"then move {self.path.name} aside to start a new log")
         if not line.complete:
             msg = f"the last line of {self.path} is partial (a torn write); no record can be chained to it"
-            raise AuditLogCorruptError(msg, hint=hint, details={"path": str(self.path)})
+            raise AuditLogCorruptError(msg, next=verify, details={"path": str(self.path)})
         try:
             last = parse_line(line.text)
         except MalformedRecord as exc:
             msg = f"the last line of {self.path} is not a record ({exc})"
-            raise AuditLogCorruptError(msg, hint=hint, details={"path": str(self.path)}) from exc
+            raise AuditLogCorruptError(msg, next=verify, details={"path": str(self.path)}) from exc
         return last.seq, last.hash
 
 

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from canal.core.fsutil import private_dir
+from canal.core.next import act
 from canal.runtime.checkpoints.errors import CheckpointFailed, CheckpointStoreCorrupt
 
 _CHUNK = 1024 * 1024
@@ -41,7 +42,8 @@ def parse_name(name: str) -> tuple[str, int, int, int]:
     m = _NAME.match(name)
     if m is None:
         msg = f"checkpoint object name {name!r} is malformed"
-        raise CheckpointStoreCorrupt(msg, hint="canal checkpoints verify", details={"object": name})
+        raise CheckpointStoreCorrupt(msg, hint="the checkpoint store is damaged", next=act("checkpoints"),
+                                     details={"object": name})
     return m.group(1), int(m.group(2), 8), int(m.group(3)), int(m.group(4))
 
 
@@ -193,7 +195,7 @@ def hash_only(dirfd: int, entry: str, st: os.stat_result) -> str:
 def _corrupt(name: str, why: str) -> CheckpointStoreCorrupt:
     msg = f"The checkpoint store's object {name[:16]}… is corrupt or was tampered with: {why}."
     return CheckpointStoreCorrupt(msg, hint="nothing was restored; keep the store as evidence and undo to "
-                                  "another checkpoint (canal checkpoints lists them)",
+                                  "another checkpoint", next=act("checkpoints", "lists them"),
                                   details={"object": name, "why": why})
 
 
@@ -245,6 +247,7 @@ def disk_full(exc: OSError) -> bool:
 def failed(exc: OSError, where: Path) -> CheckpointFailed:
     why = "the disk is full" if disk_full(exc) else (exc.strerror or str(exc))
     msg = f"Could not write the checkpoint ({why}, in {where}); the command was not run unprotected."
-    hint = ("free disk space or prune: canal checkpoints --prune, then run the command again"
+    hint = ("free disk space or prune old checkpoints, then run the command again"
             if disk_full(exc) else f"check the folder {where}, then run the command again")
-    return CheckpointFailed(msg, hint=hint, details={"errno": exc.errno, "folder": str(where)})
+    prune = [act("checkpoints", "prunes old checkpoints", prune=True)] if disk_full(exc) else []
+    return CheckpointFailed(msg, hint=hint, next=prune, details={"errno": exc.errno, "folder": str(where)})

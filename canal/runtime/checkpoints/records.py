@@ -24,14 +24,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from canal.core.fsutil import atomic_write
+from canal.core.next import act
 from canal.runtime.checkpoints.errors import CheckpointStoreCorrupt
 from canal.runtime.checkpoints.models import Checkpoint
 from canal.runtime.checkpoints.scan import Entry, IndexItem
 
 MAX_DEPTH = 32  # deltas in a row before a full manifest
 INDEX_TAG = f"canal-index/2 py{sys.version_info[0]}.{sys.version_info[1]}"
-HINT = ("nothing was restored from it; keep the store as evidence and undo to another checkpoint "
-        "(canal checkpoints lists them)")
+HINT = "nothing was restored from it; keep the store as evidence and undo to another checkpoint"
 
 
 def canonical(data: Any) -> bytes:
@@ -40,7 +40,8 @@ def canonical(data: Any) -> bytes:
 
 def corrupt(what: str, why: str, **details: object) -> CheckpointStoreCorrupt:
     msg = f"The checkpoint store's {what} is corrupt or was tampered with: {why}."
-    return CheckpointStoreCorrupt(msg, hint=HINT, details={"what": what, "why": why, **details})
+    return CheckpointStoreCorrupt(msg, hint=HINT, next=act("checkpoints", "lists them"),
+                                  details={"what": what, "why": why, **details})
 
 
 class Keys:

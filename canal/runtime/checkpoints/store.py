@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from canal.core.fsutil import atomic_write, private_dir
+from canal.core.next import act
 from canal.runtime.checkpoints import compare, retention
 from canal.runtime.checkpoints.errors import CheckpointFailed, CheckpointNotFound, WorkspaceTooBig
 from canal.runtime.checkpoints.models import (
@@ -158,7 +159,7 @@ class CheckpointStore:
         if cp_id is None:
             if not paths:
                 msg = "This project has no checkpoint yet."
-                raise CheckpointNotFound(msg, hint="canal run -- CMD   (a checkpoint comes first)")
+                raise CheckpointNotFound(msg, hint="run a command first: a checkpoint is taken before it")
             return read_record(paths[-1], self.keys)
         seq = parse_id(cp_id)
         path = self._record_path(seq) if seq is not None else None
@@ -228,7 +229,7 @@ class CheckpointStore:
         target = self.manifest(target_cp)  # checked before anything else happens
         with self.locked():
             # no pruning until the restore is done: it could take the target's files away
-            before = self._take("undo", f"canal undo {target_cp.id}", actor, prune=False)
+            before = self._take("undo", f"undo {target_cp.id}", actor, prune=False)
             current = self.manifest(before)
             found, left = restore(self.workspace, target, current, self.objects)
             self._cache = None  # the workspace changed under the cache: rescan
@@ -278,8 +279,10 @@ def _not_found(cp_id: str, seq: int | None, paths: builtins.list[Path]) -> Check
     else:
         why = "no checkpoint has that id"
     msg = f"Checkpoint {cp_id}: {why}."
-    hint = "canal checkpoints   (lists the ones kept)" if newest else "canal run -- CMD"
-    return CheckpointNotFound(msg, hint=hint, details={"id": cp_id, "oldest": oldest, "newest": newest})
+    hint = "" if newest else "run a command first: a checkpoint is taken before it"
+    kept = [act("checkpoints", "lists the ones kept")] if newest else []
+    return CheckpointNotFound(msg, hint=hint, next=kept,
+                              details={"id": cp_id, "oldest": oldest, "newest": newest})
 
 
 def _now() -> str:

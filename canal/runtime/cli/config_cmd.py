@@ -11,10 +11,13 @@ from pathlib import Path
 
 import click
 
+from canal.core.next import act
 from canal.runtime.approvals import ApproverUnverifiedError
 from canal.runtime.cli.shared import App, echo_json, json_option, pass_app
-from canal.runtime.trust import APPROVE_COMMAND, TrustStatus
+from canal.runtime.cli.words import say
+from canal.runtime.trust import TrustStatus
 
+APPROVE_COMMAND = say(act("config.approve"))
 _STATES = {
     "defaults": "no canal.yaml: the default settings apply",
     "approved": "canal.yaml is approved and in force",
@@ -78,7 +81,7 @@ def approve_config(app: App, approver_key: Path | None, digest: str | None, yes:
         click.echo(describe(status))
         if not click.confirm("Approve these settings?", default=False):
             msg = "the settings were not approved"
-            raise ApproverUnverifiedError(msg, hint=APPROVE_COMMAND)
+            raise ApproverUnverifiedError(msg, next=act("config.approve"))
     record = trust.approve(approver, shown)
     click.echo(f"approved {record.digest} as {record.approved_by} ({record.how}); it applies from the next "
                "command (restart a running `canal mcp` to pick it up)")

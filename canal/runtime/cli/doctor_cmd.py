@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import click
 
+from canal.core.next import say_all
 from canal.runtime.cli.shared import App, echo_json, json_option, pass_app
+from canal.runtime.cli.words import say
 from canal.runtime.doctor import Check, run_checks
 from canal.runtime.project import ProjectLocation, ProjectNotFound
 
@@ -35,7 +37,7 @@ def doctor(app: App, as_json: bool) -> None:
         for c in checks:
             click.echo(f"{'ok  ' if c.ok else 'FAIL'} {c.name:<10} {c.detail}")
             if not c.ok:
-                click.echo(f"     fix: {c.fix}")
+                click.echo(f"     fix: {say_all(c.next, say, lead=c.fix)}")
     if not healthy:
         raise SystemExit(1)
 

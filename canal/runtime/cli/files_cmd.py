@@ -110,7 +110,7 @@ def edit_cmd(app: App, path: Path, old: str, new: str, replace_all: bool, expect
     checkpoint = app.canal.files.checkpoint(f"canal edit {shlex.quote(str(path))}")
     result = app.canal.files.edit(path, old, new, replace_all=replace_all, base=app.base,
                                   expect_sha256=expect_sha256, person=app.is_person())
-    emit_undoable(as_json, result.model_dump(mode="json"), result.to_text(), checkpoint)
+    emit_undoable(as_json, result.model_dump(mode="json"), result.to_text(say), checkpoint)
 
 
 @click.command("write")
@@ -125,7 +125,7 @@ def write_cmd(app: App, path: Path, as_json: bool) -> None:
     data = sys.stdin.buffer.read(DEFAULT_MAX_BYTES + 1)
     checkpoint = app.canal.files.checkpoint(f"canal write {shlex.quote(str(path))}")
     result = app.canal.files.write(path, data, base=app.base, person=app.is_person())
-    emit_undoable(as_json, result.model_dump(mode="json"), result.to_text(), checkpoint)
+    emit_undoable(as_json, result.model_dump(mode="json"), result.to_text(say), checkpoint)
 
 
 @click.command("view")
@@ -140,7 +140,7 @@ def view_cmd(app: App, path: Path, line_range: str | None, as_json: bool) -> Non
     """
     start, end = parse_range(line_range, str(path))
     result = app.canal.files.view(path, base=app.base, start=start, end=end)
-    emit(as_json, result.model_dump(mode="json"), result.to_text())
+    emit(as_json, result.model_dump(mode="json"), result.to_text(say))
 
 
 def emit_undoable(as_json: bool, data: dict[str, Any], text: str, checkpoint: str) -> None:

@@ -21,7 +21,7 @@ class CliWords:
 
 
 def _say(action: NextAction) -> str:
-    if action.kind == "confirm" and action.args.get("approval") == "human":
+    if action.args.get("approval") == "human":  # a confirmation a person must approve first
         token = action.args.get("token", "TOKEN")
         return (f"a person approves it first (canal approve {token}, from a terminal), then run: "
                 f"{command_line(action)}")

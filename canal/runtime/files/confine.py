@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from canal.core.fsutil import adopt_owner, folder_owner
+from canal.core.next import act
 from canal.runtime.files.errors import PathNotFound, PathOutsideWorkspace, SymlinkEscape
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
@@ -87,8 +88,9 @@ class Workspace:
             target = os.path.realpath(entry)
             if not _inside(target, root):
                 msg = f"{path} is a symlink to {target}, outside the workspace {root}."
-                raise SymlinkEscape(msg, hint="name a path inside the workspace, or remove the link: "
-                                    f"canal rm {path}", details={"path": str(path), "target": target})
+                raise SymlinkEscape(msg, hint="name a path inside the workspace, or remove the link",
+                                    next=act("remove", path=str(path)),
+                                    details={"path": str(path), "target": target})
             entry = target
         return Located(self.root, PurePosixPath(os.path.relpath(entry, root)))
 
@@ -100,7 +102,7 @@ class Workspace:
             return SymlinkEscape(msg, hint="name the path inside the workspace without the symlink",
                                  details=details)
         msg = f"{given} is outside the workspace {root}."
-        return PathOutsideWorkspace(msg, hint=f"use a path inside {root}, e.g. canal view .",
+        return PathOutsideWorkspace(msg, hint=f"use a path inside {root}", next=act("view", path="."),
                                     details=details)
 
 
@@ -127,7 +129,7 @@ def _open_child(fd: int, part: str, loc: Located, create: bool) -> int:
     except FileNotFoundError:
         if not create:
             msg = f"{loc.display}: the folder {part} does not exist."
-            raise PathNotFound(msg, hint=f"canal view {loc.rel.parent}",
+            raise PathNotFound(msg, next=act("view", path=str(loc.rel.parent)),
                                details={"path": loc.display}) from None
         made = True
         try:

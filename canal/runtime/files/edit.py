@@ -6,6 +6,7 @@ import difflib
 from collections.abc import Sequence
 from pathlib import Path
 
+from canal.core.next import act
 from canal.runtime.files.confine import Located, Workspace
 from canal.runtime.files.diff import file_diff, split_lines
 from canal.runtime.files.errors import AmbiguousMatch, EmptyOldString, FileChanged, NoChange, StringNotFound
@@ -66,7 +67,7 @@ def _check_expected(loc: Located, snap: Snapshot, expect_sha256: str | None) -> 
     if expect_sha256 is not None and expect_sha256 != snap.sha256:
         msg = f"{loc.display} changed since you read it (sha256 {snap.sha256[:12]}, expected " \
               f"{expect_sha256[:12]}); nothing was written."
-        raise FileChanged(msg, hint=f"canal view {loc.display}   (read it again, then retry)",
+        raise FileChanged(msg, next=act("view", "read it again, then retry", path=loc.display),
                           details={"path": loc.display, "expected_sha256": expect_sha256,
                                    "found_sha256": snap.sha256})
 
@@ -74,11 +75,11 @@ def _check_expected(loc: Located, snap: Snapshot, expect_sha256: str | None) -> 
 def _check_strings(loc: Located, old: str, new: str) -> None:
     if not old:
         msg = f"The old text for {loc.display} is empty; there is nothing to find."
-        raise EmptyOldString(msg, hint=f"canal write {loc.display} < FILE   (to replace the whole file)",
+        raise EmptyOldString(msg, next=act("write", "to replace the whole file", path=loc.display),
                              details={"path": loc.display})
     if old == new:
         msg = f"The old and new text are the same; {loc.display} was not changed."
-        raise NoChange(msg, hint=f"canal view {loc.display}", details={"path": loc.display})
+        raise NoChange(msg, next=act("view", path=loc.display), details={"path": loc.display})
 
 
 def _occurrences(text: str, old: str) -> list[int]:
@@ -105,8 +106,8 @@ def _ambiguous(loc: Located, text: str, positions: list[int]) -> AmbiguousMatch:
     lines = line_numbers(text, positions)
     shown = ", ".join(map(str, lines[:20])) + (", ..." if len(lines) > 20 else "")
     msg = f"The old text occurs {len(positions)} times in {loc.display} (lines {shown}); nothing was changed."
-    return AmbiguousMatch(msg, hint=f"add surrounding lines to --old so it matches once, or replace every "
-                          f"one: canal edit {loc.display} --old TEXT --new TEXT --all",
+    return AmbiguousMatch(msg, hint="add surrounding lines to the old text so it matches once, or replace "
+                          "every one", next=act("edit", path=loc.display, all=True),
                           details={"path": loc.display, "count": len(positions), "lines": lines})
 
 
@@ -135,7 +136,7 @@ def _not_found(loc: Located, text: str, old: str, redactor: Redactor) -> StringN
     msg = f"The old text was not found in {loc.display}; nothing was changed."
     if shown:
         msg += " Closest lines:\n" + "\n".join(_numbered(line, window) for line, window in shown)
-    return StringNotFound(msg, hint=f"canal view {loc.display}   (copy the exact text, whitespace included)",
+    return StringNotFound(msg, next=act("view", "copy the exact text, whitespace included", path=loc.display),
                           details={"path": loc.display,
                                    "closest": [{"line": line, "text": window} for line, window in shown]})
 

@@ -7,10 +7,12 @@ import errno
 import hashlib
 import os
 import secrets
+import shlex
 import stat
 from dataclasses import dataclass
 
 from canal.core.fsutil import adopt_owner, folder_owner
+from canal.core.next import act
 from canal.runtime.files.confine import Located, open_parent
 from canal.runtime.files.errors import (
     BinaryFile,
@@ -54,7 +56,7 @@ def is_binary(data: bytes) -> bool:
 def decode_text(snap: Snapshot, loc: Located, action: str) -> str:
     if is_binary(snap.data):
         msg = f"{loc.display} is a binary file ({len(snap.data)} bytes); {action} works on UTF-8 text only."
-        raise BinaryFile(msg, hint=f"canal view {loc.display}   (shows its size and type)",
+        raise BinaryFile(msg, next=act("view", "shows its size and type", path=loc.display),
                          details={"path": loc.display, "size": len(snap.data)})
     return snap.data.decode("utf-8")
 
@@ -64,7 +66,7 @@ def read_file(loc: Located, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Snapshot:
     snap = read_if_exists(loc, max_bytes=max_bytes)
     if snap is None:
         msg = f"{loc.display} does not exist."
-        raise PathNotFound(msg, hint=f"canal view {loc.rel.parent}", details={"path": loc.display})
+        raise PathNotFound(msg, next=act("view", path=str(loc.rel.parent)), details={"path": loc.display})
     return snap
 
 
@@ -106,21 +108,21 @@ def check_regular(st: os.stat_result, loc: Located, max_bytes: int) -> None:
         raise _is_dir(loc)
     if not stat.S_ISREG(st.st_mode):
         msg = f"{loc.display} is not a regular file (a device, pipe or socket)."
-        raise NotAFile(msg, hint=f"canal view {loc.rel.parent}", details={"path": loc.display})
+        raise NotAFile(msg, next=act("view", path=str(loc.rel.parent)), details={"path": loc.display})
     check_size(st.st_size, loc, max_bytes)
 
 
 def check_size(size: int, loc: Located, max_bytes: int) -> None:
     if size > max_bytes:
         msg = f"{loc.display} is {size} bytes, over the {max_bytes}-byte limit for this operation."
-        raise FileTooLarge(msg, hint=f"work on it inside the sandbox, e.g. canal run -- sed -n 1,50p "
-                           f"{loc.display}", details={"path": loc.display, "size": size,
-                                                      "limit": max_bytes})
+        raise FileTooLarge(msg, hint="work on it inside the sandbox",
+                           next=act("run", command=f"sed -n 1,50p {shlex.quote(loc.display)}"),
+                           details={"path": loc.display, "size": size, "limit": max_bytes})
 
 
 def _is_dir(loc: Located) -> IsADirectory:
     msg = f"{loc.display} is a folder, not a file."
-    return IsADirectory(msg, hint=f"canal view {loc.display}   (lists it)", details={"path": loc.display})
+    return IsADirectory(msg, next=act("view", "lists it", path=loc.display), details={"path": loc.display})
 
 
 def replace_file(loc: Located, data: bytes, *, mode: int, expect_sha256: str | None,
@@ -198,5 +200,5 @@ def _changed(loc: Located, expected: str | None, found: str | None) -> FileChang
     else:
         what = "changed"
     msg = f"{loc.display} {what} since it was read; nothing was written."
-    return FileChanged(msg, hint=f"canal view {loc.display}   (read it again, then retry)",
+    return FileChanged(msg, next=act("view", "read it again, then retry", path=loc.display),
                        details={"path": loc.display, "expected_sha256": expected, "found_sha256": found})

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import shlex
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
+
+from canal.core.next import Say, act
 
 
 class _Model(BaseModel):
@@ -22,7 +25,7 @@ class EditResult(_Model):
     sha256_before: str
     sha256_after: str
 
-    def to_text(self) -> str:
+    def to_text(self, say: Say | None = None) -> str:
         noun = "replacement" if self.replacements == 1 else "replacements"
         return f"{self.diff}[edited {self.path}: {self.replacements} {noun}, +{self.added} -{self.removed}]"
 
@@ -37,11 +40,12 @@ class WriteResult(_Model):
     backup_id: str | None
     sha256: str
 
-    def to_text(self) -> str:
+    def to_text(self, say: Say | None = None) -> str:
         noun = "line" if self.lines == 1 else "lines"
         head = f"[{self.status} {self.path}: {self.lines} {noun}, {self.bytes} bytes"
         if self.backup_id:
-            head += f" | previous version kept: canal restore {self.backup_id} --to PATH"
+            restore = say(act("restore", trash_id=self.backup_id, to="PATH")) if say is not None else None
+            head += f" | previous version kept: {restore or 'trash id ' + self.backup_id}"
         body = self.diff or ""
         return f"{body}{head}]"
 
@@ -56,7 +60,7 @@ class TextView(_Model):
     sha256: str
     note: str | None = None
 
-    def to_text(self) -> str:
+    def to_text(self, say: Say | None = None) -> str:
         if self.total_lines == 0:
             return f"[{self.path}: empty file]"
         width = max(6, len(str(self.end)))
@@ -64,7 +68,9 @@ class TextView(_Model):
         footer = f"[{self.path}: showing {self.start}-{self.end} of {self.total_lines} lines"
         if self.end < self.total_lines:
             step = self.end - self.start + 1
-            footer += f" | next: canal view {self.path} --range {self.end + 1}:{self.end + step}"
+            lines = f"{self.end + 1}:{self.end + step}"
+            more = say(act("view", path=self.path, range=lines)) if say is not None else None
+            footer += f" | next: {more or 'lines ' + lines}"
         if self.note:
             footer += f" | {self.note}"
         return f"{body}{footer}]"
@@ -76,9 +82,10 @@ class BinaryView(_Model):
     size: int
     sha256: str
 
-    def to_text(self) -> str:
-        return (f"[{self.path}: binary file, {self.size} bytes, not shown | inspect it with: "
-                f"canal run -- xxd {self.path} | head]")
+    def to_text(self, say: Say | None = None) -> str:
+        inspect = say(act("run", command=f"xxd {shlex.quote(self.path)} | head")) if say is not None else None
+        return f"[{self.path}: binary file, {self.size} bytes, not shown" + (
+            f" | inspect it with: {inspect}]" if inspect else "]")
 
 
 class DirEntry(_Model):
@@ -94,7 +101,7 @@ class DirView(_Model):
     entries: list[DirEntry]
     total_entries: int
 
-    def to_text(self) -> str:
+    def to_text(self, say: Say | None = None) -> str:
         lines = [_entry_line(e) for e in self.entries]
         footer = f"[{self.path}: folder, showing {len(self.entries)} of {self.total_entries} entries]"
         return "\n".join([*lines, footer])

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from canal.core.next import act
 from canal.runtime.files.confine import Located
 from canal.runtime.files.errors import ProtectedPath
 
@@ -57,9 +58,10 @@ class Protected:
         shown = loc.display if why else f"{loc.display} (it holds {inner})"
         reason = why or self.why(PurePosixPath(inner or ""))
         msg = f"{shown} is {reason}: the agent's file operations may not {action} it. Nothing was changed."
-        hint = ("ask a person to make this change (they run the same command in a terminal); a change "
-                "to canal.yaml or a policy file then needs: canal config approve")
-        raise ProtectedPath(msg, hint=hint, details={"path": loc.display, "protected": inner or loc.display,
+        hint = "ask a person to make this change (they run the same command in a terminal)"
+        approve = act("config.approve", "a change to canal.yaml or a policy file needs this too")
+        raise ProtectedPath(msg, hint=hint, next=approve,
+                            details={"path": loc.display, "protected": inner or loc.display,
                                                      "action": action})
 
     def _inside(self, rel: PurePosixPath, folder: Path | None) -> str | None:

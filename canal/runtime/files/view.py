@@ -7,6 +7,7 @@ import os
 import stat
 from pathlib import Path
 
+from canal.core.next import act
 from canal.runtime.files.confine import Located, Workspace, open_parent
 from canal.runtime.files.diff import split_lines
 from canal.runtime.files.errors import InvalidRange, IsADirectory
@@ -42,7 +43,8 @@ def _window(loc: Located, total: int, start: int | None, end: int | None, max_li
     first = start or 1
     if first < 1 or (end is not None and end < first) or (total and first > total):
         msg = f"The range {start}:{end} does not fit {loc.display}, which has {total} lines."
-        raise InvalidRange(msg, hint=f"canal view {loc.display} --range 1:{min(max(total, 1), max_lines)}",
+        raise InvalidRange(msg,
+                           next=act("view", path=loc.display, range=f"1:{min(max(total, 1), max_lines)}"),
                            details={"path": loc.display, "total_lines": total})
     last = min(total, end if end is not None else first + max_lines - 1, first + max_lines - 1)
     return first, last

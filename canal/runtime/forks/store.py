@@ -21,6 +21,7 @@ from typing import Literal
 from pydantic import ValidationError
 
 from canal.core.fsutil import atomic_write, private_dir
+from canal.core.next import act
 from canal.runtime.checkpoints import compare
 from canal.runtime.checkpoints.models import Change, NotCovered
 from canal.runtime.checkpoints.records import (
@@ -69,13 +70,15 @@ class ForkStore:
         checkpoint (slower to make, the same isolation); the fork's ``mode`` says which it got."""
         if name in RESERVED or self.is_fork(name):
             msg = f"A sandbox named {name} already exists" + (" (a fork)" if self.is_fork(name) else "") + "."
-            raise ForkExists(msg, hint=f"pick another name, or: canal discard {name}", details={"name": name})
+            raise ForkExists(msg, hint="pick another name, or discard the old fork",
+                             next=act("fork.discard", name=name), details={"name": name})
         if from_id is not None and self.is_fork(from_id):
             msg = f"{from_id} is a fork; a fork is made from the project or one of its checkpoints."
-            raise ForkOfFork(msg, hint=f"apply it first (canal apply {from_id}), then fork the project",
+            raise ForkOfFork(msg, hint="apply it first, then fork the project",
+                             next=act("fork.apply", name=from_id),
                              details={"from": from_id})
         cp = (self.checkpoints.get(from_id) if from_id is not None
-              else self.checkpoints.take(kind="fork", command=f"canal fork {name}", actor=actor))
+              else self.checkpoints.take(kind="fork", command=f"fork {name}", actor=actor))
         entries = self.checkpoints.manifest(cp)
         chosen = mode or ("overlay" if overlay.supported() is None else "copy")
         fork = Fork(name=name, base=cp.id, manifest=cp.manifest, created_at=_now(), mode=chosen,
@@ -98,7 +101,8 @@ class ForkStore:
             fork = Fork.model_validate(raw)
         except FileNotFoundError:
             msg = f"No fork named {name}."
-            raise ForkNotFound(msg, hint="canal forks   (or make one: canal fork NAME)",
+            raise ForkNotFound(msg, next=[act("ps", "lists the sandboxes, forks included"),
+                                          act("fork.start", "makes one", name="NAME")],
                                details={"name": name}) from None
         except (ValueError, ValidationError):
             raise corrupt("fork record " + name, "unreadable") from None
@@ -164,8 +168,8 @@ class ForkStore:
         chosen = selected(compare.changes(base, now), paths, base, now)
         if expect is not None and _digest([[c.path, c.kind, now.get(c.path)] for c in chosen]) != expect:
             msg = f"Fork {name} changed after its changes were approved; nothing was applied."
-            raise ForkConflict(msg, hint=f"review again: canal changes {name}, then canal apply {name}")
-        checkpoint = self.checkpoints.take(kind="apply", command=f"canal apply {name}", actor=actor)
+            raise ForkConflict(msg, next=act("fork.changes", "review again, then apply", name=name))
+        checkpoint = self.checkpoints.take(kind="apply", command=f"apply {name}", actor=actor)
         real = self.checkpoints.manifest(checkpoint)
         clash = conflicts(chosen, compare.changes(base, real))
         if clash:
@@ -236,9 +240,10 @@ def _conflict(name: str, clash: list[Conflict], checkpoint: str) -> ForkConflict
     more = f" and {len(clash) - 10} more" if len(clash) > 10 else ""
     msg = (f"The real project changed since fork {name} was made, at paths the fork changed too: "
            f"{shown}{more}. Nothing was applied.")
-    hint = (f"look at both (canal changes {name}; canal diff {checkpoint}), then apply only the other "
-            f"paths (canal apply {name} PATH...) or discard the fork")
-    return ForkConflict(msg, hint=hint, details={"conflicts": [c.model_dump() for c in clash]})
+    hint = "look at both, then apply only the other paths or discard the fork"
+    look = [act("fork.changes", name=name), act("diff", checkpoint=checkpoint),
+            act("fork.apply", name=name, paths=["PATH..."])]
+    return ForkConflict(msg, hint=hint, next=look, details={"conflicts": [c.model_dump() for c in clash]})
 
 
 def _digest(data: object) -> str:

@@ -21,6 +21,7 @@ from typing import Literal
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from canal.core.next import act
 from canal.runtime.keys.errors import (
     KeyEnvInvalidError,
     KeyRetireRefusedError,
@@ -140,7 +141,7 @@ class KeyStore:
                 raise self._unknown(key_id)
             if target.state == "primary":
                 msg = f"{key_id} is the primary key; rotate first so that another key becomes primary"
-                raise KeyRetireRefusedError(msg, hint=f"canal key rotate && canal key retire {key_id}")
+                raise KeyRetireRefusedError(msg, next=act("key.rotate", f"then retire {key_id} again"))
             done = target.model_copy(update={"state": "retired", "material": None, "retired": _now()})
             write_ring(self.ring_path, KeyRing(keys=[done if r is target else r for r in ring.keys]))
         self._records = None
@@ -155,7 +156,7 @@ class KeyStore:
     def _unknown(self, key_id: str) -> KeyUnknownError:
         known = ", ".join(sorted(self._material)) or "none"
         msg = f"no usable key {key_id} (keys here: {known}); it was retired or belongs to another setup"
-        return KeyUnknownError(msg, hint="canal key show", details={"key_id": key_id, "known": known})
+        return KeyUnknownError(msg, next=act("key.show"), details={"key_id": key_id, "known": known})
 
     def _load(self) -> list[KeyRecord]:
         if self._records is None:

@@ -69,7 +69,7 @@ class Operations:
     def view(self, args: s.ViewArgs) -> Reply:
         start, end = args.range if args.range is not None else (None, None)
         result = self.canal.files.view(args.path, start=start, end=end)
-        return Reply(result.to_text(), result.model_dump(mode="json"))
+        return Reply(result.to_text(Words("view")), result.model_dump(mode="json"))
 
     def _checkpoint(self, command: str) -> str:
         """A checkpoint before Canal's own change to the workspace (a failure stops the operation)."""
@@ -78,7 +78,8 @@ class Operations:
     def edit(self, args: s.EditArgs) -> Reply:
         checkpoint = self._checkpoint(f"edit {args.path}")
         result = self.canal.files.edit(args.path, args.old, args.new, replace_all=args.replace_all)
-        return _with_checkpoint(Reply(result.to_text(), result.model_dump(mode="json")), checkpoint)
+        reply = Reply(result.to_text(Words("edit")), result.model_dump(mode="json"))
+        return _with_checkpoint(reply, checkpoint)
 
     def remove(self, args: s.RemoveArgs) -> Reply:
         checkpoint = self._checkpoint("remove " + " ".join(args.path))

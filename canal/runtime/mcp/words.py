@@ -72,9 +72,12 @@ _CALLS: dict[Kind, Callable[[Args], str | None]] = {
     "diff": lambda a: call("diff", {k: a[k] for k in ("checkpoint",) if a.get(k)}),
     "undo": lambda a: call("undo", {k: a[k] for k in ("checkpoint",) if a.get(k)}),
     "fork.changes": lambda a: call("changes", {"name": a["name"]}),
-    "fork.apply": lambda a: call("apply", {"name": a["name"], **({"confirm_token": a["token"]}
-                                                                  if a.get("token") else {})}),
+    "fork.apply": lambda a: call("apply", {"name": a["name"],
+                                           **({"paths": list(a["paths"])} if a.get("paths") else {}),
+                                           **({"confirm_token": a["token"]} if a.get("token") else {})}),
     "fork.discard": lambda a: call("discard", {"name": a["name"]}),
+    "fork.start": lambda a: call("fork", {"name": a["name"], **({"from_checkpoint": a["from"]}
+                                                                if a.get("from") else {})}),
 }
 # Only a person runs these, at a terminal: the agent is told to ask the user.
 OPERATOR: frozenset[Kind] = frozenset({
@@ -82,7 +85,8 @@ OPERATOR: frozenset[Kind] = frozenset({
     "policy.check", "policy.show", "policy.test", "workflow.abort", "workflow.runs", "workflow.list",
     "workflow.init", "workflow.add_step", "workflow.validate", "discover", "key.show", "key.rotate",
     "key.retire", "audit.show", "audit.verify", "state.verify", "config.status", "config.approve",
-    "up", "gc", "doctor", "write",
+    "up", "down", "ps", "gc", "doctor", "write", "server.logs", "audit.checkpoint", "approvals.add_approver",
+    "egress.log",
 })
 
 
@@ -101,18 +105,23 @@ class Words:
         a = action.args
         if action.kind == "confirm":
             token = a.get("token", "TOKEN")
-            again = f"{self.same_call()}, adding confirm_token \"{token}\""
-            if a.get("approval") == "human":
-                return (f"a person must approve it: ask the user to run `canal approve {token}` in a "
-                        f"terminal; after they approved, {again}")
-            return again
+            return self._approved_first(a, f"{self.same_call()}, adding confirm_token \"{token}\"")
         if action.kind == "retry":
             fresh = " without confirm_token, for a fresh one" if a.get("fresh_token") else ""
             return self.same_call() + fresh
         if action.kind in OPERATOR:
             return f"ask the user to run `{command_line(action)}` in a terminal"
         worded = _CALLS[action.kind](a)
-        return None if worded is None else f"call {worded}"
+        return None if worded is None else self._approved_first(a, f"call {worded}")
+
+    @staticmethod
+    def _approved_first(a: Args, then: str) -> str:
+        """``then``, after a person's approval when the confirmation needs one."""
+        if a.get("approval") != "human":
+            return then
+        token = a.get("token", "TOKEN")
+        return (f"a person must approve it: ask the user to run `canal approve {token}` in a terminal; "
+                f"after they approved, {then}")
 
 
 def error_text(exc: CanalError, tool: str = "", redact: Redact | None = None) -> str:

@@ -9,6 +9,7 @@ from typing import Any
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from canal.core.next import act
 from canal.runtime.keys.store import KeyStore
 from canal.runtime.sealed import crypto
 from canal.runtime.sealed.envelope import Envelope
@@ -128,8 +129,8 @@ def open_data_key(env: Envelope, keys: KeyStore) -> bytes:
     if not keys.has(env.key_id):
         msg = (f"{env.doc_id} was sealed under key {env.key_id}, which this key store does not hold "
                f"(it holds {_usable(keys)})")
-        raise SealedWrongKeyError(msg, hint="set CANAL_KEY or restore the key ring that sealed it; "
-                                  "canal key show", details={"doc_id": env.doc_id, "key_id": env.key_id})
+        raise SealedWrongKeyError(msg, hint="set CANAL_KEY or restore the key ring that sealed it",
+                                  next=act("key.show"), details={"doc_id": env.doc_id, "key_id": env.key_id})
     try:
         return crypto.unwrap(keys.material(env.key_id), env.key_id, env.doc_id, env.data_key)
     except (InvalidTag, ValueError) as exc:
@@ -150,7 +151,8 @@ def unseal(env: Envelope, keys: KeyStore) -> Any:
         parent[last] = _decrypt_at(aead, env, where, parent[last])
     if not crypto.mac_matches(data_key, env.mac_payload(plain), env.mac):
         msg = f"{env.doc_id} fails its integrity check: a readable field was added, deleted or edited"
-        raise SealedFieldsChangedError(msg, hint=_restore_hint(env), details={"doc_id": env.doc_id})
+        raise SealedFieldsChangedError(msg, hint=_restore_hint(env), next=CHECK_OTHERS,
+                                       details={"doc_id": env.doc_id})
     return plain
 
 
@@ -172,7 +174,7 @@ def _decrypt_at(aead: AESGCM, env: Envelope, where: str, text: Any) -> Any:
         origin = next((o for o in env.sealed if o != where and _opens(aead, env, o, text)), None)
         if origin is not None:
             msg = f"{env.doc_id}: the sealed value at {where} belongs at {origin}; values were swapped"
-            raise SealedSwappedError(msg, hint=_restore_hint(env),
+            raise SealedSwappedError(msg, hint=_restore_hint(env), next=CHECK_OTHERS,
                                      details={"doc_id": env.doc_id, "path": where, "origin": origin}) from exc
         raise _tampered(env, f"the sealed value at {where}", where) from exc
 
@@ -195,16 +197,19 @@ def _locate(root: Any, where: str, env: Envelope) -> tuple[Any, Any]:
         node[last]
     except (KeyError, IndexError, ValueError, TypeError) as exc:
         msg = f"{env.doc_id}: the sealed field {where} is missing; a field was deleted or moved"
-        raise SealedFieldsChangedError(msg, hint=_restore_hint(env),
+        raise SealedFieldsChangedError(msg, hint=_restore_hint(env), next=CHECK_OTHERS,
                                        details={"doc_id": env.doc_id, "path": where}) from exc
     return node, last
 
 
 def _tampered(env: Envelope, what: str, where: str) -> SealedTamperedError:
     msg = f"{env.doc_id}: {what} does not authenticate; the file was modified outside Canal"
-    return SealedTamperedError(msg, hint=_restore_hint(env), details={"doc_id": env.doc_id, "path": where})
+    return SealedTamperedError(msg, hint=_restore_hint(env), next=CHECK_OTHERS,
+                               details={"doc_id": env.doc_id, "path": where})
+
+
+CHECK_OTHERS = act("state.verify", "checks the other files")
 
 
 def _restore_hint(env: Envelope) -> str:
-    return (f"restore {env.doc_id} from a backup or discard it; run canal state verify to check the "
-            "other files (Canal will not overwrite it)")
+    return f"restore {env.doc_id} from a backup or discard it (Canal will not overwrite it)"

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from canal.core.fsutil import atomic_write, private_dir
+from canal.core.next import act
 from canal.runtime.keys.locking import LockTimeout, file_lock
 from canal.runtime.keys.store import KeyStore
 from canal.runtime.ports import RevisionLedger
@@ -63,7 +64,7 @@ class SealedStore:
     def path_for(self, doc_id: str) -> Path:
         if not DOC_ID.match(doc_id) or ".." in doc_id:
             msg = f"{doc_id!r} is not a valid document id (letters, digits, '.', '_', '-'; 128 at most)"
-            raise SealedInvalidDocumentError(msg, hint="canal state verify lists the documents")
+            raise SealedInvalidDocumentError(msg, next=act("state.verify", "lists the documents"))
         return self.root / (doc_id + SUFFIX)
 
     def ids(self) -> list[str]:
@@ -196,7 +197,7 @@ class SealedStore:
             return SealedDeletedError(msg, hint=f"restore {self.path_for(doc_id)} from a backup",
                                       details={"doc_id": doc_id, "recorded_revision": latest[0]})
         msg = f"no sealed document {doc_id} in {self.root}"
-        return SealedNotFoundError(msg, hint="canal state verify lists the documents",
+        return SealedNotFoundError(msg, next=act("state.verify", "lists the documents"),
                                    details={"doc_id": doc_id})
 
     @contextmanager

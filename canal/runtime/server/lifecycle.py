@@ -70,9 +70,11 @@ def connect_or_start(paths: ServerPaths, build: str) -> socket.socket:
                 return sock
             start(paths)
     msg = f"No Canal server of build {build} would answer on {paths.socket}."
+    from canal.core.next import act
     from canal.runtime.server.errors import ServerStartFailed
 
-    raise ServerStartFailed(msg, hint=NO_SERVER_HINT.format(log="canal server logs"))
+    raise ServerStartFailed(msg, hint=NO_SERVER_HINT.format(log="see the server's log"),
+                            next=act("server.logs"))
 
 
 def _greeted(paths: ServerPaths, build: str) -> socket.socket | None:

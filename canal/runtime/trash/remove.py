@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from canal.core.next import act
 from canal.runtime.files.confine import Located, Workspace, open_parent
 from canal.runtime.files.errors import PathNotFound
 from canal.runtime.files.protect import Protected
@@ -37,7 +38,7 @@ def remove_paths(trash: Trash, workspace: Path, paths: list[Path], *, recursive:
             guard.check(loc, "remove")
         if not recursive and _is_dir(loc):
             msg = f"{loc.display} is a folder; removing it needs -r."
-            raise IsAFolderNeedsRecursive(msg, hint=f"canal rm -r {loc.display}",
+            raise IsAFolderNeedsRecursive(msg, next=act("remove", path=loc.display, recursive=True),
                                           details={"path": loc.display})
     outcomes: list[RemoveOutcome] = []
     for loc in located:

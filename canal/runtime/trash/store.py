@@ -22,6 +22,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from canal.core.fsutil import atomic_write, folder_owner, fsync_dir, private_dir
+from canal.core.next import act
 from canal.runtime.files.confine import Located, Workspace, open_parent
 from canal.runtime.files.errors import PathNotFound
 from canal.runtime.files.protect import Protected
@@ -80,7 +81,8 @@ class Trash:
             st = lstat_at(dfd, loc.name)
             if st is None:
                 msg = f"{loc.display} does not exist."
-                raise PathNotFound(msg, hint=f"canal view {loc.rel.parent}", details={"path": loc.display})
+                raise PathNotFound(msg, next=act("view", path=str(loc.rel.parent)),
+                                   details={"path": loc.display})
             kind = kind_of(st, loc.display)
             self._check_room(loc.path, loc.display)
             entry_id, now = self._reserve()
@@ -115,8 +117,8 @@ class Trash:
         if held + size > self.max_total:
             msg = (f"{display} ({format_size(size)}) does not fit in the trash: it holds {format_size(held)} "
                    f"of its {format_size(self.max_total)} (storage.trash_total). Nothing was changed.")
-            raise TrashFull(msg, hint="a person frees room: canal trash purge --older-than 7d (see "
-                            "canal trash list), or raises storage.trash_total in canal.yaml",
+            raise TrashFull(msg, hint="a person frees room, or raises storage.trash_total in canal.yaml",
+                            next=[act("trash.purge", older_than="7d"), act("trash.list")],
                             details={"path": display, "size": size, "held": held, "limit": self.max_total})
 
     def _reserve(self) -> tuple[str, datetime]:
@@ -145,7 +147,7 @@ class Trash:
         info = self.info_dir / f"{entry_id}.json"
         if not ID_PATTERN.match(entry_id) or not info.is_file():
             msg = f"No trash entry {entry_id!r}."
-            raise TrashEntryNotFound(msg, hint="canal trash list", details={"id": entry_id})
+            raise TrashEntryNotFound(msg, next=act("trash.list"), details={"id": entry_id})
         return self._load(info)
 
     def _load(self, info: Path) -> TrashEntry:
@@ -153,7 +155,7 @@ class Trash:
             return TrashEntry.model_validate_json(info.read_bytes())
         except ValidationError as exc:
             msg = f"The trash record {info} cannot be read: {exc.error_count()} problems."
-            raise TrashCorrupt(msg, hint="canal trash list", details={"info": str(info)}) from exc
+            raise TrashCorrupt(msg, next=act("trash.list"), details={"info": str(info)}) from exc
 
     def list(self) -> list[TrashEntry]:
         """Complete entries, oldest first (a record still reserved, or unreadable, is left out)."""
@@ -173,7 +175,7 @@ class Trash:
         item = self.files_dir / entry.id
         if not os.path.lexists(item):
             msg = f"The trash entry {entry.id} has a record but its content is gone."
-            raise TrashCorrupt(msg, hint="canal trash list", details={"id": entry.id})
+            raise TrashCorrupt(msg, next=act("trash.list"), details={"id": entry.id})
         workspace = Workspace.at(Path(entry.workspace))
         loc = workspace.locate(to if to is not None else Path(entry.original_path), follow=False)
         if guard is not None:
@@ -242,6 +244,7 @@ class Trash:
 
 def _target_exists(entry: TrashEntry, loc: Located) -> RestoreTargetExists:
     msg = f"{loc.display} already exists; trash entry {entry.id} was not restored over it."
-    return RestoreTargetExists(msg, hint=f"canal restore {entry.id} --to NEW_PATH   (or --force: the current "
-                               f"{loc.display} goes to the trash first)",
+    return RestoreTargetExists(msg, next=[act("restore", trash_id=entry.id, to="NEW_PATH"),
+                                          act("restore", f"the current {loc.display} goes to the trash first",
+                                              trash_id=entry.id, force=True)],
                                details={"id": entry.id, "path": str(loc.path)})

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import errno
 import os
+import shlex
 import shutil
 import stat
 
+from canal.core.next import act
 from canal.runtime.trash.errors import RestoreTargetExists, UnsupportedFileType
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -34,7 +36,8 @@ def kind_of(st: os.stat_result, name: str) -> str:
     if stat.S_ISREG(st.st_mode):
         return "file"
     msg = f"{name} is a device, pipe or socket; only files, folders and symlinks can be trashed."
-    raise UnsupportedFileType(msg, hint=f"canal run -- rm {name}   (policy decides)", details={"name": name})
+    raise UnsupportedFileType(msg, next=act("run", "the policy decides", command=f"rm {shlex.quote(name)}"),
+                              details={"name": name})
 
 
 def move_entry(src_dfd: int, src: str, dst_dfd: int, dst: str, *, no_replace: bool) -> None:

@@ -2,8 +2,8 @@
 
 from canal.runtime.trust.compare import Change, compare
 from canal.runtime.trust.errors import ConfigUnapproved, TrustRecordInvalid
-from canal.runtime.trust.service import APPROVE_COMMAND, TrustedConfig, TrustStatus
+from canal.runtime.trust.service import TrustedConfig, TrustStatus
 from canal.runtime.trust.snapshot import Snapshot, policy_file_path, take_snapshot
 
-__all__ = ["APPROVE_COMMAND", "Change", "ConfigUnapproved", "Snapshot", "TrustRecordInvalid", "TrustStatus",
+__all__ = ["Change", "ConfigUnapproved", "Snapshot", "TrustRecordInvalid", "TrustStatus",
            "TrustedConfig", "compare", "policy_file_path", "take_snapshot"]

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from canal.core.next import act
 from canal.runtime.approvals.model import Approver
 from canal.runtime.config import CanalConfig
 from canal.runtime.ports import AuditSink
@@ -28,7 +29,6 @@ from canal.runtime.trust.snapshot import Snapshot, defaults_snapshot, take_snaps
 from canal.runtime.trust.store import TrustRecord, TrustStore
 
 State = Literal["defaults", "approved", "tightened", "unapproved"]
-APPROVE_COMMAND = "canal config approve"
 TIGHTENING = "tightening"
 
 
@@ -92,7 +92,7 @@ class TrustedConfig:
         if status.snapshot.digest != expect_digest:
             msg = ("The settings changed while they were being approved "
                    f"(shown {expect_digest[:19]}, now {status.snapshot.digest[:19]}); nothing was approved.")
-            raise ConfigUnapproved(msg, hint=f"{APPROVE_COMMAND}   (review the new content)",
+            raise ConfigUnapproved(msg, next=act("config.approve", "review the new content"),
                                    details={"expected": expect_digest, "found": status.snapshot.digest})
         who = approver.user if approver.key_name is None else f"{approver.user} (key {approver.key_name})"
         return self._record(status.snapshot, who, approver.how, status.changes, event="config.approve")
@@ -120,8 +120,8 @@ def unapproved_error(status: TrustStatus, project_dir: Path) -> ConfigUnapproved
     else:
         what = f"{where} changed since a person approved it, loosening: {names}"
     msg = f"{what}. Nothing was run: these settings take effect only once a person approves them."
-    hint = (f"ask a person to review the change and run, in a terminal: cd {project_dir} && "
-            f"{APPROVE_COMMAND}")
-    return ConfigUnapproved(msg, hint=hint, details={
+    hint = "ask a person to review the change and approve it, in a terminal"
+    approve = act("config.approve", project=str(project_dir))
+    return ConfigUnapproved(msg, hint=hint, next=approve, details={
         "file": str(where), "changes": [c.to_json() for c in status.changes],
         "digest": status.snapshot.digest, "approved_digest": status.record.digest if status.record else None})

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from canal.core.fsutil import atomic_write
+from canal.core.next import act
 from canal.runtime.trust.errors import TrustRecordInvalid
 from canal.runtime.trust.snapshot import canonical
 
@@ -72,5 +73,5 @@ class TrustStore:
 
     def _invalid(self, what: str) -> TrustRecordInvalid:
         msg = f"The record of approved settings {self.path} {what}; nothing was run."
-        return TrustRecordInvalid(msg, hint=f"a person checks canal.yaml, then runs in a terminal: "
-                                  f"rm {self.path} && canal config approve", details={"file": str(self.path)})
+        return TrustRecordInvalid(msg, hint=f"a person checks canal.yaml and removes {self.path}",
+                                  next=act("config.approve"), details={"file": str(self.path)})

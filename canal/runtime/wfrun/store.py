@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from canal.core.next import act
 from canal.runtime.sealed.errors import SealedNotFoundError, SealedRevisionConflictError
 from canal.runtime.sealed.store import SealedStore
 from canal.workflows.errors import RunConflictError, RunNotFoundError
@@ -42,7 +43,7 @@ class SealedRunStore:
         except SealedRevisionConflictError as exc:
             what = "already exists" if expected == 0 else "was saved by another process first"
             msg = f"run {run_id} {what}; nothing was written"
-            raise RunConflictError(msg, hint=f"canal workflow current {run_id}",
+            raise RunConflictError(msg, next=act("workflow.current", run_id=run_id),
                                    details={"run_id": run_id, **exc.details}) from exc
 
     def load(self, run_id: str) -> StoredRun:
@@ -51,7 +52,7 @@ class SealedRunStore:
             doc, revision = self.sealed.load(doc_id)
         except SealedNotFoundError as exc:
             msg = f"no workflow run {run_id}"
-            raise RunNotFoundError(msg, hint="canal workflow runs", details={"run_id": run_id}) from exc
+            raise RunNotFoundError(msg, next=act("workflow.runs"), details={"run_id": run_id}) from exc
         if _has_placeholder(doc):
             doc = _restore(doc, self.sealed.secrets(doc_id))
         return StoredRun(doc=doc, revision=revision)

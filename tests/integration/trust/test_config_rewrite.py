@@ -84,7 +84,7 @@ def test_a_changed_file_is_refused_until_a_person_approves_it(project: Path) -> 
     with Canal(project) as canal, pytest.raises(ConfigUnapproved) as info:
         canal.run("true")
     assert "sandbox.user" in info.value.message
-    assert "canal config approve" in info.value.hint
+    assert [a.kind for a in info.value.next] == ["config.approve"]
     cli = run_cli(project, "run", "--", "id")
     assert cli.returncode == 2
     assert cli.stderr.startswith("CONFIG_UNAPPROVED"), cli.stderr

@@ -88,7 +88,7 @@ def test_same_token_twice_is_reused(tmp_path: Path, clock: Clock) -> None:
         svc.redeem(token, CMD, **BINDING)
     assert info.value.code == "APPROVAL_REUSED"
     assert info.value.exit_code == ExitCode.APPROVAL_INVALID
-    assert "without --confirm" in info.value.hint
+    assert [(a.kind, a.args.get("fresh_token")) for a in info.value.next] == [("retry", True)]
 
 
 def test_expired_token(tmp_path: Path, clock: Clock) -> None:
@@ -157,7 +157,7 @@ def test_human_mode_blocks_until_a_person_approves(tmp_path: Path, clock: Clock)
     with pytest.raises(ApprovalPendingError) as info:
         svc.redeem(pending.token, CMD, **BINDING)
     assert info.value.exit_code == ExitCode.CONFIRMATION_REQUIRED
-    assert f"canal approve {pending.token}" in info.value.hint
+    assert [(a.kind, a.args["token"]) for a in info.value.next] == [("approve", pending.token)]
     approved = svc.approve(pending.token, Approver(user="alice", how="tty"))
     assert approved.approved_by == "alice (tty)"
     approval = svc.redeem(pending.token, CMD, **BINDING)

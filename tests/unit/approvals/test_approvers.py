@@ -26,7 +26,7 @@ def test_terminal_is_required_on_both_ends(stdin: bool, stdout: bool) -> None:
     with pytest.raises(ApproverUnverifiedError) as info:
         from_terminal(stdin, stdout, "alice")
     assert info.value.code == "APPROVER_UNVERIFIED"
-    assert "--approver-key" in info.value.hint
+    assert [a.kind for a in info.value.next] == ["approve", "approvals.add_approver"]
 
 
 def test_terminal_approver() -> None:

@@ -63,7 +63,7 @@ def test_not_found_lists_closest_lines(ws: Workspace, ws_dir: Path) -> None:
         edit_file(ws, "a.py", "value = compute(2)", "x")
     assert err.value.details["closest"][0] == {"line": 2, "text": "    value = compute(1)"}
     assert "     2\t    value = compute(1)" in err.value.message
-    assert err.value.hint.startswith("canal view a.py")
+    assert [(a.kind, a.args["path"]) for a in err.value.next] == [("view", "a.py")]
 
 
 def test_not_found_redacts_the_closest_lines(ws: Workspace, ws_dir: Path, redactor: Redactor) -> None:
@@ -81,7 +81,7 @@ def test_multiple_occurrences_need_all(ws: Workspace, ws_dir: Path) -> None:
         edit_file(ws, "m.txt", "x = 1", "x = 9")
     assert err.value.details == {"path": "m.txt", "count": 3, "lines": [1, 3, 5]}
     assert "3 times" in err.value.message
-    assert "--all" in err.value.hint
+    assert [(a.kind, a.args.get("all")) for a in err.value.next] == [("edit", True)]
     assert f.read_text() == "x = 1\ny = 2\nx = 1\n\nx = 1\n"
     result = edit_file(ws, "m.txt", "x = 1", "x = 9", replace_all=True)
     assert result.replacements == 3

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from canal.runtime.cli.words import say as cli_words
 from canal.runtime.files import BinaryView, DirView, TextView, Workspace, view_path, write_file
 from canal.runtime.files.errors import FileChanged, InvalidRange, IsADirectory
 from canal.runtime.ports import Redactor
@@ -19,8 +20,10 @@ def test_view_numbers_lines_and_says_what_it_shows(ws: Workspace, ws_dir: Path) 
     (ws_dir / "f.txt").write_text("".join(f"line {i}\n" for i in range(1, 11)))
     view = _text(view_path(ws, "f.txt", start=3, end=4))
     assert view.lines == ["line 3", "line 4"]
-    assert view.to_text() == ("     3\tline 3\n     4\tline 4\n"
-                              "[f.txt: showing 3-4 of 10 lines | next: canal view f.txt --range 5:6]")
+    shown = view.to_text(cli_words)
+    assert shown == ("     3\tline 3\n     4\tline 4\n"
+                     "[f.txt: showing 3-4 of 10 lines | next: canal view f.txt --range 5:6]")
+    assert view.to_text().endswith("| next: lines 5:6]")  # no front end's words: the lines to ask for
     whole = _text(view_path(ws, "f.txt"))
     assert (whole.start, whole.end, whole.total_lines) == (1, 10, 10)
     capped = _text(view_path(ws, "f.txt", max_lines=4))

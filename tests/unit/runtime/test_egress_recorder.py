@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from canal.runtime.api import Canal
+from canal.runtime.cli.words import say as cli_words
 from canal.runtime.config import CanalConfig, parse_config
 from canal.runtime.egress import EVENT, denied_footer
 from canal.sandbox.egress_squid import EgressAttempt
@@ -77,7 +78,7 @@ def test_a_command_names_what_its_sandbox_was_refused(tmp_path: Path,
                            attempt("leak.example", kind="dns", sandbox=container),
                            attempt("pypi.org", allowed=True, sandbox=container),
                            attempt("other.example", sandbox="canal-someone-else")]
-    result = canal.run("true")
+    result = canal.run("true", say=cli_words)
     assert "egress denied: evil.example:443, leak.example (DNS) (not in sandbox.network.allow" in result.text
     assert "canal config approve" in result.text
     assert "other.example" not in result.text

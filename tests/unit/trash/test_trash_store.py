@@ -106,7 +106,7 @@ def test_restore_refuses_to_overwrite(workspace: Path, trash: Trash) -> None:
     with pytest.raises(RestoreTargetExists) as err:
         trash.restore(entry.id)
     assert err.value.code == "RESTORE_TARGET_EXISTS"
-    assert "--force" in err.value.hint
+    assert [a.args.get("force") for a in err.value.next] == [None, True]
     assert f.read_text() == "new"
     assert [e.id for e in trash.list()] == [entry.id]
 

@@ -60,7 +60,7 @@ def test_a_new_file_that_only_tightens_is_accepted_and_becomes_the_baseline(proj
     with pytest.raises(ConfigUnapproved) as info:
         trust(project, audit).require()
     assert "policy.profile" in info.value.message
-    assert "canal config approve" in info.value.hint
+    assert [a.kind for a in info.value.next] == ["config.approve"]
 
 
 def test_the_findings_rewrite_is_refused_until_a_person_approves(project: Path) -> None:
