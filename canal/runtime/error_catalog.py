@@ -90,6 +90,7 @@ in its own way (`canal.core.next` lists every kind).
 | 122 | approval token expired, reused, forged or for another command |
 | 124 | killed by the hard or idle timeout |
 | 125 | Canal or the Docker engine failed |
+| 130, 143 | interrupted (Ctrl-C or SIGTERM): the command's processes in the sandbox were killed |
 | 137 | killed (out of memory, or the sandbox killed it) |
 
 A refusal is a result, not a crash: `CONFIRMATION_REQUIRED` (exit 120) names the matched rule, says

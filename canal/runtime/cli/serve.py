@@ -57,14 +57,17 @@ def _open_log(path: str) -> TextIO:
 
 
 def _preload() -> None:
-    """Import and build what the first request needs (the CLI, the API, cel-python's parser)."""
+    """Import and build what the first request needs (the CLI, the API, cel-python's parser, the MCP
+    front end and its SDK)."""
     try:
         import canal.runtime.api
         import canal.runtime.cli.main
         import canal.runtime.cli.run_cmd  # noqa: F401
         from canal.policy.celenv import environment
+        from canal.runtime.cli.mcp_cmd import front_end
 
         environment()
+        front_end("mcp")
     except Exception:
         logging.getLogger("canal.server").exception("preloading failed (requests will load it)")
 

@@ -88,6 +88,8 @@ def classify(sample: bytes, threshold: float) -> Kind | None:
 
 
 def _looks_binary(sample: bytes, threshold: float) -> bool:
+    if not sample:
+        return False  # most commands print nothing: nothing to decode
     if b"\x00" in sample:
         return True
     # Decode incrementally so a character cut by the sample's end is not counted as invalid.

@@ -19,6 +19,7 @@ from canal.runtime.redact.detector import PLACEHOLDER, Detector, Finding
 ID_PURPOSE = "redaction-id"
 ID_HEX = 12
 CLEAN_CACHE = 100_000  # entries; cleared when full
+CLEAN_TEXT_MAX = 4096  # characters: longer texts are scanned every time (they rarely repeat)
 MIN_PIECE = 4  # pieces of a cross-field finding shorter than this are not worth a placeholder
 
 
@@ -82,7 +83,16 @@ class Redactor:
         return mapping
 
     def redact(self, text: str) -> str:
-        return self.redact_with_map(text)[0]
+        # short texts come back often (a sandbox name, a working directory, a rule id in every audit
+        # record): one already scanned without a finding is not scanned again
+        if not text or text in self._clean:
+            return text
+        out = self.redact_with_map(text)[0]
+        if out is text and len(text) <= CLEAN_TEXT_MAX:
+            if len(self._clean) > CLEAN_CACHE:
+                self._clean.clear()
+            self._clean.add(text)
+        return out
 
     def redact_keep_lines(self, text: str) -> str:
         """Like ``redact``, but a multi-line secret leaves as many line breaks as it had, so line
