@@ -5,6 +5,7 @@ without one they are skipped, unless CANAL_REQUIRE_DOCKER=1 (CI), where a missin
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +21,9 @@ os.environ["CANAL_NO_SERVER"] = "1"
 RUNTIME_DIR = Path(tempfile.mkdtemp(prefix="canal-test-runtime-"))
 os.environ["CANAL_RUNTIME_DIR"] = str(RUNTIME_DIR)
 # cel-python's parser cache (policy/parser_cache.py) stays in the session's own folder too
-os.environ.setdefault("CANAL_CACHE_DIR", tempfile.mkdtemp(prefix="canal-test-cache-"))
+CACHE_DIR = None if "CANAL_CACHE_DIR" in os.environ else Path(tempfile.mkdtemp(prefix="canal-test-cache-"))
+if CACHE_DIR is not None:
+    os.environ["CANAL_CACHE_DIR"] = str(CACHE_DIR)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -29,6 +32,9 @@ def _no_server_left() -> Iterator[None]:
     from server_helpers import stop_servers
 
     stop_servers(RUNTIME_DIR)
+    for folder in (RUNTIME_DIR, CACHE_DIR):
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _engine_problem() -> str | None:
