@@ -40,3 +40,17 @@ class CanalError(Exception):
         self.hint = hint
         self.next: tuple[NextAction, ...] = (next,) if isinstance(next, NextAction) else tuple(next)
         self.details: dict[str, Any] = dict(details or {})
+
+
+class PolicyDenied(CanalError):
+    """The policy refuses the command and it cannot be confirmed. Nothing was run (a result, not raised)."""
+
+    code = "POLICY_DENIED"
+    exit_code = ExitCode.POLICY_DENIED
+
+
+class ConfirmationRequired(CanalError):
+    """The policy wants the command confirmed: nothing was run; re-run it with the token it gave."""
+
+    code = "CONFIRMATION_REQUIRED"
+    exit_code = ExitCode.CONFIRMATION_REQUIRED

@@ -37,6 +37,7 @@ from canal.runtime.remote import RemoteCanal
 from canal.runtime.result import RunResult
 from canal.runtime.sandboxes import DEFAULT_SANDBOX, SandboxRef, ensure_sandbox, sandbox_ref
 from canal.runtime.services import OUTPUTS, Services
+from canal.runtime.tools import Tools
 from canal.runtime.warm import installed, policy_key
 from canal.sandbox.backend import SandboxBackend, SandboxInfo
 from canal.sandbox.docker_backend import DockerBackend
@@ -149,6 +150,18 @@ class Canal:
     def files(self) -> FileOps:
         """View, edit, write, remove and restore workspace files (reversible, audited)."""
         return FileOps(self.services, self.actor)
+
+    @cached_property
+    def tools(self) -> Tools:
+        """The project's tools (tools/*.yaml): list, get, meta and call."""
+        return Tools(self)
+
+    def call_tool(self, name: str, args: Mapping[str, Any], *, confirm: str | None = None,
+                  **options: Any) -> RunResult:
+        """Run the project's tool ``name`` with ``args`` (a JSON object of its fields), through the same
+        pipeline as a command; ``confirm`` is the token a CONFIRMATION_REQUIRED result gave. Options:
+        ``env``, ``timeout_s``, ``unattended``, ``secrets``, ``say`` (see ``Tools.call``)."""
+        return self.tools.call(name, args, confirm=confirm, **options)
 
     @cached_property
     def workflows(self) -> Engine:

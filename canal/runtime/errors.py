@@ -34,20 +34,6 @@ class StateDirError(CanalError):
     code = "STATE_DIR_UNUSABLE"
 
 
-class PolicyDenied(CanalError):
-    """The policy refuses the command and it cannot be confirmed. Nothing was run (a result, not raised)."""
-
-    code = "POLICY_DENIED"
-    exit_code = ExitCode.POLICY_DENIED
-
-
-class ConfirmationRequired(CanalError):
-    """The policy wants the command confirmed: nothing was run; re-run it with the token it gave."""
-
-    code = "CONFIRMATION_REQUIRED"
-    exit_code = ExitCode.CONFIRMATION_REQUIRED
-
-
 class InternalError(CanalError):
     """Canal failed in a way it did not expect (a bug); the server's log has the traceback."""
 
@@ -100,3 +86,4 @@ def redact_strings(value: Any, redact: Redact) -> Any:
     if isinstance(value, list | tuple):
         return [redact_strings(v, redact) for v in value]
     return value
+

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from canal.core.errors import ConfirmationRequired
 from canal.core.next import act
 from canal.runtime.approvals import DecisionSummary
-from canal.runtime.errors import ConfirmationRequired
 from canal.runtime.forks import ApplyResult
 
 if TYPE_CHECKING:

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
+from canal.core.errors import ConfirmationRequired, PolicyDenied
 from canal.core.mask import mask_exact
 from canal.core.next import NextAction, Say, act, say_all
 from canal.policy.decision import Decision
@@ -22,7 +23,7 @@ from canal.runtime.audit import RunCompleted, RunStarted
 from canal.runtime.audit.dangling import runner
 from canal.runtime.checkpoints import Checkpoint, CheckpointError
 from canal.runtime.egress import denied_footer
-from canal.runtime.errors import ConfirmationRequired, PolicyDenied, format_error
+from canal.runtime.errors import format_error
 from canal.runtime.files.errors import PathNotFound, PathOutsideWorkspace, SymlinkEscape
 from canal.runtime.forks import ForkError
 from canal.runtime.gitguard import guard_env

@@ -1,19 +1,67 @@
-"""The project's tools (tools/*.yaml) as the front ends show them: one tool's fields as text (both front
-ends add their own way to call it), and the errors of running one."""
+"""``Canal.tools`` and ``Canal.call_tool``: the project's tools (tools/*.yaml), listed, described and
+called the same way by the CLI, MCP and workflow steps, with one set of error codes.
+
+A call is validated like a gate (``prepare_call``: missing, invalid and dropped fields), then runs as an
+exact argv through the whole run pipeline (policy, confirmation, sandbox, presenter, audit); values reach
+the command only as whole argv elements or environment variables. The text helpers below show one
+tool's fields (each front end adds its own way to call it).
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
-from canal.core.errors import CanalError
-from canal.workflows.tools import ToolMeta
+from canal.core.next import Say
+from canal.runtime.result import RunResult
+from canal.workflows.tools import ToolDefinition, ToolMeta, ToolRegistry, prepare_call, tool_meta
+from canal.workflows.tools.errors import ToolRunnerUnavailable
 from canal.workflows.tools.meta import FieldMeta
 
+if TYPE_CHECKING:
+    from canal.runtime.api import Canal
 
-class ToolRunnerUnavailable(CanalError):
-    """The tool asks for something Canal cannot run it with yet (a per-tool image)."""
 
-    code = "TOOL_RUNNER_UNAVAILABLE"
+class Tools:
+    """The tools of ``canal``'s project. The folder is read at each call: a tool added (and discovered)
+    while a long-lived Canal serves MCP is there for the next call."""
+
+    def __init__(self, canal: Canal) -> None:
+        self.canal = canal
+
+    @property
+    def registry(self) -> ToolRegistry:
+        return ToolRegistry.from_project(self.canal.project_dir)
+
+    def list(self) -> list[ToolDefinition]:
+        return list(self.registry)
+
+    def get(self, name: str) -> ToolDefinition:
+        """The tool, or ``TOOL_NOT_FOUND``."""
+        return self.registry.get(name)
+
+    def meta(self, name: str, *, required_only: bool = False) -> ToolMeta:
+        """Its fields after its rules: ignored fields left out, notes and enum labels in."""
+        return tool_meta(self.canal.project_dir, self.get(name), required_only=required_only)
+
+    def call(self, name: str, args: Mapping[str, Any], *, confirm: str | None = None,
+             env: Mapping[str, str] | None = None, timeout_s: float | None = None,
+             unattended: bool | None = None, secrets: Sequence[str] = (),
+             say: Say | None = None) -> RunResult:
+        """Run tool ``name`` with ``args``: ``TOOL_NOT_FOUND``, ``TOOL_ARGS_INVALID`` or
+        ``TOOL_RUNNER_UNAVAILABLE`` before anything runs, else the run's result (a refusal included)."""
+        definition = self.get(name)
+        if definition.image is not None:
+            msg = (f"tool {definition.name} asks for image {definition.image!r}; per-tool images are not "
+                   "supported yet. Nothing ran.")
+            raise ToolRunnerUnavailable(msg, hint=f"remove image: from tools/{definition.name}.yaml, or use "
+                                        "the default image", details={"tool": definition.name})
+        prepared = prepare_call(definition, args)
+        merged = {**(env or {}), **prepared.env}
+        return self.canal.run_argv(prepared.argv, env=merged or None,
+                                   timeout_s=timeout_s or definition.timeout_s, confirm=confirm,
+                                   unattended=unattended, secrets=secrets, say=say)
 
 
 def field_line(f: FieldMeta) -> str:

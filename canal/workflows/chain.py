@@ -13,7 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from canal.workflows.errors import TemplateError
+from canal.core.errors import PolicyDenied
+from canal.workflows.errors import (
+    ConfirmationUnattendedError,
+    StepErrorError,
+    StepFailedError,
+    TemplateError,
+)
 from canal.workflows.model import StepDef
 from canal.workflows.owner import Liveness, current_owner, process_alive
 from canal.workflows.ports import (
@@ -92,7 +98,7 @@ class Runner:
             try:
                 request = self.request(h.doc, step, attempt, confirm_token)
             except TemplateError as exc:
-                return self.fail(h, step, "TEMPLATE_UNRESOLVED", exc.message)
+                return self.fail(h, step, TemplateError.code, exc.message)
             self.claim(h, step, attempt)
             outcome = self.execute(request)
             self.ran.append(step.id)
@@ -103,9 +109,10 @@ class Runner:
             if outcome.status == "confirmation_required":
                 return self.wait_for_confirmation(h, step, outcome)
             if outcome.status == "denied":
-                return self.fail(h, step, "POLICY_DENIED", outcome.reason or "policy denied the step")
+                return self.fail(h, step, PolicyDenied.code, outcome.reason or "policy denied the step")
             if attempt - first + 1 >= step.retry.attempts:
-                code = "STEP_FAILED" if outcome.status == "failed" else "STEP_ERROR"
+                failed = outcome.status == "failed"
+                code = StepFailedError.code if failed else outcome.code or StepErrorError.code
                 return self.fail(h, step, code, outcome.reason or f"exit code {outcome.exit_code}")
             self.event(h, "workflow.step.retry", step=step.id, attempt=attempt, status=outcome.status)
 
@@ -165,7 +172,7 @@ class Runner:
         record.attempts -= 1  # nothing ran
         if h.doc.unattended:
             record.status = "failed"
-            return self.fail(h, step, "CONFIRMATION_UNATTENDED",
+            return self.fail(h, step, ConfirmationUnattendedError.code,
                              "policy requires confirmation and the run is unattended: "
                              + (outcome.confirmation_reason or outcome.reason))
         record.status = "awaiting_confirmation"

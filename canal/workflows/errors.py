@@ -74,6 +74,28 @@ class ConfirmTokenMismatchError(WorkflowError):
     exit_code = 122
 
 
+class StepFailedError(WorkflowError):
+    """A run stopped because a step ran and failed (non-zero exit): the code in the run's failure."""
+
+    code = "STEP_FAILED"
+    exit_code = 1
+
+
+class StepErrorError(WorkflowError):
+    """A run stopped because a step could not run, or its result could not be read, and no more precise
+    code applies: the code in the run's failure."""
+
+    code = "STEP_ERROR"
+    exit_code = 1
+
+
+class ConfirmationUnattendedError(WorkflowError):
+    """A step needs confirmation, and the run is unattended (no one can give it): the run fails."""
+
+    code = "CONFIRMATION_UNATTENDED"
+    exit_code = 1
+
+
 class TemplateError(WorkflowError):
     """A template could not be resolved (missing reference, wrong type for an argv element)."""
 

@@ -62,6 +62,7 @@ class StepOutcome:
     reason: str = ""
     confirmation_token: str | None = None
     confirmation_reason: str | None = None
+    code: str | None = None  # for ``error``: the code of what stopped it (TOOL_ARGS_INVALID, ...)
 
 
 class StepExecutor(Protocol):

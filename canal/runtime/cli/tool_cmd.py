@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
@@ -12,19 +12,9 @@ from canal.core.next import act
 from canal.runtime.cli.shared import App, echo_json, json_option, pass_app
 from canal.runtime.cli.words import say
 from canal.runtime.result import RunResult
-from canal.runtime.tools import ToolRunnerUnavailable, example_args, meta_lines
-from canal.workflows.tools import (
-    PreparedCall,
-    ToolDefinition,
-    ToolMeta,
-    ToolRegistry,
-    prepare_call,
-    tool_meta,
-)
+from canal.runtime.tools import example_args, meta_lines
+from canal.workflows.tools import ToolMeta
 from canal.workflows.tools.errors import ToolArgsInvalid
-
-if TYPE_CHECKING:
-    from canal.runtime.api import Canal
 
 
 @click.group("tool")
@@ -49,7 +39,7 @@ def list_tools(app: App, as_json: bool) -> None:
     Example:
       canal tool list
     """
-    registry = ToolRegistry.from_project(app.project_dir)
+    registry = app.canal.tools.registry
     if as_json:
         echo_json({"status": "ok", "tools": [{"name": t.name, "description": t.description,
                                                "idempotent": t.idempotent, "result": t.result}
@@ -78,8 +68,7 @@ def meta(app: App, name: str, required_only: bool, as_json: bool) -> None:
     Example:
       canal tool meta create_project --required-only
     """
-    definition = ToolRegistry.from_project(app.project_dir).get(name)
-    view = tool_meta(app.project_dir, definition, required_only=required_only)
+    view = app.canal.tools.meta(name, required_only=required_only)
     if as_json:
         echo_json({"status": "ok", "tool": view.model_dump(exclude_defaults=True, exclude={"version"})})
     else:
@@ -96,16 +85,6 @@ def parse_args_json(tool_name: str, raw: str) -> dict[str, Any]:
         msg = "--args must be a JSON object of field values"
         raise ToolArgsInvalid(msg, hint=f"canal tool meta {tool_name}", details={"tool": tool_name})
     return data
-
-
-def run_prepared(canal: Canal, definition: ToolDefinition, call: PreparedCall,
-                 confirm: str | None) -> RunResult:
-    """The one place a tool call reaches the run pipeline (policy, confirmation, sandbox, audit)."""
-    if definition.image is not None:
-        msg = f"tool {definition.name} asks for image {definition.image!r}; per-tool images are not wired yet"
-        raise ToolRunnerUnavailable(msg, hint="remove image: from the tool, or use the default image")
-    return canal.run_argv(call.argv, env=call.env or None, timeout_s=definition.timeout_s, confirm=confirm,
-                          say=say)
 
 
 @tool.command("call")
@@ -125,17 +104,15 @@ def call(app: App, name: str, args_json: str, confirm: str | None, as_json: bool
     Example:
       canal tool call list_files --args '{"path": "."}'
     """
-    definition = ToolRegistry.from_project(app.project_dir).get(name)
-    prepared = prepare_call(definition, parse_args_json(name, args_json))
-    result = run_prepared(app.canal, definition, prepared, confirm)
-    render_call(definition, args_json, result, as_json)
+    result = app.canal.call_tool(name, parse_args_json(name, args_json), confirm=confirm, say=say)
+    render_call(name, args_json, result, as_json)
 
 
-def render_call(definition: ToolDefinition, args_json: str, result: RunResult, as_json: bool) -> None:
+def render_call(name: str, args_json: str, result: RunResult, as_json: bool) -> None:
     """The presenter's text (or the JSON result); a confirmation names the exact tool call to rerun."""
     if result.status == "confirmation_required" and result.confirmation is not None:
         token = result.confirmation.token
-        rerun = f"canal tool call {definition.name} --args {shlex.quote(args_json)} --confirm {token}"
+        rerun = f"canal tool call {name} --args {shlex.quote(args_json)} --confirm {token}"
         if as_json:
             echo_json({**result.to_json(), "rerun": rerun})
         else:

@@ -11,14 +11,13 @@ from canal.runtime.mcp import schemas as s
 from canal.runtime.mcp.args import coerce_fields
 from canal.runtime.mcp.operations import Reply, run_reply
 from canal.runtime.mcp.words import Words
-from canal.runtime.tools import ToolRunnerUnavailable, example_args, meta_lines
-from canal.workflows.tools import ToolRegistry, prepare_call, tool_meta
+from canal.runtime.tools import example_args, meta_lines
+from canal.workflows.tools import ToolRegistry
 from canal.workflows.tools.model import ToolDefinition
 
 
 def _registry(canal: Canal) -> ToolRegistry:
-    # Read on each call: the agent may add a tool with discover between two calls.
-    return ToolRegistry.from_project(canal.project_dir)
+    return canal.tools.registry  # read at each call: a tool may have been added since the last one
 
 
 def _matches(tool: ToolDefinition, words: list[str]) -> bool:
@@ -44,8 +43,7 @@ def list_capabilities(canal: Canal, args: s.ListCapabilitiesArgs) -> Reply:
 
 
 def describe_capability(canal: Canal, args: s.DescribeCapabilityArgs) -> Reply:
-    definition = _registry(canal).get(args.name)
-    meta = tool_meta(canal.project_dir, definition)
+    meta = canal.tools.meta(args.name)
     lines = meta_lines(meta)
     example = example_args(meta)
     lines.append(f"call: call_capability {json.dumps({'name': meta.name, 'arguments': example})}")
@@ -54,12 +52,7 @@ def describe_capability(canal: Canal, args: s.DescribeCapabilityArgs) -> Reply:
 
 def call_capability(canal: Canal, args: s.CallCapabilityArgs) -> Reply:
     """Validated like a gate, then the same pipeline as a command: policy, confirmation, sandbox, audit."""
-    definition = _registry(canal).get(args.name)
-    kinds = {name: spec.type for name, spec in definition.parameters.items()}
-    prepared = prepare_call(definition, coerce_fields(args.arguments, kinds))
-    if definition.image is not None:
-        msg = f"tool {definition.name} asks for image {definition.image!r}; per-tool images are not wired yet"
-        raise ToolRunnerUnavailable(msg, hint="remove image: from the tool, or use the default image")
-    result = canal.run_argv(prepared.argv, env=prepared.env or None, timeout_s=definition.timeout_s,
-                            confirm=args.confirm_token, say=Words("call_capability"))
+    kinds = {name: spec.type for name, spec in canal.tools.get(args.name).parameters.items()}
+    result = canal.call_tool(args.name, coerce_fields(args.arguments, kinds), confirm=args.confirm_token,
+                             say=Words("call_capability"))
     return run_reply(result, "call call_capability again with the same name and arguments")

@@ -3,9 +3,9 @@ apply and discard for autonomous work on a copy. Each returns a ``Reply``."""
 
 from __future__ import annotations
 
+from canal.core.errors import ConfirmationRequired
 from canal.runtime.api import Canal
 from canal.runtime.checkpoints import Change
-from canal.runtime.errors import ConfirmationRequired
 from canal.runtime.mcp import schemas as s
 from canal.runtime.mcp.operations import Confirmation, Reply, confirmation_text
 

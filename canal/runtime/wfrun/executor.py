@@ -1,22 +1,22 @@
-"""``CanalStepExecutor``: the engine's ``StepExecutor`` over ``Canal.run_argv``.
+"""``CanalStepExecutor``: the engine's ``StepExecutor`` over ``Canal.run_argv`` and ``Canal.call_tool``.
 
 Each automated step goes through the whole run pipeline (policy, confirmation token, backup, sandbox,
-presenter, audit). ``run`` steps pass their argv as is; ``tool`` steps are validated and built by
-``prepare_call``. A JSON result is parsed from the FULL stdout (not the presenter's cut), and the run's
-sensitive gate values are masked in the audit log and in presented output.
+presenter, audit). ``run`` steps pass their argv as is; ``tool`` steps are ``Canal.call_tool``, the
+call the CLI and MCP make too. A JSON result is parsed from the FULL stdout (not the presenter's cut),
+and the run's sensitive gate values are masked in the audit log and in presented output.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from canal.core.mask import mask_exact
 from canal.runtime.result import RunResult
 from canal.workflows.errors import WorkflowError
 from canal.workflows.ports import OutcomeStatus, StepOutcome, StepRequest
-from canal.workflows.tools import ToolDefinition, parse_result, prepare_call
+from canal.workflows.tools import ToolDefinition, parse_result
+from canal.workflows.tools.errors import ToolError
 
 if TYPE_CHECKING:
     from canal.runtime.api import Canal
@@ -32,42 +32,28 @@ class StepResultInvalid(WorkflowError):
     exit_code = 125
 
 
-@dataclass(frozen=True)
-class _Call:
-    argv: list[str]
-    env: dict[str, str]
-    timeout_s: float | None
-    tool: ToolDefinition | None
-
-
 class CanalStepExecutor:
     def __init__(self, canal: Canal, tools: ProjectTools) -> None:
         self.canal = canal
         self.tools = tools
 
     def execute(self, request: StepRequest) -> StepOutcome:
-        try:
-            call = self._call(request)
-        except WorkflowError as exc:
-            return StepOutcome(status="error", reason=mask_exact(exc.message, request.secrets))
-        result = self.canal.run_argv(
-            call.argv, env=call.env or None, timeout_s=call.timeout_s, confirm=request.confirm_token,
-            unattended=request.unattended or self.canal.unattended, secrets=request.secrets)
-        return self._outcome(request, call, result)
-
-    def _call(self, request: StepRequest) -> _Call:
+        options: dict[str, Any] = {"confirm": request.confirm_token, "secrets": request.secrets,
+                                   "unattended": request.unattended or self.canal.unattended}
         if request.argv is not None:
-            return _Call(list(request.argv), dict(request.env), request.timeout_s, None)
+            result = self.canal.run_argv(list(request.argv), env=dict(request.env) or None,
+                                         timeout_s=request.timeout_s, **options)
+            return self._outcome(request, None, result)
         assert request.tool is not None
-        tool = self.tools.definition(request.tool)
-        if tool.image is not None:
-            msg = f"tool {tool.name} asks for image {tool.image!r}; per-tool images are not supported yet"
-            raise WorkflowError(msg, hint=f"remove image: from tools/{tool.name}.yaml")
-        prepared = prepare_call(tool, request.inputs)
-        env = {**request.env, **prepared.env}
-        return _Call(prepared.argv, env, request.timeout_s or tool.timeout_s, tool)
+        try:  # the same call as `canal tool call` and MCP's call_capability, with the same errors
+            tool = self.tools.definition(request.tool)
+            result = self.canal.call_tool(request.tool, request.inputs, env=request.env,
+                                          timeout_s=request.timeout_s, **options)
+        except ToolError as exc:  # unknown tool, invalid inputs, no runner for it: nothing ran
+            return StepOutcome(status="error", reason=mask_exact(exc.message, request.secrets), code=exc.code)
+        return self._outcome(request, tool, result)
 
-    def _outcome(self, request: StepRequest, call: _Call, result: RunResult) -> StepOutcome:
+    def _outcome(self, request: StepRequest, tool: ToolDefinition | None, result: RunResult) -> StepOutcome:
         secrets = request.secrets
         shown = mask_exact(result.text or result.output, secrets)
         if result.status == "confirmation_required" and result.confirmation is not None:
@@ -83,7 +69,7 @@ class CanalStepExecutor:
             return StepOutcome(status=status, exit_code=result.exit_code, output=shown,
                                reason=mask_exact(reason, secrets))
         try:
-            value = _result(request, call, result)
+            value = _result(request, tool, result)
         except WorkflowError as exc:
             return StepOutcome(status="error", exit_code=result.exit_code, output=shown,
                                reason=mask_exact(exc.message, secrets))
@@ -103,10 +89,10 @@ def full_stdout(result: RunResult) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def _result(request: StepRequest, call: _Call, result: RunResult) -> Any:
+def _result(request: StepRequest, tool: ToolDefinition | None, result: RunResult) -> Any:
     stdout = full_stdout(result)
-    if call.tool is not None:
-        return parse_result(call.tool, stdout)  # ToolResultInvalid when it is not the declared JSON
+    if tool is not None:
+        return parse_result(tool, stdout)  # ToolResultInvalid when it is not the declared JSON
     if request.result_format == "text":
         return stdout
     try:

@@ -31,6 +31,13 @@ class RulesInvalid(ToolError):
     code = "TOOL_RULES_INVALID"
 
 
+class ToolRunnerUnavailable(ToolError):
+    """The tool asks for something Canal cannot run it with yet (a per-tool image). Nothing ran."""
+
+    code = "TOOL_RUNNER_UNAVAILABLE"
+    exit_code = 125  # the runtime's CANAL_ERROR: Canal cannot run it, whoever asks
+
+
 class ToolResultInvalid(ToolError):
     """A tool declared ``result: json`` but its stdout is not JSON."""
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from project_helpers import chown_tree
 
+from canal.core.errors import ConfirmationRequired
 from canal.runtime.api import Canal
-from canal.runtime.errors import ConfirmationRequired
 from canal.runtime.forks import ForkConflict, ForkExists, ForkOfFork
 from tests.treesnap import tree
 

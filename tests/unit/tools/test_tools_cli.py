@@ -8,10 +8,10 @@ import click
 import pytest
 from click.testing import CliRunner
 
+from canal.runtime.api import Canal
 from canal.runtime.cli import discover_cmd, help_cmd, tool_cmd
 from canal.runtime.cli.main import CanalGroup
 from canal.runtime.result import ConfirmationView, RunResult
-from canal.workflows.tools import PreparedCall, ToolDefinition
 
 
 @click.group(cls=CanalGroup)
@@ -68,7 +68,7 @@ def test_tool_list(runner: CliRunner) -> None:
 def test_call_missing_required_field_is_rejected_with_the_list(runner: CliRunner,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     ran: list[Any] = []
-    monkeypatch.setattr(tool_cmd, "run_prepared", lambda *a: ran.append(a))
+    monkeypatch.setattr(Canal, "run_argv", lambda *a, **kw: ran.append(a))
     result = runner.invoke(cli, ["tool", "call", "create_project", "--args", '{"name": "x"}'])
     assert result.exit_code == 2
     assert result.stderr.splitlines() == [
@@ -93,26 +93,26 @@ def _fake_result(status: str, **extra: Any) -> RunResult:
 
 def test_call_passes_argv_env_and_timeout_and_renders_confirmation(runner: CliRunner,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    seen: list[tuple[ToolDefinition, PreparedCall, str | None]] = []
+    seen: list[tuple[list[str], dict[str, Any]]] = []
 
-    def fake(canal: object, tool: ToolDefinition, call: PreparedCall, confirm: str | None) -> RunResult:
-        seen.append((tool, call, confirm))
+    def fake(canal: Canal, argv: list[str], **options: Any) -> RunResult:
+        seen.append((argv, options))
         view = ConfirmationView(token="c_1", reason="rm -rf matches rule rm-recursive",
                                 expires_at="2030-01-01T00:00:00Z")
         return _fake_result("confirmation_required", confirmation=view)
 
-    monkeypatch.setattr(tool_cmd, "run_prepared", fake)
+    monkeypatch.setattr(Canal, "run_argv", fake)
     result = runner.invoke(cli, ["tool", "call", "clean_build", "--args", '{"dir": "build"}'])
     assert result.exit_code == 120
-    assert seen[0][1].argv == ["rm", "-rf", "--", "build"]
+    assert seen[0][0] == ["rm", "-rf", "--", "build"]
     assert result.stderr.splitlines()[0] == "CONFIRMATION_REQUIRED"
     assert result.stderr.splitlines()[-1] == (
         "Ask the user, then run: canal tool call clean_build --args '{\"dir\": \"build\"}' --confirm c_1")
 
 
 def test_call_output_and_exit_code_pass_through(runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(tool_cmd, "run_prepared",
-                        lambda *a: _fake_result("failed", exit_code=3, output="boom\n"))
+    failed = _fake_result("failed", exit_code=3, output="boom\n")
+    monkeypatch.setattr(Canal, "run_argv", lambda *a, **kw: failed)
     result = runner.invoke(cli, ["tool", "call", "list_files", "--args", '{"path": "."}'])
     assert (result.exit_code, result.stdout) == (3, "boom\n")
 

@@ -13,6 +13,7 @@ import pytest
 
 from canal.runtime.result import ConfirmationView, RunResult
 from canal.runtime.services import Services
+from canal.runtime.tools import Tools
 from canal.runtime.wfrun.executor import CanalStepExecutor
 from canal.runtime.wfrun.factory import ProjectTools
 from canal.sandbox.result import CapturedOutput, EndReason, ExecResult
@@ -23,16 +24,25 @@ SECRET = "s3cret-value-that-no-pattern-knows"
 
 @dataclass
 class StandIn:
-    """What the executor uses of ``Canal``: ``services``, ``unattended`` and ``run_argv``."""
+    """What the executor uses of ``Canal``: ``services``, ``unattended``, ``run_argv`` and ``call_tool``
+    (the real one, over this ``run_argv``)."""
 
     services: Services
     reply: Callable[[StandIn], RunResult]
     unattended: bool = False
     calls: list[dict[str, Any]] = field(default_factory=list)
 
+    @property
+    def project_dir(self) -> Path:
+        return self.services.project_dir
+
+    def call_tool(self, name: str, args: Mapping[str, Any], **options: Any) -> RunResult:
+        return Tools(self).call(name, args, **options)  # type: ignore[arg-type]
+
     def run_argv(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
                  timeout_s: float | None = None, confirm: str | None = None,
-                 unattended: bool | None = None, secrets: Sequence[str] = ()) -> RunResult:
+                 unattended: bool | None = None, secrets: Sequence[str] = (),
+                 say: object = None) -> RunResult:
         self.calls.append({"argv": list(argv), "env": env, "timeout_s": timeout_s, "confirm": confirm,
                            "unattended": unattended, "secrets": tuple(secrets)})
         return self.reply(self)
