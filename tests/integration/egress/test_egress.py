@@ -4,7 +4,6 @@ reach, what it is refused, what it is told, and what the audit log records."""
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from egress_world import ALLOWED, CONFIG, DENIED, INDEX, PORT, World
 
@@ -12,7 +11,6 @@ from canal.runtime.api import Canal
 from canal.runtime.config import parse_config
 from canal.runtime.doctor import check_egress
 from canal.runtime.egress import EgressRecord
-from tests.integration.gvisor import require_gvisor
 
 # the test process's own pip, as a zip in the workspace: the sandbox image has Python but no pip
 PIP = "python3 /workspace/pip.pyz install --no-cache-dir --disable-pip-version-check"
@@ -121,24 +119,24 @@ def test_the_audit_chain_holds_the_attempts(world: World) -> None:
     assert all(not r.allowed for r in world.canal.egress_log(denied_only=True).records)
 
 
-def test_an_allowlist_sandbox_under_gvisor_has_the_same_way_out(world: World, docker_client: Any) -> None:
-    require_gvisor(docker_client)
-    config = parse_config(CONFIG.replace("sandbox:\n", "sandbox:\n  runtime: runsc\n"))
-    with Canal(world.project, config=config, sandbox="gvisor") as canal:
+def test_an_allowlist_sandbox_has_the_same_way_out_under_each_runtime(world: World, runtime: str) -> None:
+    config = parse_config(CONFIG.replace("sandbox:\n", f"sandbox:\n  runtime: {runtime}\n"))
+    name = f"rt-{runtime}"
+    with Canal(world.project, config=config, sandbox=name) as canal:
         try:
             kernel = canal.run("dmesg 2>/dev/null | head -3", timeout_s=60)
-            assert "gVisor" in kernel.output, kernel.text
+            assert ("gVisor" in kernel.output) is (runtime == "runsc"), kernel.text
             allowed = canal.run(f"curl -sf http://{ALLOWED}:{PORT}/hostname", timeout_s=60)
             assert allowed.output.strip() == "canal-egress-test-server", allowed.text
             denied = canal.run(f"curl -s http://{DENIED}:{PORT}/hostname", timeout_s=60)
             assert f"CANAL_EGRESS_DENIED: {DENIED}:{PORT}" in denied.output
             assert f"egress denied: {DENIED}:{PORT}" in denied.text
-            lookup = canal.run("getent hosts gvisor-lookup.example; echo rc=$?", timeout_s=60)
+            lookup = canal.run(f"getent hosts {name}-lookup.example; echo rc=$?", timeout_s=60)
             assert "rc=2" in lookup.output
             direct = canal.run(f"curl -sf --noproxy '*' -m 3 http://{world.server_ip}:{PORT}/", timeout_s=60)
             assert direct.exit_code in (7, 28), direct.text  # no route (gVisor waits for the ARP answer)
-            mine = canal.egress_log(sandbox="gvisor").records
+            mine = canal.egress_log(sandbox=name).records
             assert {(r.host, r.allowed) for r in mine} >= {(ALLOWED, True), (DENIED, False),
-                                                          ("gvisor-lookup.example", False)}
+                                                          (f"{name}-lookup.example", False)}
         finally:
             canal.down()

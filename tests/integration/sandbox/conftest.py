@@ -9,7 +9,6 @@ import pytest
 
 from canal.sandbox.docker_backend import DockerBackend
 from canal.sandbox.spec import SandboxSpec
-from tests.integration.gvisor import require_gvisor
 
 SMALL = {"memory": "256m", "pids": 128, "cpus": 1.0}
 
@@ -44,11 +43,3 @@ def unique() -> str:
 @pytest.fixture
 def small_spec(sandbox_image: str) -> SandboxSpec:
     return SandboxSpec(image=sandbox_image, limits=SMALL)  # type: ignore[arg-type]
-
-
-@pytest.fixture(scope="module", params=["runc", "runsc"])
-def runtime(request: pytest.FixtureRequest, docker_client) -> str:  # type: ignore[no-untyped-def]
-    """Each sandbox runtime the suites that use this run under: runc, and gVisor when registered."""
-    if request.param == "runsc":
-        require_gvisor(docker_client)
-    return str(request.param)

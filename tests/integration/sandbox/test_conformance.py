@@ -20,24 +20,30 @@ from canal.sandbox.errors import (
 from canal.sandbox.fake import FakeBackend
 from canal.sandbox.result import EndReason
 from canal.sandbox.spec import Mount, SandboxSpec
-from tests.integration.gvisor import require_gvisor
+from tests.integration.gvisor import runtimes_under_test
 
 
 def unique() -> str:
     return f"canal-t-{uuid.uuid4().hex[:10]}"
 
 
-@pytest.fixture(params=["fake", "docker", "docker-runsc"])
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """The fake, Docker under runc, and Docker under gVisor when the engine has it (tests/integration/
+    gvisor.py: generated only where it can run; CANAL_REQUIRE_RUNSC=1 fails the run without it)."""
+    if "backend" in metafunc.fixturenames:
+        kinds = ["fake", *("docker" if rt == "runc" else f"docker-{rt}" for rt in runtimes_under_test())]
+        metafunc.parametrize("backend", kinds, indirect=True)
+
+
+@pytest.fixture
 def backend(request: pytest.FixtureRequest,
             small_spec: SandboxSpec) -> Iterator[tuple[SandboxBackend, SandboxSpec]]:
-    """The fake, Docker under runc, and Docker under gVisor (skipped, or failed in CI, without runsc)."""
     spec = small_spec
     if request.param == "fake":
         yield FakeBackend(owner="fake-owner", output_cap=4096), spec
         return
-    if request.param == "docker-runsc":
-        require_gvisor(request.getfixturevalue("docker_client"))
-        spec = spec.model_copy(update={"runtime": "runsc"})
+    if request.param != "docker":
+        spec = spec.model_copy(update={"runtime": request.param.removeprefix("docker-")})
     yield request.getfixturevalue("docker_backend"), spec
 
 

@@ -1,14 +1,18 @@
 """Escape suite: what a command inside the default sandbox must not be able to do.
 
-It runs twice: as the image's agent (uid 1000) and as uid 0, which is what a root-owned project's
-sandbox runs as (every capability dropped, no-new-privileges, read-only root)."""
+It runs under each runtime the engine has (runc, and gVisor: tests/integration/gvisor.py), and under each
+twice: as the image's agent (uid 1000) and as uid 0, which is what a root-owned project's sandbox runs as
+(every capability dropped, no-new-privileges, read-only root). Where gVisor's own kernel answers an
+operation differently from Linux, the case says what gVisor does instead and checks from the host that
+nothing outside the sandbox was reached."""
 
 from __future__ import annotations
 
 import os
 import re
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -25,12 +29,23 @@ def user(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture(scope="module")
-def box(docker_backend: DockerBackend, sandbox_image: str, runtime: str, user: str) -> Iterator[str]:
+def host_workspace(tmp_path_factory: pytest.TempPathFactory, runtime: str, user: str) -> Path:
+    """A host folder bound at /workspace, as a project is (one per sandbox): where the host side of an
+    attempt is seen."""
+    folder = tmp_path_factory.mktemp(f"escape-workspace-{runtime}-{user.split(':')[0]}")
+    folder.chmod(0o777)  # writable by either sandbox user, whoever runs the tests
+    return folder
+
+
+@pytest.fixture(scope="module")
+def box(docker_backend: DockerBackend, sandbox_image: str, runtime: str, user: str,
+        host_workspace: Path) -> Iterator[str]:
     """One sandbox per runtime (runc, and gVisor when the engine has it) and user (1000, and 0 as for a
     root-owned project): every test runs under each."""
     os.environ["CANAL_HOST_SECRET_T"] = "host-only-value"
     name = f"canal-t-{uuid.uuid4().hex[:10]}"
     spec = SandboxSpec(image=sandbox_image, runtime=runtime, user=user,
+                       mounts=(Mount(source=host_workspace, target="/workspace", read_only=False),),
                        limits={"memory": "128m", "pids": 64})  # type: ignore[arg-type]
     docker_backend.create(name, spec)
     yield name
@@ -77,17 +92,82 @@ def test_no_capabilities_and_no_privilege_gain(docker_backend: DockerBackend, bo
     assert docker_backend.exec(box, ["id", "-u"]).stdout.read_bytes() == f"{user.split(':')[0]}\n".encode()
 
 
-@pytest.mark.parametrize("command", ["chown 1234 /tmp/owned", "mknod /tmp/null c 1 3",
-                                     "mount -t tmpfs none /mnt", "chroot / true", "unshare -U true",
-                                     "unshare -r true", "setpriv --reuid 1234 --clear-groups true"])
-def test_no_privileged_operation_even_as_uid_0(docker_backend: DockerBackend, box: str, runtime: str,
-                                               command: str) -> None:
-    if runtime != "runc":
-        pytest.skip("gVisor's own kernel emulates these for the sandbox; they never reach the host's")
-    result = docker_backend.exec(box, f"touch /tmp/owned; {command}")
-    assert result.exit_code != 0, command
-    refused = rb"not permitted|permission denied|must be superuser"
-    assert re.search(refused, result.stderr.read_bytes(), re.IGNORECASE), command
+@dataclass(frozen=True)
+class Outcome:
+    """What a command inside the sandbox gets: whether it exits 0, and a pattern its output matches."""
+
+    ok: bool
+    says: bytes
+
+
+REFUSED = Outcome(ok=False, says=rb"not permitted|permission denied|must be superuser")
+HostCheck = Callable[[Path, int], None]  # (the workspace's host path of this case's file, sandbox uid)
+
+
+def _owned_by_the_sandbox_user(path: Path, uid: int) -> None:
+    assert path.stat().st_uid == uid
+
+
+def _absent(path: Path, uid: int) -> None:
+    assert not path.exists()
+
+
+def _the_sandbox_users_if_made(path: Path, uid: int) -> None:
+    """Refused (runc): nothing there; made (gVisor, whose exit 0 the case asserts): the sandbox user's."""
+    assert not path.exists() or path.stat().st_uid == uid
+
+
+def _created_through_the_bind_mount(path: Path, uid: int) -> None:
+    """Written from inside after the attempt: /workspace is still the host folder (nothing mounted)."""
+    assert path.stat().st_uid == uid
+
+
+@dataclass(frozen=True)
+class Op:
+    """A privileged operation ($F: a file name of this case's own). runc refuses every one; ``runsc`` is
+    what gVisor's own kernel does with it; ``host`` checks the host side (the bind-mounted workspace)."""
+
+    command: str
+    runsc: Outcome = REFUSED
+    host: HostCheck | None = None
+
+
+OPS = {
+    "chown": Op("touch /workspace/$F && chown 1234 /workspace/$F", host=_owned_by_the_sandbox_user),
+    "mknod-workspace": Op("mknod /workspace/$F c 1 1", host=_absent),
+    # gVisor makes the node in its own memory-backed /tmp; opening it reaches no device (its kernel has
+    # neither /dev/mem nor the host's disks)
+    "mknod-chr-tmpfs": Op("mknod /tmp/$F c 1 1 && head -c 1 /tmp/$F",
+                          runsc=Outcome(ok=False, says=rb"No such device or address")),
+    "mknod-blk-tmpfs": Op("mknod /tmp/$F b 8 0 && head -c 1 /tmp/$F",
+                          runsc=Outcome(ok=False, says=rb"No such device or address")),
+    # gVisor refuses it too, in its own words as uid 0 (ENOTDIR)
+    "mount": Op("mount -t tmpfs none /workspace; rc=$?; touch /workspace/$F; exit $rc",
+                runsc=Outcome(ok=False, says=rb"must be superuser|mount point is not a directory"),
+                host=_created_through_the_bind_mount),
+    "userns-mount": Op("unshare -rm mount -t tmpfs none /workspace; rc=$?; touch /workspace/$F; exit $rc",
+                       host=_created_through_the_bind_mount),
+    # gVisor gives user namespaces: root there is root of gVisor's kernel only; on the host, what it
+    # writes belongs to the sandbox's user
+    "userns": Op("unshare -r sh -c 'test $(id -u) = 0 && touch /workspace/$F'",
+                 runsc=Outcome(ok=True, says=rb"^$"), host=_the_sandbox_users_if_made),
+    "chroot": Op("chroot / true"),
+    "setuid": Op("setpriv --reuid 1234 --clear-groups true"),
+}
+
+
+@pytest.mark.parametrize("op", OPS.values(), ids=OPS.keys())
+def test_no_privileged_operation_reaches_the_host_even_as_uid_0(docker_backend: DockerBackend, box: str,
+                                                                runtime: str, user: str,
+                                                                host_workspace: Path, op: Op) -> None:
+    name = f"op-{uuid.uuid4().hex[:8]}"
+    result = docker_backend.exec(box, op.command, env={"F": name}, timeout_s=20)
+    expected = op.runsc if runtime == "runsc" else REFUSED
+    said = result.stdout.read_bytes() + result.stderr.read_bytes()
+    assert (result.exit_code == 0) is expected.ok, said
+    assert re.search(expected.says, said, re.IGNORECASE), said
+    if op.host is not None:
+        op.host(host_workspace / name, int(user.split(":")[0]))
 
 
 def test_no_host_environment_and_no_canal_state(docker_backend: DockerBackend, box: str,
