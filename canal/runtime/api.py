@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from canal.core.next import Say
 from canal.policy.engine import Policy
 from canal.policy.loader import load_policy
-from canal.runtime.checkpoints import Change, DiffResult, HistoryRow, UndoResult
+from canal.runtime.checkpoints import Change, DiffResult, History, UndoResult
 from canal.runtime.config import CanalConfig
 from canal.runtime.egress import EgressLog
 from canal.runtime.fileops import FileOps
@@ -208,8 +208,9 @@ class Canal:
         return self.pipeline.run(req)
 
     # -- checkpoints ----------------------------------------------------------------------------
-    def checkpoints(self) -> list[HistoryRow]:
-        """The workspace's checkpoints, oldest first, each with what changed after it."""
+    def checkpoints(self) -> History:
+        """The workspace's checkpoints, oldest first, each with what changed after it (``rows``), and
+        the records that failed their check (``corrupt``: named, never restored from)."""
         return self.services.checkpoints.history()
 
     def diff(self, checkpoint: str | None = None) -> DiffResult:

@@ -72,6 +72,22 @@ class HistoryRow(_Model):
     changed_after: ChangeSummary
 
 
+class CorruptRecord(_Model):
+    """A checkpoint record that failed its check: named, never listed as a checkpoint, never restored
+    from."""
+
+    id: str  # cp-N, from the record's file name
+    record: str  # its file name under records/
+    why: str
+
+
+class History(_Model):
+    """``canal checkpoints``: the kept checkpoints that verify, oldest first, and the records that do not."""
+
+    rows: list[HistoryRow]
+    corrupt: list[CorruptRecord] = Field(default_factory=list)
+
+
 class UndoResult(_Model):
     status: Literal["restored"] = "restored"
     restored_to: str  # the checkpoint id

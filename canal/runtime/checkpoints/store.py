@@ -19,12 +19,20 @@ from pathlib import Path
 from canal.core.fsutil import atomic_write, private_dir
 from canal.core.next import act
 from canal.runtime.checkpoints import compare, retention
-from canal.runtime.checkpoints.errors import CheckpointFailed, CheckpointNotFound, WorkspaceTooBig
+from canal.runtime.checkpoints.errors import (
+    CheckpointFailed,
+    CheckpointNotFound,
+    CheckpointStoreCorrupt,
+    WorkspaceTooBig,
+)
 from canal.runtime.checkpoints.models import (
     SHOWN_NOT_COVERED,
     Change,
+    ChangeSummary,
     Checkpoint,
+    CorruptRecord,
     DiffResult,
+    History,
     HistoryRow,
     Kind,
     NotCovered,
@@ -151,7 +159,20 @@ class CheckpointStore:
 
     # -- reading --------------------------------------------------------------------------------
     def list(self) -> list[Checkpoint]:
-        return [read_record(p, self.keys) for p in self._record_paths()]
+        """The kept checkpoints whose records verify, oldest first (``records`` names the others)."""
+        return self.records()[0]
+
+    def records(self) -> tuple[builtins.list[Checkpoint], builtins.list[CorruptRecord]]:
+        """(records that verify, records that do not): one bad record hides none of the others."""
+        good: builtins.list[Checkpoint] = []
+        bad: builtins.list[CorruptRecord] = []
+        for path in self._record_paths():
+            try:
+                good.append(read_record(path, self.keys))
+            except CheckpointStoreCorrupt as exc:
+                bad.append(CorruptRecord(id=f"{ID_PREFIX}{int(path.stem)}", record=path.name,
+                                         why=str(exc.details.get("why", exc.message))))
+        return good, bad
 
     def get(self, cp_id: str | None = None) -> Checkpoint:
         """The checkpoint ``cp_id`` (the newest when None), its record verified."""
@@ -167,15 +188,24 @@ class CheckpointStore:
             raise _not_found(cp_id, seq, paths)
         return read_record(path, self.keys)
 
-    def history(self) -> builtins.list[HistoryRow]:
-        """Every kept checkpoint, oldest first, with what changed after it."""
-        records = self.list()
-        rows = [HistoryRow(checkpoint=a, changed_after=b.changes) for a, b in itertools.pairwise(records)]
+    def history(self) -> History:
+        """Every kept checkpoint, oldest first, with what changed after it; corrupt records named."""
+        records, bad = self.records()
+        skipped = {c.id for c in bad}
+        rows = [HistoryRow(checkpoint=a, changed_after=self._between(a, b, skipped))
+                for a, b in itertools.pairwise(records)]
         if records:
             newest = records[-1]
             now = compare.changes(self.manifest(newest), self.current().entries)
             rows.append(HistoryRow(checkpoint=newest, changed_after=compare.summary(now)))
-        return rows
+        return History(rows=rows, corrupt=bad)
+
+    def _between(self, a: Checkpoint, b: Checkpoint, corrupt: set[str]) -> ChangeSummary:
+        """What changed from ``a`` to the next good record ``b``: ``b``'s own summary, unless a corrupt
+        record lies between them (then the two manifests are compared)."""
+        if not any(f"{ID_PREFIX}{seq}" in corrupt for seq in range(a.seq + 1, b.seq)):
+            return b.changes
+        return compare.summary(compare.changes(self.manifest(a), self.manifest(b)))
 
     def manifest(self, checkpoint: Checkpoint) -> dict[str, Entry]:
         return read_manifest(self.manifests_dir, checkpoint.manifest)

@@ -20,19 +20,25 @@ def checkpoints_cmd(app: App, prune: bool, as_json: bool) -> None:
     """
     canal = app.canal
     pruned = canal.services.checkpoints.prune() if prune else []
-    rows = canal.checkpoints()
+    history = canal.checkpoints()
+    rows = history.rows
     if as_json:
         echo_json({"status": "ok", "pruned": pruned,
-                   "checkpoints": [r.model_dump(mode="json") for r in rows]})
+                   "checkpoints": [r.model_dump(mode="json") for r in rows],
+                   "corrupt": [c.model_dump(mode="json") for c in history.corrupt]})
         return
     if pruned:
         click.echo(f"pruned {', '.join(pruned)}")
+    for bad in history.corrupt:
+        click.echo(f"{bad.id:<8} CORRUPT record {bad.record}: {bad.why}; never restored from (kept as "
+                   "evidence)", err=True)
     if not rows:
         click.echo("no checkpoints yet (one is taken before each command: canal run -- CMD)")
         return
     for row in rows:
         click.echo(_row(row))
-    click.echo(f"undo the last command: canal undo   |   see changes: canal diff {rows[-1].checkpoint.id}")
+    click.echo(f"undo the last command: canal undo {rows[-1].checkpoint.id}   |   "
+               f"see changes: canal diff {rows[-1].checkpoint.id}")
 
 
 def _row(row: HistoryRow) -> str:

@@ -20,15 +20,17 @@ class Reversible:
         self.canal = canal
 
     def checkpoints(self, _: s.CheckpointsArgs) -> Reply:
-        rows = self.canal.checkpoints()
-        lines = []
+        history = self.canal.checkpoints()
+        rows = history.rows
+        lines = [f"{c.id} CORRUPT record {c.record}: {c.why}; never restored from" for c in history.corrupt]
         for row in rows:
             cp, after = row.checkpoint, row.changed_after
             lines.append(f"{cp.id} {cp.created_at[:19]} {cp.command or cp.kind} | changed after: "
                          f"+{after.added} ~{after.modified} -{after.deleted} {', '.join(after.paths)}")
             lines.extend(f"    not covered: {n.path} ({n.reason})" for n in cp.not_covered[:5])
         text = "\n".join(lines) if lines else "no checkpoints yet (one is taken before each command)"
-        return Reply(text, {"status": "ok", "checkpoints": [r.model_dump(mode="json") for r in rows]})
+        return Reply(text, {"status": "ok", "checkpoints": [r.model_dump(mode="json") for r in rows],
+                            "corrupt": [c.model_dump(mode="json") for c in history.corrupt]})
 
     def diff(self, args: s.DiffArgs) -> Reply:
         result = self.canal.diff(args.checkpoint)

@@ -150,3 +150,25 @@ def test_a_record_written_before_a_field_was_added_still_verifies(workspace: Pat
     path.write_text(path.read_text().replace('"make"', '"ls"'))
     with pytest.raises(CheckpointStoreCorrupt, match="HMAC"):
         store.get(cp.id)
+
+
+def test_a_corrupt_record_is_named_and_the_others_still_listed(workspace: Path,
+                                                               make_store: MakeStore) -> None:
+    store = make_store()
+    first = store.take(kind="run", command="make")
+    (workspace / "src" / "main.py").write_text("v2\n")
+    middle = store.take(kind="run", command="make clean")
+    (workspace / "run.sh").unlink()
+    last = store.take(kind="run", command="make test")
+    (store.records_dir / f"{last.seq + 1:010d}.json").write_text("{not json")  # unreadable
+    path = store.records_dir / f"{middle.seq:010d}.json"
+    path.write_text(path.read_text().replace("make clean", "ls"))  # fails its HMAC
+    history = store.history()
+    assert [r.checkpoint.id for r in history.rows] == [first.id, last.id]
+    assert {(c.id, c.why) for c in history.corrupt} == {
+        (middle.id, "its HMAC does not match"), (f"cp-{last.seq + 1}", "unreadable (JSONDecodeError)")}
+    # what changed after `first` is still told, across the corrupt record (main.py, then run.sh)
+    assert history.rows[0].changed_after.modified == 1
+    assert history.rows[0].changed_after.deleted == 1
+    with pytest.raises(CheckpointStoreCorrupt, match=f"record {middle.id}"):
+        store.undo(middle.id)  # never restored from
