@@ -27,6 +27,7 @@ class Decision:
     segments: int = 0
     parser_version: str = ""
     elapsed_ms: float = 0.0
+    read_only: bool = False  # proven to write no file and run no other code (canal.policy.readonly)
 
     @property
     def reason(self) -> str:

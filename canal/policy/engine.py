@@ -14,6 +14,7 @@ from canal.policy.decision import STRICTNESS, Action, Decision, Source
 from canal.policy.facts import DEFAULT_SESSION, Session, segment_facts
 from canal.policy.fastcel import run
 from canal.policy.fastops import plain
+from canal.policy.readonly import command_read_only
 from canal.policy.shell import PARSER_VERSION, Segment, parse
 from canal.policy.shell.model import MAX_ARG_CHARS, MAX_ARGV, MAX_COMMAND_CHARS, Word
 from canal.policy.shell.parser import expand_argv
@@ -226,7 +227,8 @@ class Policy:
         if cmd_rules:
             matched, errors = self._evaluate(cmd_rules, {}, cmd, ctx)
             self._merge(out, text, matched, errors)
-        return self._final(out, tuple(targets), len(segments), unattended, start)
+        return self._final(out, tuple(targets), len(segments), unattended, start,
+                           read_only=command_read_only(segments, all_facts))
 
     def _merge(self, out: _Outcome, seg_text: str, matched: list[CompiledRule], errors: list[str]) -> None:
         if errors:
@@ -253,7 +255,7 @@ class Policy:
                 out.rule_ids += [r.id for r in matched if r.id not in out.rule_ids]
 
     def _final(self, out: _Outcome, targets: tuple[str, ...], count: int, unattended: bool,
-               start: float) -> Decision:
+               start: float, *, read_only: bool = False) -> Decision:
         action, source, reasons = out.action, out.source, list(out.reasons)
         if self.confirmations == "none" and action == "confirm":
             action = "allow"
@@ -264,7 +266,8 @@ class Policy:
         return Decision(action=action, rule_ids=tuple(out.rule_ids), reasons=tuple(reasons),
                         segment=out.segment, policy_hash=self.hash, source=source, targets=targets,
                         profile=self.name, segments=count, parser_version=PARSER_VERSION,
-                        elapsed_ms=round((time.monotonic() - start) * 1000, 3))
+                        elapsed_ms=round((time.monotonic() - start) * 1000, 3),
+                        read_only=read_only and action != "deny")
 
 
 def canonical(data: Any) -> str:

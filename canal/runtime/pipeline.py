@@ -135,6 +135,8 @@ class Pipeline:
             self.services.checkpoints.attach(checkpoint, started)
         view_cp = _checkpoint_view(checkpoint)
         say = req.say
+        if decision.read_only:  # git status would refresh .git/index: a write no checkpoint came before
+            git_env = {**git_env, "GIT_OPTIONAL_LOCKS": "0"}
         result = self._exec(req, state, git_env)
         egress = [redact(part) for part in self._egress_footer(req)]  # a host name may carry a secret
         shown = present(result, config=req.presenter or self.services.config.presenter,
@@ -160,7 +162,7 @@ class Pipeline:
     def _checkpoint(self, req: RunRequest, decision: Decision, redact: Redactor) -> Checkpoint | None:
         """Record the workspace before a command that may change it. A failure stops the command:
         it never runs unprotected (the refusal is in the audit log and the error says what to do)."""
-        if self.services.config.workspace != "rw" or _proven_read_only(decision):
+        if self.services.config.workspace != "rw" or decision.read_only:
             return None
         if self.services.forks.is_fork(req.ref.name):
             return None  # a fork's workspace is a copy: the project is not reachable from it
@@ -311,12 +313,6 @@ def _host_targets(services: Services, targets: Sequence[str]) -> list[Path]:
         else:
             hosts.append(services.project_dir / rel)
     return hosts
-
-
-def _proven_read_only(decision: Decision) -> bool:
-    """Whether the policy proved the command cannot write the workspace (then no checkpoint is needed).
-    Until the policy reports that proof, every command is checkpointed."""
-    return getattr(decision, "read_only", False) is True
 
 
 def _checkpoint_view(cp: Checkpoint | None) -> CheckpointView | None:

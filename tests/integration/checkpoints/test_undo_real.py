@@ -113,3 +113,24 @@ def test_the_audit_log_links_each_command_to_its_checkpoint(host_env: Path,
     assert started[-1]["data"]["checkpoint"] == cp.id
     assert cp.audit_id == record_id(started[-1]["seq"])
     assert cp.command == "make clean"
+
+
+def test_read_only_commands_take_no_checkpoint_and_git_status_writes_nothing(
+        host_env: Path, open_canal: Callable[[Path], Canal]) -> None:
+    project = make_project(host_env)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", "-c", "safe.directory=*"]
+    subprocess.run([*git, "init", "-q"], cwd=project, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=project, check=True)
+    subprocess.run([*git, "commit", "-qm", "init"], cwd=project, check=True)
+    chown_tree(project)
+    os.utime(project / "Makefile", ns=(1, 1))  # a stale index entry: git status would refresh the index
+    index = (project / ".git" / "index").read_bytes()
+    canal = open_canal(project)
+    for command in ("git status", "ls -la data | grep a", "cat Makefile"):
+        result = canal.run(command)
+        assert result.status == "ok", result.text
+        assert result.checkpoint is None, command
+    assert (project / ".git" / "index").read_bytes() == index
+    assert canal.services.checkpoints.list() == []
+    wrote = canal.run("git status > status.txt")
+    assert wrote.checkpoint is not None

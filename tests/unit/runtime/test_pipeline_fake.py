@@ -158,3 +158,19 @@ def test_a_checkpoint_that_cannot_be_taken_stops_the_command(tmp_path: Path, sta
     events = canal.services.audit.path.read_text()
     assert '"event":"run.refused"' in events
     assert '"event":"run.started"' not in events
+
+
+def test_a_command_proven_read_only_runs_without_a_checkpoint(canal: Canal) -> None:
+    """Only what the policy proves read-only skips the checkpoint; git then takes no optional lock
+    (``git status`` would otherwise refresh .git/index behind the checkpoint's back)."""
+    backend = canal.backend
+    assert isinstance(backend, FakeBackend)
+    listed = canal.run("echo hello")
+    assert listed.status == "ok", listed.text
+    assert listed.checkpoint is None
+    assert backend.calls[-1].env.get("GIT_OPTIONAL_LOCKS") == "0"
+    assert canal.services.checkpoints.list() == []
+    wrote = canal.run("echo hello > listing.txt")
+    assert wrote.checkpoint is not None
+    assert "GIT_OPTIONAL_LOCKS" not in backend.calls[-1].env
+    assert [c.id for c in canal.services.checkpoints.list()] == [wrote.checkpoint.id]
