@@ -250,10 +250,13 @@ class Canal:
     def apply_plan(self, name: str, paths: Sequence[str] = ()) -> tuple[list[Change], str]:
         return self.services.forks.plan(name, tuple(paths))
 
-    def apply(self, name: str, paths: Sequence[str] = (), *, confirm: str | None = None) -> ApplyResult:
+    def apply(self, name: str, paths: Sequence[str] = (), *, confirm: str | None = None,
+              person: bool = False) -> ApplyResult:
         """Make the real project match fork ``name`` (at ``paths``, all when empty). Needs a confirmation
-        token for exactly this change set (``ApplyConfirmationRequired`` carries it)."""
-        return apply_fork(self, name, tuple(paths), confirm)
+        token for exactly this change set (``ConfirmationRequired`` carries it). Changes to canal.yaml,
+        policy files, .git/ or .gitattributes are refused (``PATH_PROTECTED``) unless ``person``: only a
+        front end that verified a person runs the command (the CLI's approver check) may pass it."""
+        return apply_fork(self, name, tuple(paths), confirm, person=person)
 
     def discard(self, name: str) -> Fork:
         """Remove fork ``name``: its sandbox and its workspace (nothing reaches the project)."""

@@ -1,17 +1,26 @@
 """``apply``: a fork's changes reach the real project only through the confirmation flow.
 
 The approval is bound to the exact change set (a digest of every path and its new entry): if the
-fork changes after the person said yes, the token no longer fits and nothing is applied.
+fork changes after the person said yes, the token no longer fits and nothing is applied. The trusted
+configuration guard of the file operations holds here too: a change to canal.yaml (at any depth), the
+project's policy files, anything under .git/ or a .gitattributes is refused (``PATH_PROTECTED``, each
+named) unless a person runs the apply (``person=True``: the front end's person check).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from canal.core.errors import ConfirmationRequired
 from canal.core.next import act
 from canal.runtime.approvals import DecisionSummary
+from canal.runtime.checkpoints import Change
+from canal.runtime.files import Protected
+from canal.runtime.files.errors import ProtectedPath
 from canal.runtime.forks import ApplyResult
+from canal.runtime.trust.snapshot import settings_files
 
 if TYPE_CHECKING:
     from canal.runtime.api import Canal
@@ -20,11 +29,14 @@ APPLY_CWD = "/workspace"
 SHOWN_FILES = 50
 
 
-def apply_fork(canal: Canal, name: str, paths: tuple[str, ...], confirm: str | None) -> ApplyResult:
+def apply_fork(canal: Canal, name: str, paths: tuple[str, ...], confirm: str | None, *,
+               person: bool = False) -> ApplyResult:
     forks, approvals = canal.services.forks, canal.services.approvals
     chosen, digest = forks.plan(name, paths)
     if not chosen:
         return ApplyResult(fork=name, applied=[], checkpoint="")
+    if not person:
+        _refuse_protected(canal, name, chosen)
     text = " ".join(["apply fork", name, *paths])  # what the token is bound to and a person is shown
     bound = f"changes:{digest}"
     if confirm is None:
@@ -46,3 +58,20 @@ def apply_fork(canal: Canal, name: str, paths: tuple[str, ...], confirm: str | N
         "fork": name, "checkpoint": result.checkpoint, "changes": len(result.applied),
         "approver": f"{approval.approver} ({approval.how})", "approval": approval.token}, actor=canal.actor)
     return result
+
+
+def _refuse_protected(canal: Canal, name: str, chosen: Sequence[Change]) -> None:
+    """The agent's apply may not carry changes to Canal's settings or git's code-running files."""
+    guard = Protected.of(settings_files(canal.services.project_dir))
+    hits = [(c.path, why) for c in chosen if (why := guard.why(PurePosixPath(c.path))) is not None]
+    if not hits:
+        return
+    shown = "; ".join(f"{path} ({why})" for path, why in hits[:SHOWN_FILES])
+    more = f"; and {len(hits) - SHOWN_FILES} more" if len(hits) > SHOWN_FILES else ""
+    msg = (f"Fork {name} changes protected files: {shown}{more}. The agent's apply may not carry them; "
+           "nothing was applied.")
+    others = sorted({c.path for c in chosen} - {path for path, _ in hits})
+    actions = [act("fork.apply", name=name, paths=others[:20])] if others else []
+    raise ProtectedPath(msg, hint="a person applies them (the same apply, run in a terminal), or apply "
+                        "only the other paths", next=actions,
+                        details={"fork": name, "protected": [path for path, _ in hits], "others": others})

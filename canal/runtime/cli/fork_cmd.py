@@ -72,9 +72,10 @@ def apply_cmd(app: App, name: str, paths: tuple[str, ...], confirm: str | None, 
 
     The first call lists the files and asks for confirmation (nothing is applied); the real project
     is checkpointed before anything is written, and paths changed on both sides since the fork are
-    refused as conflicts. Example: canal apply try-upgrade src/
+    refused as conflicts. Changes to canal.yaml, policy files, .git/ or .gitattributes apply only when a
+    person runs this (from a terminal). Example: canal apply try-upgrade src/
     """
-    result = app.canal.apply(name, paths, confirm=confirm)
+    result = app.canal.apply(name, paths, confirm=confirm, person=app.is_person())
     if as_json:
         echo_json(result.model_dump(mode="json"))
         return

@@ -14,6 +14,7 @@ from project_helpers import chown_tree
 
 from canal.core.errors import ConfirmationRequired
 from canal.runtime.api import Canal
+from canal.runtime.files.errors import ProtectedPath
 from canal.runtime.forks import ForkConflict, ForkExists, ForkOfFork
 from tests.treesnap import tree
 
@@ -116,3 +117,44 @@ def test_a_fork_of_a_fork_and_a_taken_name_are_refused(host_env: Path,
         canal.fork("one")
     canal.discard("one")
     assert canal.forks() == []
+
+
+SETTINGS_ATTACK = """set -e
+cd /workspace
+printf 'policy:\\n  profile: autonomous\\n' > canal.yaml
+mkdir -p .git sub
+printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' > .git/config
+printf 'x\\n' > sub/canal.yaml
+printf '* filter=evil\\n' > .gitattributes
+printf 'fine\\n' > fine.txt
+"""
+
+
+def test_apply_refuses_protected_files_unless_a_person_runs_it(
+        host_env: Path, open_canal: Callable[[Path], Canal]) -> None:
+    """A fork that writes canal.yaml (at any depth), .git/config and .gitattributes cannot carry them
+    to the project through the agent's apply, whatever the confirmation; a person can."""
+    project = make_project(host_env)
+    before = tree(project)
+    canal = open_canal(project)
+    canal.fork("settings")
+    assert canal.run(SETTINGS_ATTACK, sandbox="settings").status == "ok"
+    with pytest.raises(ProtectedPath) as refused:
+        canal.apply("settings")
+    assert refused.value.code == "PATH_PROTECTED"
+    assert refused.value.details["protected"] == [".git", ".git/config", ".gitattributes", "canal.yaml",
+                                                  "sub/canal.yaml"]
+    assert "canal.yaml" in refused.value.message
+    assert tree(project) == before  # nothing applied, nothing asked
+    with pytest.raises(ProtectedPath):
+        canal.apply("settings", [".git"])
+    with pytest.raises(ConfirmationRequired) as asked:
+        canal.apply("settings", ["fine.txt"])  # the paths that are not protected still apply
+    canal.apply("settings", ["fine.txt"], confirm=asked.value.details["token"])
+    assert (project / "fine.txt").read_text() == "fine\n"
+    rest = [".git", ".gitattributes", "canal.yaml", "sub"]
+    with pytest.raises(ConfirmationRequired) as person_asked:
+        canal.apply("settings", rest, person=True)
+    canal.apply("settings", rest, person=True, confirm=person_asked.value.details["token"])
+    assert (project / ".git" / "config").read_text().startswith("[core]")
+    assert (project / "canal.yaml").exists()
