@@ -6,6 +6,7 @@
 
 from canal.policy.decision import Decision
 from canal.policy.engine import Policy, SegmentReport
-from canal.policy.loader import PROFILES, build_policy, load_policy
+from canal.policy.loader import PROFILES, build_policy, load_fork_policy, load_policy
 
-__all__ = ["PROFILES", "Decision", "Policy", "SegmentReport", "build_policy", "load_policy"]
+__all__ = ["PROFILES", "Decision", "Policy", "SegmentReport", "build_policy", "load_fork_policy",
+           "load_policy"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 from collections.abc import Sequence
@@ -17,6 +18,7 @@ from canal.policy.rules import PolicyFile, Positions, read_policy_file
 from canal.policy.shell.syntax import SyntaxChecker, bash_n
 
 PROFILES = ("standard", "strict", "autonomous")
+FORK_NAME = "autonomous"  # what a fork's policy is called, whatever profile it derives from
 MAX_EXTENDS = 4
 _Spec = tuple[Path, PolicyFile, Positions]
 
@@ -56,11 +58,12 @@ def _read_chain(path: Path, depth: int = 0) -> list[_Spec]:
 
 
 def build_policy(paths: Sequence[Path], checker: SyntaxChecker = bash_n,
-                 verified_dir: Path | None = None) -> Policy:
+                 verified_dir: Path | None = None, *, fork: bool = False) -> Policy:
     """Policy from files in order; later files add rules, and the last file names the default.
 
     ``verified_dir``: a private folder remembering which (policy, engine code) pairs already passed
     their inline examples, so a new process does not re-run them. Rules are compiled either way.
+    ``fork``: the policy of a fork of a project with these files (``load_fork_policy``).
     """
     rules: list[CompiledRule] = []
     specs: list[_Spec] = []
@@ -88,6 +91,10 @@ def build_policy(paths: Sequence[Path], checker: SyntaxChecker = bash_n,
         else "allow"
     # only the profile named first may waive confirmations; files added after it cannot
     confirmations = next(spec.confirmations for path, spec, _ in specs if path == paths[0])
+    if fork:
+        closed = {r.id for _, spec, _ in specs for r in spec.rules if r.in_fork == "deny"}
+        rules = [dataclasses.replace(r, decision="deny") if r.id in closed else r for r in rules]
+        name, confirmations = FORK_NAME, "none"
     # the hashes of policies that ask stay as they were
     waived = {"confirmations": confirmations} if confirmations != "ask" else {}
     digest = hashlib.sha256(canonical({
@@ -158,3 +165,11 @@ def load_policy(profile: str = "standard", files: Sequence[Path] = (),
                 checker: SyntaxChecker = bash_n, verified_dir: Path | None = None) -> Policy:
     """The shipped ``profile`` plus extra rule ``files``; refuses to load on any failure."""
     return build_policy([profile_path(profile), *files], checker, verified_dir)
+
+
+def load_fork_policy(profile: str = "standard", files: Sequence[Path] = (),
+                     checker: SyntaxChecker = bash_n, verified_dir: Path | None = None) -> Policy:
+    """The policy of a fork of a project that runs ``profile`` plus ``files``: the same rules, with
+    every deny kept, confirmations waived (nobody is asked; the fork's workspace is a copy), and each
+    rule marked ``in_fork: deny`` denying where it would have asked (strict's secret reads)."""
+    return build_policy([profile_path(profile), *files], checker, verified_dir, fork=True)

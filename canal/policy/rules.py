@@ -29,6 +29,9 @@ class RuleSpec(BaseModel):
     when: tuple[Literal["trusted_path", "opaque", "opaque_name", "substitution", "dynamic_args",
                         "background", "stdin_piped", "recursive", "code_exec", "writes_device"], ...] = ()
     scope: Literal["segment", "command", "step"] = "segment"
+    # In a fork nobody is asked: a confirm rule allows there (the workspace is a copy), unless this says
+    # deny (the rule guards something a fork still reaches: secrets the output would show, the network).
+    in_fork: Literal["deny"] | None = None
     message: str = ""
     examples: Examples = Examples()
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from canal.core.next import Say
 from canal.policy.engine import Policy
-from canal.policy.loader import load_policy
+from canal.policy.loader import load_fork_policy, load_policy
 from canal.runtime.checkpoints import Change, DiffResult, History, UndoResult
 from canal.runtime.config import CanalConfig
 from canal.runtime.egress import EgressLog
@@ -136,15 +136,17 @@ class Canal:
 
     @cached_property
     def fork_policy(self) -> Policy:
-        """Forks run the autonomous profile (no confirmations, deny rules kept) plus the project's
-        approved rule files."""
+        """Forks run the project's own profile and approved rule files, derived for a copy
+        (``load_fork_policy``): deny rules kept, confirmations waived, ``in_fork: deny`` rules (strict's
+        secret reads) denied."""
+        profile = self.config.policy.profile
         files = [self.project_dir / f for f in self.config.policy.files]
         verified = self.services.state_dir / "policy-verified"
         warm = installed()
         if warm is None:
-            return load_policy(FORK_PROFILE, files, verified_dir=verified)
-        return warm.policy(policy_key(FORK_PROFILE, files),
-                           lambda: load_policy(FORK_PROFILE, files, verified_dir=verified))
+            return load_fork_policy(profile, files, verified_dir=verified)
+        return warm.policy(policy_key(f"{FORK_PROFILE}:{profile}", files),
+                           lambda: load_fork_policy(profile, files, verified_dir=verified))
 
     @cached_property
     def files(self) -> FileOps:

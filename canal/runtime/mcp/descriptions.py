@@ -156,7 +156,8 @@ Example: {"checkpoint": "cp-12"}"""
 FORK = """\
 SANDBOX MODE for an autonomous subagent: start a new sandbox whose /workspace is a copy-on-write copy \
 of the project (now, or at a checkpoint). It is isolated: the real project is not mounted in it, so \
-commands there run WITHOUT confirmations (deny rules still apply, and its network is the project's). \
+commands there run WITHOUT confirmations (deny rules still apply, a strict project's secret files \
+stay unreadable, and its network is the project's). \
 Work there with run_command {"sandbox": NAME, ...}; nothing you do reaches the project. Your work is \
 a PROPOSAL: changes shows it as a patch, and apply carries it to the project only after the user \
 confirms; discard drops it.
