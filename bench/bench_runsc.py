@@ -25,7 +25,7 @@ from pathlib import Path
 
 from canal.sandbox.docker_backend import DockerBackend
 from canal.sandbox.engine import docker_client
-from canal.sandbox.image import DEFAULT_IMAGE
+from canal.sandbox.images import DEFAULT_IMAGE
 from canal.sandbox.spec import Mount, SandboxSpec
 
 RUNTIMES = ("runc", "runsc")

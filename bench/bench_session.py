@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from canal.sandbox.docker_backend import DockerBackend
 from canal.sandbox.engine import docker_client
-from canal.sandbox.image import DEFAULT_IMAGE
+from canal.sandbox.images import DEFAULT_IMAGE
 from canal.sandbox.pool import WarmPool
 from canal.sandbox.spec import SandboxSpec
 

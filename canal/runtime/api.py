@@ -43,7 +43,7 @@ from canal.sandbox.backend import SandboxBackend, SandboxInfo
 from canal.sandbox.docker_backend import DockerBackend
 from canal.sandbox.engine import docker_client
 from canal.sandbox.errors import SandboxError
-from canal.sandbox.image import BuildEvent
+from canal.sandbox.images import DEFAULT_IMAGE, EGRESS_IMAGE, BuildEvent, BuiltImage
 from canal.sandbox.reaper import reap
 
 FORK_PROFILE = "autonomous"
@@ -269,13 +269,19 @@ class Canal:
         return fork
 
     # -- lifecycle ------------------------------------------------------------------------------
+    def build_images(self, *, egress: bool = False, force: bool = False,
+                     on_event: Callable[[BuildEvent], None] | None = None) -> list[BuiltImage]:
+        """Canal's sandbox image (and the egress proxy's), built unless one from the same build context is
+        there already; ``force`` rebuilds."""
+        tags = [DEFAULT_IMAGE, *([EGRESS_IMAGE] if egress else [])]
+        progress = on_event or self._on_build
+        return [self.backend.ensure_image(tag, force=force, on_event=progress) for tag in tags]
+
     def up(self, name: str | None = None) -> SandboxInfo:
         """Start the sandbox (create it if needed) and warm its session."""
         ref = self.ref(name)
         info = ensure_sandbox(self.services, self.backend, ref, self._on_build)
-        warm = getattr(self.backend, "warm", None)
-        if warm is not None:
-            warm(ref.container)
+        self.backend.warm(ref.container)
         self.services.audit.append("sandbox.up", {"sandbox": ref.name, "container_id": info.id},
                                    actor=self.actor)
         return info

@@ -25,7 +25,7 @@ from canal.core.fsutil import FILE_MODE, atomic_write, private_dir
 from canal.core.next import Say, act
 from canal.runtime.audit import AuditLog, parse_line
 from canal.runtime.audit.record import MalformedRecord
-from canal.sandbox.backend import EgressBackend, SandboxBackend
+from canal.sandbox.backend import SandboxBackend
 from canal.sandbox.egress_squid import EgressAttempt, Kind
 
 EVENT = "egress.attempt"
@@ -81,8 +81,6 @@ class EgressRecorder:
 
     def collect(self, backend: SandboxBackend) -> list[EgressAttempt]:
         """Record what the proxies logged since the last collection; returns those attempts."""
-        if not isinstance(backend, EgressBackend):
-            return []
         with self._locked():
             cursors = self._cursors()
             attempts, after = backend.egress_read(cursors)
@@ -96,8 +94,6 @@ class EgressRecorder:
 
     def prune(self, backend: SandboxBackend, *, all_owners: bool = False, actor: str = "agent") -> list[str]:
         """Remove the proxies no sandbox uses, after recording what they logged."""
-        if not isinstance(backend, EgressBackend):
-            return []
         self.collect(backend)
         removed = list(backend.egress_prune(all_owners=all_owners))
         if removed:

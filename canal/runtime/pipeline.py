@@ -48,7 +48,7 @@ from canal.runtime.trash.errors import CannotTrashWorkspace
 from canal.runtime.trash.limits import check_backup_size
 from canal.sandbox.backend import SandboxBackend
 from canal.sandbox.errors import SandboxError
-from canal.sandbox.image import BuildEvent
+from canal.sandbox.images import BuildEvent
 from canal.sandbox.result import EMPTY, EndReason, ExecResult, SessionState
 
 

@@ -24,9 +24,8 @@ from canal.runtime.trust.snapshot import settings_files
 from canal.runtime.warm import installed
 from canal.sandbox.backend import SandboxBackend, SandboxInfo
 from canal.sandbox.docker_backend import DockerBackend
-from canal.sandbox.engine import docker_client
 from canal.sandbox.errors import ImageNotFound
-from canal.sandbox.image import DEFAULT_IMAGE, BuildEvent, BuiltImage, build_default_image, build_egress_image
+from canal.sandbox.images import DEFAULT_IMAGE, EGRESS_IMAGE, BuildEvent
 from canal.sandbox.spec import Mount, SandboxSpec
 
 if TYPE_CHECKING:
@@ -157,8 +156,7 @@ def _ensure(services: Services, backend: SandboxBackend, ref: SandboxRef,
     spec = sandbox_spec(services, ref)
     if spec.network.mode == "allowlist":
         services.egress.collect(backend)  # a dead proxy replaced now takes its unread lines with it
-        if isinstance(backend, DockerBackend):  # its proxy's image, built (or rebuilt) when needed
-            _build(build_egress_image, on_event)
+        backend.ensure_image(EGRESS_IMAGE, on_event=on_event)  # the proxy's, built (or rebuilt) when needed
     pools = _pools(backend)
     if pools is not None and isinstance(backend, DockerBackend):
         pooled = pools.take(spec, ref.container, services.outputs_dir(ref.name), backend)
@@ -184,18 +182,5 @@ def _create(backend: SandboxBackend, ref: SandboxRef, spec: SandboxSpec,
         if spec.image != DEFAULT_IMAGE:
             raise
     # first run on this machine: build the default image (with progress), then create
-    _build(build_default_image, on_event)
+    backend.ensure_image(DEFAULT_IMAGE, on_event=on_event)
     return backend.create(ref.container, spec)
-
-
-def _build(build: Callable[..., BuiltImage], on_event: Callable[[BuildEvent], None] | None) -> None:
-    """Build one of Canal's images unless an image of the same build context is there already."""
-    client = docker_client()
-    try:
-        build(client, on_event=on_event or _quiet)
-    finally:
-        client.close()
-
-
-def _quiet(_: BuildEvent) -> None:
-    return None

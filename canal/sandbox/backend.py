@@ -27,6 +27,7 @@ from typing import BinaryIO, Protocol, runtime_checkable
 
 from canal.sandbox.egress_squid import EgressRead, ProxyState
 from canal.sandbox.errors import SpecInvalid
+from canal.sandbox.images import BuiltImage, Progress
 from canal.sandbox.result import ExecResult, SessionState
 from canal.sandbox.spec import SandboxSpec
 
@@ -130,6 +131,15 @@ class SandboxBackend(Protocol):
         """The sandbox, when its session is up and well, known without asking the engine; else None."""
         ...
 
+    def warm(self, name: str) -> None:
+        """Start the sandbox's session now, so its first command does not pay for it."""
+        ...
+
+    def ensure_image(self, tag: str, *, force: bool = False, on_event: Progress | None = None) -> BuiltImage:
+        """One of Canal's own images (``CANAL_IMAGES``), built unless one from the same build context is
+        there already (``force`` rebuilds); ``ImageNotFound`` for any other tag."""
+        ...
+
     def interrupt(self, name: str, signal: str) -> bool:
         """Kill the command running in ``name``; ``signal`` (``INT``, ``TERM``...) is reported in its
         result. False when no command is running there."""
@@ -144,15 +154,7 @@ class SandboxBackend(Protocol):
         """Regular files at or under ``path``, keyed by path relative to ``path``'s parent."""
         ...
 
-    def close(self) -> None:
-        """Release client resources (sessions, connections). Sandboxes stay; ``remove`` them."""
-        ...
-
-
-@runtime_checkable
-class EgressBackend(Protocol):
-    """A backend whose allowlist sandboxes leave through egress proxies it runs (``network: allowlist``)."""
-
+    # egress: allowlist sandboxes (``network: allowlist``) leave through proxies the backend runs
     def egress_read(self, cursors: Mapping[str, int]) -> EgressRead:
         """Attempts the proxies logged after ``cursors`` (opaque; start with ``{}``), oldest first, and
         the cursors to pass next time."""
@@ -163,3 +165,7 @@ class EgressBackend(Protocol):
         ...
 
     def egress_states(self) -> Sequence[ProxyState]: ...
+
+    def close(self) -> None:
+        """Release client resources (sessions, connections). Sandboxes stay; ``remove`` them."""
+        ...

@@ -33,13 +33,15 @@ from canal.sandbox.egress_squid import EgressRead, ProxyState
 from canal.sandbox.errors import (
     EngineError,
     FileTransferRefused,
+    ImageNotFound,
     SandboxError,
     SandboxNotFound,
     SandboxNotRunning,
     SpecInvalid,
 )
 from canal.sandbox.files import pack, unpack
-from canal.sandbox.image import EGRESS_IMAGE
+from canal.sandbox.image import build_default_image, build_egress_image
+from canal.sandbox.images import DEFAULT_IMAGE, EGRESS_IMAGE, BuildEvent, BuiltImage, Progress
 from canal.sandbox.outcome import KILLED_EXIT, Call, to_result
 from canal.sandbox.result import EndReason, ExecResult, SessionState
 from canal.sandbox.runtimes import engine_runtime, runtime_failure
@@ -186,7 +188,7 @@ class DockerBackend:
             with self._guard:
                 self._handles[name] = handle
 
-    # egress (EgressBackend) -----------------------------------------------------------------------
+    # egress ---------------------------------------------------------------------------------------
     @property
     def egress(self) -> EgressProxies:
         return EgressProxies(self.client, self.owner, self.egress_image)
@@ -237,6 +239,15 @@ class DockerBackend:
                          quota=_quota(config.get("Labels") or {}, config.get("WorkingDir") or "/"))
         with self._guard:
             return self._handles.setdefault(name, handle)
+
+    def ensure_image(self, tag: str, *, force: bool = False, on_event: Progress | None = None) -> BuiltImage:
+        """Build ``tag`` (the sandbox's or the egress proxy's image) with this backend's engine client."""
+        builders = {DEFAULT_IMAGE: build_default_image, EGRESS_IMAGE: build_egress_image}
+        if tag not in builders:
+            msg = f"{tag} is not one of Canal's images ({', '.join(builders)}); Canal builds only those."
+            raise ImageNotFound(msg, hint="build it yourself (docker build -t TAG CONTEXT), then retry",
+                                details={"image": tag})
+        return builders[tag](self.client, force=force, on_event=on_event or _no_progress)
 
     def warm(self, name: str) -> None:
         """Start the sandbox's session now so its first command does not pay for it."""
@@ -370,3 +381,7 @@ def command_header(command: str | Sequence[str], timeout_s: float | None, idle_t
             raise SpecInvalid(msg, hint="pass a list such as ['ls', '-la']", details={"argv": repr(argv)})
         header["argv"] = argv
     return header
+
+
+def _no_progress(_: BuildEvent) -> None:
+    return None

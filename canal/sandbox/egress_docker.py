@@ -40,7 +40,7 @@ from canal.sandbox.egress_squid import (
     squid_conf,
 )
 from canal.sandbox.errors import EgressProxyFailed, SandboxError, SandboxExists
-from canal.sandbox.image import EGRESS_IMAGE
+from canal.sandbox.images import EGRESS_IMAGE
 
 LABEL_EGRESS = "canal.egress"  # owner, on proxies and their networks
 LABEL_ROUTE = "canal.egress.route"  # the proxy container's name, on the proxy and its sandboxes

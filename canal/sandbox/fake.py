@@ -29,8 +29,9 @@ from canal.sandbox.backend import (
     check_name,
 )
 from canal.sandbox.egress_squid import EgressAttempt, EgressRead, ProxyState
-from canal.sandbox.errors import FileTransferRefused, SandboxExists, SandboxNotFound
+from canal.sandbox.errors import FileTransferRefused, ImageNotFound, SandboxExists, SandboxNotFound
 from canal.sandbox.files import check_relative
+from canal.sandbox.images import CANAL_IMAGES, BuiltImage, Progress
 from canal.sandbox.result import ExecResult, SessionState
 from canal.sandbox.spec import SandboxSpec, check_mounts
 from canal.sandbox.spool import Spool
@@ -80,6 +81,7 @@ class FakeBackend:
         # egress: what "the proxy" logged (tests append attempts), read like the Docker backend's
         self.egress_log: list[EgressAttempt] = []
         self._proxies: set[str] = set()
+        self.images_built: list[str] = []  # what ensure_image was asked for
 
     def on(self, program: str, handler: Handler) -> None:
         self.handlers[program] = handler
@@ -148,6 +150,16 @@ class FakeBackend:
     def ready(self, name: str) -> SandboxInfo | None:
         box = self._boxes.get(name)
         return box.info if box is not None and box.info.running else None
+
+    def warm(self, name: str) -> None:
+        self._require(name)  # a fake sandbox has no session to start
+
+    def ensure_image(self, tag: str, *, force: bool = False, on_event: Progress | None = None) -> BuiltImage:
+        if tag not in CANAL_IMAGES:
+            msg = f"{tag} is not one of Canal's images; the fake backend has only those."
+            raise ImageNotFound(msg, details={"image": tag})
+        self.images_built.append(tag)
+        return BuiltImage(tag, image_id="sha256:fake", cached=not force, base="fake")
 
     def interrupt(self, name: str, signal: str) -> bool:
         return False  # fake commands end at once: nothing is ever running to interrupt

@@ -14,8 +14,7 @@ import shutil
 import subprocess
 import tempfile
 from collections import deque
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -25,36 +24,18 @@ import docker.errors
 
 from canal.core.next import act
 from canal.sandbox.errors import ImageBuildFailed
+from canal.sandbox.images import DEFAULT_IMAGE as DEFAULT_IMAGE
+from canal.sandbox.images import EGRESS_IMAGE as EGRESS_IMAGE
+from canal.sandbox.images import VERSION as VERSION
+from canal.sandbox.images import BuildEvent as BuildEvent
+from canal.sandbox.images import BuiltImage as BuiltImage
+from canal.sandbox.images import Progress as Progress
 
-VERSION = "0.1.0"
-DEFAULT_IMAGE = f"canal/sandbox:{VERSION}"
-EGRESS_IMAGE = f"canal/egress:{VERSION}"
 UPSTREAM_BASE = "debian:bookworm-slim"
 BOOTSTRAP_BASE = "canal/base:bookworm"
 HASH_LABEL = "canal.image.context-sha256"
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 _STEP = re.compile(r"^Step (\d+)/(\d+) : (.*)$")
-
-
-@dataclass(frozen=True)
-class BuildEvent:
-    """A progress event for the caller to render: ``kind`` is info, step or log."""
-
-    kind: str
-    text: str
-    step: int = 0
-    steps: int = 0
-
-
-@dataclass(frozen=True)
-class BuiltImage:
-    tag: str
-    image_id: str
-    cached: bool
-    base: str
-
-
-Progress = Callable[[BuildEvent], None]
 
 
 def _ignore(_: BuildEvent) -> None:

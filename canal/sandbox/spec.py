@@ -16,7 +16,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 
 from canal.sandbox.egress import NetworkSpec
 from canal.sandbox.errors import MountRefused
-from canal.sandbox.image import DEFAULT_IMAGE
+from canal.sandbox.images import DEFAULT_IMAGE
 
 DEFAULT_WORKDIR = "/workspace"
 RESERVED_LABEL_PREFIX = "canal."

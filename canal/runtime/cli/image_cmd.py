@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import click
 
-from canal.runtime.cli.shared import BuildProgress, echo_json, json_option, stderr_is_tty
-from canal.sandbox.engine import docker_client
-from canal.sandbox.image import build_default_image, build_egress_image
+from canal.runtime.cli.shared import App, BuildProgress, echo_json, json_option, pass_app, stderr_is_tty
 
 
 @click.group("image")
@@ -20,19 +18,14 @@ def image_group() -> None:
               help="Also build the egress proxy's image (squid and dnsmasq), for network: allowlist.")
 @click.option("--verbose", "-v", is_flag=True, help="Show every line of the build log.")
 @json_option()
-def build(force: bool, egress: bool, verbose: bool, as_json: bool) -> None:
+@pass_app
+def build(app: App, force: bool, egress: bool, verbose: bool, as_json: bool) -> None:
     """Build the default sandbox image (bootstraps a Debian base when no registry answers).
 
     Example: canal image build --egress
     """
     progress = BuildProgress(verbose or stderr_is_tty())
-    client = docker_client()
-    try:
-        built = [build_default_image(client, force=force, on_event=progress)]
-        if egress:
-            built.append(build_egress_image(client, force=force, on_event=progress))
-    finally:
-        client.close()
+    built = app.canal.build_images(egress=egress, force=force, on_event=progress)
     if as_json:
         rows = [{"image": b.tag, "id": b.image_id, "cached": b.cached, "base": b.base} for b in built]
         echo_json({"status": "ok", **rows[0], "images": rows})

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from canal.runtime.api import Canal
     from canal.runtime.approvals import Approver
     from canal.runtime.checkpoints import Change
-    from canal.sandbox.image import BuildEvent
+    from canal.sandbox.images import BuildEvent
 
 P = ParamSpec("P")
 R = TypeVar("R")

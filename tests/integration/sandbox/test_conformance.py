@@ -12,12 +12,14 @@ import pytest
 from canal.sandbox.backend import LABEL_EXPIRES, LABEL_OWNER, LABEL_SANDBOX, SandboxBackend
 from canal.sandbox.errors import (
     FileTransferRefused,
+    ImageNotFound,
     MountRefused,
     SandboxExists,
     SandboxNotFound,
     SpecInvalid,
 )
 from canal.sandbox.fake import FakeBackend
+from canal.sandbox.images import DEFAULT_IMAGE
 from canal.sandbox.result import EndReason
 from canal.sandbox.spec import Mount, SandboxSpec
 from tests.integration.gvisor import runtimes_under_test
@@ -138,3 +140,26 @@ def test_file_limits(box: tuple[SandboxBackend, str]) -> None:
     impl.put_files(name, {"f": b"x" * 100})
     with pytest.raises(FileTransferRefused):
         impl.get_files(name, "/workspace/f", max_bytes=10)
+
+
+def test_warm_starts_the_session_a_first_command_then_uses(box: tuple[SandboxBackend, str]) -> None:
+    impl, name = box
+    impl.warm(name)
+    assert impl.exec(name, "true").ok
+
+
+def test_ensure_image_gives_canal_images_and_refuses_others(backend: tuple[SandboxBackend, SandboxSpec],
+                                                            sandbox_image: str) -> None:
+    impl, _ = backend
+    built = impl.ensure_image(DEFAULT_IMAGE)  # present already (the session's fixture built it): cached
+    assert (built.tag, built.cached) == (DEFAULT_IMAGE, True)
+    with pytest.raises(ImageNotFound):
+        impl.ensure_image("example/not-canal:1")
+
+
+def test_every_protocol_method_is_implemented_by_both_backends() -> None:
+    from canal.sandbox.docker_backend import DockerBackend
+
+    wanted = {n for n in vars(SandboxBackend) if not n.startswith("_")}
+    for impl in (FakeBackend, DockerBackend):
+        assert wanted <= {n for n in dir(impl) if callable(getattr(impl, n))}, impl
