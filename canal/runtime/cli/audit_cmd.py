@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from canal.core.duration import EXAMPLES
 from canal.runtime.audit import (
     AuditLogForeignError,
     AuditLogMissingError,
@@ -39,7 +40,8 @@ def audit() -> None:
 
 
 @audit.command("show")
-@click.option("--since", help="Only records newer than this: 30m, 2h, 7d, or an ISO date/time (UTC).")
+@click.option("--since", help=f"Only records newer than this: a duration ({EXAMPLES}) or an ISO "
+              "date/time (UTC).")
 @click.option("--event", "event_prefix", help="Only events starting with this, e.g. run. or approval.")
 @json_option("Print the records as JSON.")
 @pass_app

@@ -13,12 +13,13 @@ from typing import Any
 
 import click
 
+from canal.core.duration import EXAMPLES, parse_duration
 from canal.core.next import act
 from canal.runtime.cli.shared import App, emit, json_option, pass_app
 from canal.runtime.cli.words import say
 from canal.runtime.files.errors import InvalidRange
 from canal.runtime.files.fileio import DEFAULT_MAX_BYTES
-from canal.runtime.trash import RemoveOutcome, parse_age
+from canal.runtime.trash import RemoveOutcome
 
 
 @click.command("rm")
@@ -79,7 +80,7 @@ def trash_list(app: App, as_json: bool) -> None:
 
 
 @trash_group.command("purge")
-@click.option("--older-than", "older_than", required=True, help="Age such as 30d, 12h, 2w.")
+@click.option("--older-than", "older_than", required=True, help=f"Age: a number and one unit ({EXAMPLES}).")
 @json_option()
 @pass_app
 def trash_purge(app: App, older_than: str, as_json: bool) -> None:
@@ -87,7 +88,7 @@ def trash_purge(app: App, older_than: str, as_json: bool) -> None:
 
     Example: canal trash purge --older-than 30d
     """
-    age = parse_age(older_than)
+    age = parse_duration(older_than, "--older-than")
     purged = app.canal.files.purge(age)
     text = f"purged {len(purged)} item(s) trashed more than {older_than} ago"
     emit(as_json, {"status": "ok", "purged": [e.model_dump(mode="json") for e in purged]}, text)

@@ -13,17 +13,17 @@ import functools
 import getpass
 import json
 import os
-import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 import click
 
+from canal.core.duration import InvalidDuration, parse_duration
 from canal.runtime.project import ProjectLocation, locate_project
 
 if TYPE_CHECKING:
@@ -36,8 +36,6 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 JSON_HELP = "Print the result as JSON."
-DURATION = re.compile(r"^(\d+)([smhd])$")
-UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
 
 
 def current_user() -> str:
@@ -149,18 +147,16 @@ def json_option(help_text: str = JSON_HELP) -> Callable[[Callable[..., Any]], Ca
 
 
 def since_threshold(spec: str, now: datetime) -> str:
-    """``10m``/``2h``/``3d``, or an ISO date or time (UTC), as a timestamp comparable with ``ts``."""
-    found = DURATION.match(spec)
-    if found:
-        when = now - timedelta(**{UNITS[found.group(2)]: int(found.group(1))})
-    else:
+    """A duration (``10m``, ``2h``, ``3d``, ``1w``: ``canal.core.duration``) or an ISO date or time (UTC), as
+    a timestamp comparable with a record's ``ts``."""
+    try:
+        when = now - parse_duration(spec, "--since")
+    except InvalidDuration as exc:
         try:
             when = datetime.fromisoformat(spec.replace("Z", "+00:00"))
-        except ValueError as exc:
-            from canal.runtime.errors import ConfigError
-
-            msg = f"--since {spec!r} is neither a duration (30m, 2h, 7d) nor an ISO date or time"
-            raise ConfigError(msg, hint="canal audit show --since 1h") from exc
+        except ValueError:
+            raise InvalidDuration(exc.message, hint="canal audit show --since 1h   (or an ISO date: "
+                                  "--since 2026-01-31)", details=exc.details) from None
         when = when if when.tzinfo else when.replace(tzinfo=UTC)
     return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 

@@ -1,8 +1,7 @@
 """The host-side trash: soft deletes and pre-command backups, restorable, purged by age."""
 
-from canal.runtime.trash.duration import parse_age
 from canal.runtime.trash.record import TrashEntry
 from canal.runtime.trash.remove import RemoveOutcome, remove_paths
 from canal.runtime.trash.store import RestoreResult, Trash
 
-__all__ = ["RemoveOutcome", "RestoreResult", "Trash", "TrashEntry", "parse_age", "remove_paths"]
+__all__ = ["RemoveOutcome", "RestoreResult", "Trash", "TrashEntry", "remove_paths"]

@@ -30,10 +30,6 @@ class UnsupportedFileType(TrashError):
     code = "UNSUPPORTED_FILE_TYPE"
 
 
-class InvalidDuration(TrashError):
-    code = "INVALID_DURATION"
-
-
 class TrashCorrupt(TrashError):
     """An info record that cannot be read, or an entry whose stored item is missing."""
 

@@ -72,7 +72,7 @@ def test_show_json_and_filters(cli: click.Group, env: Path) -> None:
 def test_show_rejects_a_bad_since(cli: click.Group, env: Path) -> None:
     result = CliRunner().invoke(cli, ["audit", "show", "--since", "yesterday"])
     assert result.exit_code == 2
-    assert result.stderr.startswith("CONFIG_INVALID")
+    assert result.stderr.startswith("INVALID_DURATION")
 
 
 def test_verify_ok(cli: click.Group, env: Path) -> None:

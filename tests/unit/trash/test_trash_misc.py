@@ -4,23 +4,22 @@ from datetime import timedelta
 
 import pytest
 
+from canal.core.duration import InvalidDuration, parse_duration
 from canal.runtime.files import errors as file_errors
 from canal.runtime.trash import errors as trash_errors
-from canal.runtime.trash import parse_age
-from canal.runtime.trash.errors import InvalidDuration
 
 
 @pytest.mark.parametrize(("text", "expected"), [("30d", timedelta(days=30)), ("12h", timedelta(hours=12)),
                                                 ("90s", timedelta(seconds=90)), ("2w", timedelta(weeks=2)),
                                                 ("15m", timedelta(minutes=15))])
-def test_parse_age(text: str, expected: timedelta) -> None:
-    assert parse_age(text) == expected
+def test_parse_duration(text: str, expected: timedelta) -> None:
+    assert parse_duration(text) == expected
 
 
 @pytest.mark.parametrize("text", ["30", "d", "-3d", "3 days", "1y", "9999999d"])
 def test_parse_age_refuses_garbage(text: str) -> None:
     with pytest.raises(InvalidDuration):
-        parse_age(text)
+        parse_duration(text)
 
 
 def _codes(module: object) -> dict[str, tuple[str, int]]:
@@ -53,7 +52,6 @@ def test_error_codes_are_pinned() -> None:
         "CannotTrashWorkspace": ("CANNOT_TRASH_WORKSPACE", 2),
         "IsAFolderNeedsRecursive": ("FOLDER_NEEDS_RECURSIVE", 2),
         "UnsupportedFileType": ("UNSUPPORTED_FILE_TYPE", 2),
-        "InvalidDuration": ("INVALID_DURATION", 2),
         "TrashCorrupt": ("TRASH_CORRUPT", 125),
         "TrashFull": ("TRASH_FULL", 2),
         "BackupTooLarge": ("BACKUP_TOO_LARGE", 2),
