@@ -6,10 +6,12 @@ A project's sandbox ``NAME`` is the container ``canal-<project key>-<NAME>``; it
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
@@ -24,7 +26,7 @@ from canal.runtime.trust.snapshot import settings_files
 from canal.runtime.warm import installed
 from canal.sandbox.backend import SandboxBackend, SandboxInfo
 from canal.sandbox.docker_backend import DockerBackend
-from canal.sandbox.errors import ImageNotFound
+from canal.sandbox.errors import ImageNotFound, SandboxExists
 from canal.sandbox.images import DEFAULT_IMAGE, EGRESS_IMAGE, BuildEvent
 from canal.sandbox.spec import Mount, SandboxSpec
 
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
 
 DEFAULT_SANDBOX = "default"
 OUTPUT_MOUNT = "/canal/output"
+LOCKS = "locks"  # in the state folder: one lock file per sandbox, for starting it
 AUTO_USER = "auto"
 HOME = "/home/agent"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,40}$")
@@ -142,8 +145,21 @@ def ensure_sandbox(services: Services, backend: SandboxBackend, ref: SandboxRef,
     second finds the sandbox the first one made instead of failing to create it again."""
     with _creating_guard:
         lock = _creating.setdefault(ref.container, threading.Lock())
-    with lock:
+    with lock, _across_processes(services.state_dir / LOCKS / f"{ref.container}.lock"):
         return _ensure(services, backend, ref, on_event)
+
+
+@contextlib.contextmanager
+def _across_processes(path: Path) -> Iterator[None]:
+    """Processes starting one sandbox take turns too (eight harness processes on a fresh project):
+    an flock on a file in the host state folder, released when the holder ends, however it ends."""
+    path.parent.mkdir(mode=0o700, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _ensure(services: Services, backend: SandboxBackend, ref: SandboxRef,
@@ -177,10 +193,22 @@ def _pools(backend: SandboxBackend) -> Pools | None:
 def _create(backend: SandboxBackend, ref: SandboxRef, spec: SandboxSpec,
             on_event: Callable[[BuildEvent], None] | None) -> SandboxInfo:
     try:
-        return backend.create(ref.container, spec)
+        return _create_once(backend, ref, spec)
     except ImageNotFound:
         if spec.image != DEFAULT_IMAGE:
             raise
     # first run on this machine: build the default image (with progress), then create
     backend.ensure_image(DEFAULT_IMAGE, on_event=on_event)
-    return backend.create(ref.container, spec)
+    return _create_once(backend, ref, spec)
+
+
+def _create_once(backend: SandboxBackend, ref: SandboxRef, spec: SandboxSpec) -> SandboxInfo:
+    """Create the sandbox; one that another process made meanwhile (outside our lock: another state
+    folder for the same project) is used as it is when it runs."""
+    try:
+        return backend.create(ref.container, spec)
+    except SandboxExists:
+        info = backend.get(ref.container)
+        if info is None or not info.running:
+            raise
+        return info
