@@ -283,7 +283,9 @@ class Agent:
 
 
 def main() -> None:
-    mode = sys.argv[1] if len(sys.argv) > 1 else "serve"
+    mode = sys.argv[-1] if len(sys.argv) > 1 else "serve"
+    with contextlib.suppress(OSError), open("/proc/self/comm", "w") as fh:
+        fh.write("canal-agent")  # what ps -e, top and pgrep show
     if mode == "sweep":
         keep = keepalive_pid()
         survivors = sweep({1, os.getpid()} | ({keep} if keep else set()))

@@ -39,9 +39,16 @@ from canal.sandbox._agent_procs import live_pids, proc_stat, raise_oom_score
 # Variables a starting bash acts on by itself (BASH_ENV is sourced, SHELLOPTS sets options): the long-lived
 # loop never starts with them, so nothing a command exported can define functions or options in it.
 LOOP_UNSAFE = frozenset({"BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS"})
-
+# The command runs in a function defined on line 1 of a file sourced as ``bash``: bash names the file and
+# counts lines from the function's, so errors read as ``bash -c`` prints them ("bash: line 1: make:
+# command not found"), never with Canal's name or a line of the loop below.
+RUNNER = '__canal_run() { eval -- "${__canal_req[4]-}"; }\n'
 SCRIPT = r"""
 __canal_dir=$1
+__canal_start=$PWD
+CDPATH= cd -- "$__canal_dir" && shopt -u sourcepath && . bash && shopt -s sourcepath
+CDPATH= cd -- "$__canal_start" 2>/dev/null || cd /
+unset -v __canal_start OLDPWD
 __canal_prep() {
   __canal_base=$PWD __canal_ovn=() __canal_ovv=() __canal_ovo=() __canal_ovx=()
   local __canal_kv __canal_n
@@ -116,13 +123,22 @@ while IFS= read -r __canal_seq; do
   __canal_req=()
   mapfile -d '' -t __canal_req < "$__canal_dir/req"
   : >| "$__canal_dir/req"
-  ( unset __canal_seq; set --; __canal_prep; eval -- "${__canal_req[4]-}" ) \
+  ( unset __canal_seq; set --; __canal_prep; __canal_run ) \
     < "${__canal_req[0]-/dev/null}" > "${__canal_req[1]-/dev/null}" 2> "${__canal_req[2]-/dev/null}"
   __canal_status=$?
   __canal_apply
   printf '%s %s\n' "$__canal_seq" "$__canal_status"
 done
 """
+
+
+def write_private(path: str, data: bytes) -> None:
+    """Replace ``path`` with ``data`` (0600), never writing through a link a command put there."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
 
 
 class Shell:
@@ -141,22 +157,21 @@ class Shell:
             return self.proc
         self.reap()
         self.dir = self.dir if os.path.isdir(self.dir) else tempfile.mkdtemp(prefix=".canal-shell-")
-        argv = ["/bin/bash", "--noprofile", "--norc", "-c", SCRIPT, "canal", self.dir]
+        for name, text in (("loop", SCRIPT), ("bash", RUNNER)):  # written afresh: a command may have
+            write_private(os.path.join(self.dir, name), text.encode())  # replaced them
+        # ps shows "canal-shell ... bash /tmp/.canal-shell-x": short, and never taken for the agent's bash
+        argv = ["canal-shell", "--noprofile", "--norc", "-c", '. "$1/loop"', "bash", self.dir]
         clean = {k: v for k, v in env.items() if k not in LOOP_UNSAFE and not k.startswith("BASH_FUNC_")}
-        self.proc = subprocess.Popen(argv, cwd=cwd if os.path.isdir(cwd) else "/", env=clean,
-                                     start_new_session=True, close_fds=True,
+        self.proc = subprocess.Popen(argv, executable="/bin/bash", cwd=cwd if os.path.isdir(cwd) else "/",
+                                     env=clean, start_new_session=True, close_fds=True,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         raise_oom_score(self.proc.pid)
         return self.proc
 
     def submit(self, fields: list[str]) -> str:
         """Write one request and wake the shell; returns the token its status line must carry."""
-        path = os.path.join(self.dir, "req")
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(b"\0".join(f.encode(errors="surrogateescape") for f in fields) + b"\0")
+        write_private(os.path.join(self.dir, "req"),
+                      b"\0".join(f.encode(errors="surrogateescape") for f in fields) + b"\0")
         token = secrets.token_hex(8)
         assert self.proc is not None
         assert self.proc.stdin is not None
