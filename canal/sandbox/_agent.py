@@ -29,7 +29,14 @@ import subprocess
 import sys
 from typing import Any
 
-from canal.sandbox._agent_procs import keepalive_pid, live_pids, pressure, raise_oom_score, sweep
+from canal.sandbox._agent_procs import (
+    keepalive_pid,
+    live_pids,
+    other_sessions,
+    pressure,
+    raise_oom_score,
+    sweep,
+)
 from canal.sandbox._agent_pump import Input, Pump, write_frame
 from canal.sandbox._agent_quota import Quota
 from canal.sandbox._agent_shell import Shell, ShellRun
@@ -143,11 +150,12 @@ class Agent:
 
     def sweep_leftovers(self) -> int:
         """Kill what a finished foreground command left running (daemons, ``&`` jobs), now rather than
-        at the next timeout; the session's shell stays. Returns how many there were."""
+        at the next timeout; the session's shell stays, and so do other sessions of this sandbox (another
+        process's agent, its shell and its commands). Returns how many there were."""
         keep = self.protected | ({self.shell.proc.pid} if self.shell.proc is not None else set())
-        left = [p for p in live_pids() if p not in keep]
+        left = [p for p in live_pids() if p not in keep | other_sessions(os.getpid())]
         if left:
-            sweep(keep, keep_sessions=self.tasks)
+            sweep(keep, keep_sessions=self.tasks, spare_others_of=os.getpid())
         return len(left)
 
     def watch_quota(self, spec: dict[str, Any] | None) -> None:

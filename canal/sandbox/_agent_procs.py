@@ -50,13 +50,33 @@ def session_of(pid: int) -> int | None:
     return int(raw[raw.rfind(")") + 2:].split()[3])
 
 
+def other_sessions(own: int) -> set[int]:
+    """The processes of the other Canal sessions in this container (another process using the same
+    sandbox): each agent was started by the engine (``docker exec``: its parent is outside the
+    container, ppid 0, which nothing inside can arrange), and everything under it is its own."""
+    stats = {p: s for p in live_pids() if (s := proc_stat(p)) is not None}
+    children: dict[int, list[int]] = {}
+    for pid, stat in stats.items():
+        children.setdefault(stat[1], []).append(pid)
+    todo = [p for p, s in stats.items() if s[1] == 0 and p not in (1, own)]
+    found: set[int] = set()
+    while todo:
+        pid = todo.pop()
+        if pid not in found:
+            found.add(pid)
+            todo.extend(children.get(pid, []))
+    return found
+
+
 def sweep(protected: set[int], budget_s: float = 5.0,
-          keep_sessions: frozenset[int] = frozenset()) -> list[int]:
+          keep_sessions: frozenset[int] = frozenset(), spare_others_of: int | None = None) -> list[int]:
     """Kill every process but ``protected`` until none is left; returns survivors (none when it worked).
 
-    ``keep_sessions``: session ids spared as a whole (a background task started as one, later)."""
+    ``keep_sessions``: session ids spared as a whole (a background task started as one, later).
+    ``spare_others_of``: an agent's pid; the other sessions' processes are spared (looked at each round)."""
     def victims() -> list[int]:
-        return [p for p in live_pids() if p not in protected
+        spared = protected | (other_sessions(spare_others_of) if spare_others_of is not None else set())
+        return [p for p in live_pids() if p not in spared
                 and (not keep_sessions or session_of(p) not in keep_sessions)]
 
     deadline = time.monotonic() + budget_s
