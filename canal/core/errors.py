@@ -24,7 +24,23 @@ class ExitCode:
     APPROVAL_INVALID = 122  # token expired, reused, forged or for another command
     TIMEOUT = 124  # hard or idle timeout (GNU timeout's code)
     CANAL_ERROR = 125  # Canal or the engine failed (docker run's code)
+    INTERRUPTED = 130  # 128 + SIGINT (Ctrl-C); SIGTERM gives 143
     KILLED = 137  # OOM-killed or killed (128 + SIGKILL)
+
+
+# What each exit code of `canal` means: `canal help CMD --full` and docs/errors.md render this one list.
+EXIT_CODES: tuple[tuple[int, str], ...] = (
+    (ExitCode.USAGE, "bad arguments, invalid canal.yaml or input"),
+    (ExitCode.CONFIRMATION_REQUIRED, "confirmation required: nothing ran; re-run with --confirm TOKEN (or a "
+                                     "person approves first)"),
+    (ExitCode.POLICY_DENIED, "denied by the policy: nothing ran"),
+    (ExitCode.APPROVAL_INVALID, "approval token expired, reused, forged or for another command"),
+    (ExitCode.TIMEOUT, "killed by the hard or idle timeout"),
+    (ExitCode.CANAL_ERROR, "Canal or the Docker engine failed"),
+    (ExitCode.INTERRUPTED, "interrupted: Ctrl-C (143: SIGTERM); the command's processes in the sandbox "
+                           "were killed"),
+    (ExitCode.KILLED, "killed (out of memory, or the sandbox killed it)"),
+)
 
 
 class CanalError(Exception):

@@ -1,7 +1,7 @@
 """Canal's policy engine: CEL rules over parsed shell commands, two shipped profiles, fail closed.
 
     policy = load_policy("standard")
-    decision = policy.decide("rm -rf build/")  # action "confirm", rule_ids ("rm-recursive-or-force",)
+    decision = policy.decide("rm -rf build/")  # action "confirm", rule_ids ("rm-recursive",)
 """
 
 from canal.policy.decision import Decision

@@ -69,14 +69,7 @@ class Engine:
 
     # -- definitions ----------------------------------------------------------------------------
     def list_workflows(self) -> list[WorkflowSummary]:
-        out = []
-        for name, folder in workflow_dirs(self.roots).items():
-            loaded = load(folder)
-            d = loaded.definition
-            out.append(WorkflowSummary(name=name, description=d.meta.description if d else "(invalid)",
-                                       version=d.meta.version if d else "?", steps=len(d.steps) if d else 0,
-                                       path=str(folder)))
-        return out
+        return summarize_workflows(self.roots)
 
     # -- runs -----------------------------------------------------------------------------------
     def start(self, name: str, *, unattended: bool = False) -> StartView:
@@ -241,3 +234,14 @@ def _next(doc: RunDoc) -> dict[str, Any]:
     """The ``hint`` and ``next`` actions for the run's state (of a view, or of an error)."""
     found = next_for(doc)
     return {"hint": found.lead, "next": found.actions}
+
+
+def summarize_workflows(roots: Sequence[Path]) -> list[WorkflowSummary]:
+    """Every workflow found under ``roots`` (an earlier root wins a name), one summary each."""
+    out = []
+    for name, folder in workflow_dirs(roots).items():
+        d = load(folder).definition
+        out.append(WorkflowSummary(name=name, description=d.meta.description if d else "(invalid)",
+                                   version=d.meta.version if d else "?", steps=len(d.steps) if d else 0,
+                                   path=str(folder)))
+    return out

@@ -13,8 +13,10 @@ from pathlib import Path
 
 import click
 
-from canal.core.errors import ExitCode
+from canal.core.errors import EXIT_CODES as CORE_EXIT_CODES
 from canal.runtime.cli.shared import app_of
+from canal.runtime.wfrun.factory import EXAMPLES, workflow_roots
+from canal.workflows.engine import summarize_workflows
 from canal.workflows.tools.index import entry_lines, read_index
 
 # Edge cases and security notes per command path; a command may also carry them in its ``epilog``.
@@ -47,14 +49,7 @@ NOTES: dict[str, tuple[str, ...]] = {
     ),
 }
 
-EXIT_CODES = (
-    (0, "success"),
-    (2, "usage error, invalid definition or arguments"),
-    (ExitCode.CONFIRMATION_REQUIRED, "confirmation required: nothing ran"),
-    (ExitCode.POLICY_DENIED, "denied by policy"),
-    (ExitCode.TIMEOUT, "timed out"),
-    (ExitCode.CANAL_ERROR, "Canal or the engine failed"),
-)
+EXIT_CODES = ((0, "success"), *CORE_EXIT_CODES)
 
 
 def _short(cmd: click.Command) -> str:
@@ -83,6 +78,11 @@ def level0_index(cli_group: click.Group, project_dir: Path) -> str:
         lines.append("project tools and workflows: none indexed yet (run: canal discover)")
     else:
         lines.extend(entry_lines(index))
+    shipped = [w for w in summarize_workflows(workflow_roots(project_dir))
+               if Path(w.path).is_relative_to(EXAMPLES)]
+    if shipped:
+        lines.append("shipped workflows (canal workflow start NAME):")
+        lines.extend(f"  {w.name}: {w.description}" for w in shipped)
     lines.append("more: canal CMD --help (with an example), canal help CMD --full (every option)")
     return "\n".join(lines)
 

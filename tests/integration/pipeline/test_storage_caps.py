@@ -105,7 +105,7 @@ def test_the_trash_refuses_what_would_take_it_past_its_total(capped: Canal) -> N
     outcomes = []
     for name in ("one", "two", "three"):
         try:
-            outcomes.append(getattr(confirmed(capped, f"rm -f {name}"), "status", ""))
+            outcomes.append(getattr(confirmed(capped, f"rm -rf {name}"), "status", ""))
         except Exception as exc:
             outcomes.append(getattr(exc, "code", repr(exc)))
     assert "TRASH_FULL" in outcomes, outcomes

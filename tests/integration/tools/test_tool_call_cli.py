@@ -16,7 +16,8 @@ def test_destructive_tool_stops_for_confirmation_then_runs_with_the_token(tool_p
     assert asked.stdout == ""
     lines = asked.stderr.splitlines()
     assert lines[0] == "CONFIRMATION_REQUIRED"
-    assert lines[1] == "rm-recursive-or-force: recursive or forced delete. Nothing was run."
+    assert lines[1] == ("rm-recursive: recursive delete, targets known only at run time, or a forced delete "
+                        "outside the workspace. Nothing was run.")
     prefix = "Ask the user, then run: "
     assert lines[2].startswith(prefix)
     rerun = shlex.split(lines[2].removeprefix(prefix))

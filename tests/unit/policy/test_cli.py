@@ -17,7 +17,7 @@ def test_check_exit_codes_and_json() -> None:
     assert runner.invoke(cli, ["policy", "check", "--", "git status"]).exit_code == 0
     res = runner.invoke(cli, ["policy", "check", "--json", "--", "rm -rf build"])
     assert res.exit_code == 120
-    assert json.loads(res.stdout)["rule_ids"] == ["rm-recursive-or-force"]
+    assert json.loads(res.stdout)["rule_ids"] == ["rm-recursive"]
     assert runner.invoke(cli, ["policy", "check", "--", "rm -rf /"]).exit_code == 121
 
 

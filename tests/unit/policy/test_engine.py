@@ -102,7 +102,7 @@ def test_explain_reports_facts(standard: Policy) -> None:
     assert rm.facts["program"] == "rm"
     assert rm.facts["flags"] == ["r", "f"]
     assert rm.facts["wrappers"] == ["sudo"]
-    assert rm.matched == ("rm-recursive-or-force",)
+    assert rm.matched == ("rm-recursive",)
 
 
 def test_over_long_command_is_refused_before_parsing(standard: Policy) -> None:
