@@ -32,6 +32,7 @@ from canal.runtime.presenter import PresenterConfig
 from canal.runtime.project import CONFIG_NAME
 from canal.runtime.safeyaml import decode_settings, load_yaml, read_settings_bytes
 from canal.runtime.storage.limits import StorageLimits
+from canal.sandbox.project_image import ProjectImage
 from canal.sandbox.spec import SandboxSpec
 
 
@@ -61,6 +62,8 @@ class CanalConfig(_Model):
     checkpoints: CheckpointSettings = CheckpointSettings()
     storage: StorageLimits = StorageLimits()
     unattended: bool = False
+    # what the project's sandbox image adds to sandbox.image (docs/images.md)
+    image: ProjectImage = ProjectImage()
     # host folders a person allows extra mounts from (besides the project); see canal.runtime.mounts
     mount_roots: tuple[Path, ...] = ()
 

@@ -9,6 +9,7 @@ import stat
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from canal.core.errors import CanalError
 from canal.core.next import NextAction, act
@@ -21,6 +22,9 @@ from canal.sandbox.engine import docker_client
 from canal.sandbox.errors import SandboxError
 from canal.sandbox.image import DEFAULT_IMAGE, EGRESS_IMAGE, image_present
 from canal.sandbox.runtimes import GVISOR, REGISTER_HINT, gvisor_status
+
+if TYPE_CHECKING:
+    from canal.runtime.images import ImageReport
 
 
 @dataclass(frozen=True)
@@ -181,9 +185,39 @@ def check_egress(project_dir: Path) -> Check:
     return Check("egress", True, f"allows {entries}; {shown}")
 
 
-MACHINE_CHECKS: tuple[Callable[[], Check], ...] = (check_bash, check_engine, check_image)
-PROJECT_CHECKS: tuple[Callable[[Path], Check], ...] = (check_config, check_state_dir, check_mounts,
-                                                        check_gvisor, check_egress)
+def check_project_image(project_dir: Path) -> Check:
+    """The image the project's sandboxes start from, and what it has (canal.yaml ``image:`` included)."""
+    from canal.runtime.images import image_report  # lazy: reads the approved settings
+    from canal.runtime.services import Services
+
+    try:
+        report = image_report(Services(project_dir))
+    except CanalError as exc:
+        return Check("image", False, exc.message, exc.hint)
+    has = image_contents(report)
+    if report.image_id is None:
+        return Check("image", False, f"{report.tag} is not built yet; it will have {has}",
+                     "canal image build   (or the next command builds it)")
+    return Check("image", True, f"{report.tag} ({report.image_id.removeprefix('sha256:')[:12]}) has {has}")
+
+
+def image_contents(report: ImageReport) -> str:
+    """What an image report says the image has, in one line."""
+    parts = [report.base + (f" (Debian: {' '.join(report.base_packages)})" if report.base_packages else "")]
+    added = report.added or {}
+    if added.get("preset"):
+        parts.append(f"preset {added['preset']} ({' '.join(added['preset_packages'])})")
+    for kind in ("apt", "pip", "npm"):
+        if added.get(kind):
+            parts.append(f"{kind} {' '.join(added[kind])}")
+    if added.get("files"):
+        parts.append(f"files {', '.join(added['files'])}")
+    return " + ".join(parts)
+
+
+MACHINE_CHECKS: tuple[Callable[[], Check], ...] = (check_bash, check_engine)
+PROJECT_CHECKS: tuple[Callable[[Path], Check], ...] = (check_config, check_project_image, check_state_dir,
+                                                        check_mounts, check_gvisor, check_egress)
 
 
 def run_checks(project_dir: Path | None) -> list[Check]:
@@ -191,4 +225,6 @@ def run_checks(project_dir: Path | None) -> list[Check]:
     checks = [check() for check in MACHINE_CHECKS]
     if project_dir is not None:
         checks += [check(project_dir) for check in PROJECT_CHECKS]
+    else:
+        checks.append(check_image())
     return checks

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from canal.core.next import act
 from canal.runtime.errors import ConfigError, StateDirError
 from canal.runtime.gitguard import guard_env
+from canal.runtime.images import ensure_project_image
 from canal.runtime.mounts import check_user_mounts
 from canal.runtime.paths import config_dir, project_key
 from canal.runtime.services import Services
@@ -173,6 +174,9 @@ def _ensure(services: Services, backend: SandboxBackend, ref: SandboxRef,
     if spec.network.mode == "allowlist":
         services.egress.collect(backend)  # a dead proxy replaced now takes its unread lines with it
         backend.ensure_image(EGRESS_IMAGE, on_event=on_event)  # the proxy's, built (or rebuilt) when needed
+    built = ensure_project_image(services, on_event)
+    if built is not None:
+        spec = spec.model_copy(update={"image": built.tag})
     pools = _pools(backend)
     if pools is not None and isinstance(backend, DockerBackend):
         pooled = pools.take(spec, ref.container, services.outputs_dir(ref.name), backend)

@@ -31,9 +31,28 @@ class ConfigExists(CanalError):
     exit_code = ExitCode.USAGE
 
 
+Preset = Literal["python", "node"]
+PRESET_NOTES: dict[str, str] = {
+    "python": "Python 3 with pip and venv, its headers, build-essential, make, pkg-config, git",
+    "node": "Node.js with npm, build-essential, make, python3 (for node-gyp), git",
+    "none": "the default image only (bash, coreutils, git, python3, jq, ripgrep, curl...)",
+}
+# Files whose presence suggests a preset, checked in this order.
+PRESET_MARKERS: tuple[tuple[str, Preset], ...] = (
+    ("pyproject.toml", "python"), ("setup.py", "python"), ("requirements.txt", "python"),
+    ("package.json", "node"),
+)
+
+
 @dataclass(frozen=True)
 class InitChoices:
     profile: Profile = "standard"
+    preset: Preset | None = None
+
+
+def detect_preset(folder: Path) -> Preset | None:
+    """The preset a project's files suggest (pyproject.toml: python, package.json: node), or None."""
+    return next((preset for name, preset in PRESET_MARKERS if (folder / name).is_file()), None)
 
 
 TEMPLATE = """\
@@ -41,10 +60,22 @@ TEMPLATE = """\
 # the default. Canal finds this file by walking up from the working directory, like git and ruff.
 # Settings that loosen the defaults take effect once a person approves them: canal config approve
 
+# standard: stops accidents and their disguises; scripts run, checkpoints protect the workspace.
+# strict: read-only; no code runs beyond trusted programs, no secret is read (untrusted agents).
 policy:
-  profile: {profile}{profile_pad}# {profile_note}
+  profile: {profile:<20} # standard | strict (docs/policy.md)
   # files: [policy/extra.yaml]  # more rules, relative to this folder (they can only tighten)
   # approval: agent             # human: a person runs `canal approve TOKEN` before a confirmed command
+
+# What the sandbox image adds (docs/images.md), built once and cached by content. Presets:
+# python: {python_note}
+# node: {node_note}
+{open}image:
+{open}  preset: {preset:<21} # python | node
+#   apt: [libpq-dev]            # more Debian packages
+#   pip: [pytest]               # Python packages (from PyPI, at build time)
+#   npm: [typescript]           # npm packages, installed globally
+#   files: [{{source: tools/setup.sh, target: /opt/tools/setup.sh}}]
 
 # sandbox:
 #   network: none               # none | bridge
@@ -59,9 +90,9 @@ policy:
 
 
 def render_config(choices: InitChoices) -> str:
-    profile = choices.profile
-    return TEMPLATE.format(profile=profile, profile_pad=" " * max(1, 21 - len(profile)),
-                           profile_note=f"standard | strict. {profile}: {PROFILES[profile]}")
+    return TEMPLATE.format(profile=choices.profile, preset=choices.preset or "python",
+                           open="" if choices.preset else "# ", python_note=PRESET_NOTES["python"],
+                           node_note=PRESET_NOTES["node"])
 
 
 def write_new_config(folder: Path, text: str) -> Path:

@@ -45,6 +45,11 @@ class Services:
         self._keys = keys
         self._profile = profile
 
+    @property
+    def config_given(self) -> bool:
+        """True when the configuration was given in code (not read from canal.yaml and its approval)."""
+        return self._config is not None
+
     @cached_property
     def config(self) -> CanalConfig:
         """The configuration in force: the one given in code, else canal.yaml once a person approved it

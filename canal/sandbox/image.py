@@ -54,6 +54,24 @@ def context_hash(folder: Path) -> str:
     return digest.hexdigest()
 
 
+def default_packages() -> tuple[str, ...]:
+    """The Debian packages the default sandbox image installs (read from its Dockerfile)."""
+    text = (context_dir() / "Dockerfile").read_text().replace("\\\n", " ")
+    for line in text.splitlines():
+        if "apt-get install" in line:
+            words = line.split("apt-get install", 1)[1].split("&&", 1)[0].split()
+            return tuple(w for w in words if not w.startswith("-"))
+    return ()
+
+
+def image_id(client: docker.DockerClient, tag: str) -> str | None:
+    """The id of the image ``tag``, or None when there is none."""
+    try:
+        return str(client.images.get(tag).id)
+    except docker.errors.ImageNotFound:
+        return None
+
+
 def image_present(client: docker.DockerClient, tag: str) -> bool:
     try:
         client.images.get(tag)

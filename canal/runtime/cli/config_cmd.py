@@ -6,40 +6,13 @@ nothing inside a sandbox can reach it.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
 from canal.core.next import act
 from canal.runtime.approvals import ApproverUnverifiedError
-from canal.runtime.cli.shared import App, echo_json, json_option, pass_app
-from canal.runtime.cli.words import say
-from canal.runtime.trust import TrustStatus
-
-APPROVE_COMMAND = say(act("config.approve"))
-_STATES = {
-    "defaults": "no canal.yaml: the default settings apply",
-    "approved": "canal.yaml is approved and in force",
-    "tightened": "canal.yaml changed, only tightening the approved settings: it applies at the next command",
-    "unapproved": "canal.yaml (or a policy file) loosens the approved settings: nothing runs until a "
-                  f"person approves it ({APPROVE_COMMAND})",
-}
-
-
-def _show(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
-
-
-def describe(status: TrustStatus) -> str:
-    lines = [f"{_STATES[status.state]}", f"  content digest {status.snapshot.digest}"]
-    if status.record is not None:
-        lines.append(f"  last approved {status.record.digest} by {status.record.approved_by} "
-                     f"({status.record.how})")
-    for change in status.changes:
-        mark = "LOOSENS " if change.loosens else "tightens"
-        lines.append(f"  {mark} {change.setting}: {_show(change.before)} -> {_show(change.after)}")
-    return "\n".join(lines)
+from canal.runtime.cli.shared import App, describe_trust, echo_json, json_option, pass_app
 
 
 @click.group("config")
@@ -59,7 +32,7 @@ def status_cmd(app: App, as_json: bool) -> None:
     if as_json:
         echo_json({"status": "ok", **status.to_json()})
     else:
-        click.echo(describe(status))
+        click.echo(describe_trust(status))
 
 
 @config_group.command("approve")
@@ -78,7 +51,7 @@ def approve_config(app: App, approver_key: Path | None, digest: str | None, yes:
     status = trust.status()
     shown = digest or status.snapshot.digest
     if approver.how == "tty" and not yes:
-        click.echo(describe(status))
+        click.echo(describe_trust(status))
         if not click.confirm("Approve these settings?", default=False):
             msg = "the settings were not approved"
             raise ApproverUnverifiedError(msg, next=act("config.approve"))

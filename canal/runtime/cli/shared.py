@@ -30,12 +30,14 @@ if TYPE_CHECKING:
     from canal.runtime.api import Canal
     from canal.runtime.approvals import Approver
     from canal.runtime.checkpoints import Change
+    from canal.runtime.trust import TrustStatus
     from canal.sandbox.images import BuildEvent
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
 JSON_HELP = "Print the result as JSON."
+APPROVE_COMMAND = "canal config approve"
 
 
 def current_user() -> str:
@@ -191,6 +193,31 @@ class BuildProgress:
             click.echo(f"canal: {event.text}", err=True)
         elif self.verbose:
             click.echo(f"    {event.text}", err=True)
+
+
+_TRUST_STATES = {
+    "defaults": "no canal.yaml: the default settings apply",
+    "approved": "canal.yaml is approved and in force",
+    "tightened": "canal.yaml changed, only tightening the approved settings: it applies at the next command",
+    "unapproved": "canal.yaml (or a policy file) loosens the approved settings: nothing runs until a "
+                  f"person approves it ({APPROVE_COMMAND})",
+}
+
+
+def _shown(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def describe_trust(status: TrustStatus) -> str:
+    """The trust state of canal.yaml and each changed setting (LOOSENS / tightens), for a person."""
+    lines = [f"{_TRUST_STATES[status.state]}", f"  content digest {status.snapshot.digest}"]
+    if status.record is not None:
+        lines.append(f"  last approved {status.record.digest} by {status.record.approved_by} "
+                     f"({status.record.how})")
+    for change in status.changes:
+        mark = "LOOSENS " if change.loosens else "tightens"
+        lines.append(f"  {mark} {change.setting}: {_shown(change.before)} -> {_shown(change.after)}")
+    return "\n".join(lines)
 
 
 def change_lines(changes: list[Change]) -> list[str]:

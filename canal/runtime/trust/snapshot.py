@@ -22,15 +22,25 @@ from canal.runtime.project import CONFIG_NAME
 from canal.runtime.safeyaml import decode_settings, read_settings_bytes
 from canal.runtime.trust.compare import FREE_SECTIONS
 
+MAX_IMAGE_FILE = 16 * 1024 * 1024
+
 
 def canonical(data: Any) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def trusted_settings(config: CanalConfig) -> dict[str, Any]:
-    """The settings that need a person's approval: everything but the free sections."""
+def trusted_settings(config: CanalConfig, image_files: dict[str, str] | None = None) -> dict[str, Any]:
+    """The settings that need a person's approval: everything but the free sections. A project image's
+    files carry the sha256 of their content (``image_files``), so an edited file needs approval too; an
+    empty ``image`` section is left out (approvals made before it existed stay valid)."""
     data = config.model_dump(mode="json")
-    return {k: v for k, v in data.items() if k not in FREE_SECTIONS}
+    settings = {k: v for k, v in data.items() if k not in FREE_SECTIONS}
+    image = {k: v for k, v in settings.pop("image", {}).items() if v not in (None, [])}
+    if image_files is not None and image.get("files"):
+        image["files"] = [{**f, "sha256": image_files.get(f["source"])} for f in image["files"]]
+    if image:
+        settings["image"] = image  # only what the section sets: a person reads just those lines
+    return settings
 
 
 @dataclass(frozen=True)
@@ -69,6 +79,24 @@ def policy_file_path(project_dir: Path, name: Path) -> Path:
     return real
 
 
+def read_image_file(project_dir: Path, source: str) -> bytes:
+    """A file the project image copies (``image.files``): inside the project, read without following a
+    symlink, a regular file of at most 16 MiB; else ``CONFIG_INVALID`` naming it."""
+    root = project_dir.resolve()
+    path = Path(os.path.normpath(root / source))
+    real = Path(os.path.realpath(path.parent)) / path.name
+    if not real.is_relative_to(root):
+        msg = f"image file {source} is at {real}, outside the project; nothing was run."
+        raise ConfigError(msg, hint=f"copy only files inside the project (image.files in {CONFIG_NAME})",
+                          details={"file": source, "reason": "outside"})
+    data = read_settings_bytes(real, MAX_IMAGE_FILE)
+    if data is None:
+        msg = f"image file {source} (named in {CONFIG_NAME}) does not exist; nothing was run."
+        raise ConfigError(msg, hint=f"create it, or remove it from image.files in {CONFIG_NAME}",
+                          details={"file": source, "reason": "missing"})
+    return data
+
+
 def read_policy_digest(path: Path) -> str:
     data = read_settings_bytes(path)
     if data is None:
@@ -85,7 +113,9 @@ def take_snapshot(project_dir: Path) -> Snapshot:
     config = CanalConfig() if data is None else parse_config(decode_settings(data, path), str(path))
     policy = {str(name): read_policy_digest(policy_file_path(project_dir, name))
               for name in config.policy.files}
-    return Snapshot(config, trusted_settings(config), policy, exists=data is not None)
+    files = {f.source: hashlib.sha256(read_image_file(project_dir, f.source)).hexdigest()
+             for f in config.image.files}
+    return Snapshot(config, trusted_settings(config, files), policy, exists=data is not None)
 
 
 def defaults_snapshot() -> Snapshot:
@@ -99,7 +129,9 @@ def settings_files(project_dir: Path) -> list[PurePosixPath]:
     root = project_dir.resolve()
     names: set[Path] = set()
     with contextlib.suppress(ConfigError):
-        names.update(take_snapshot(root).config.policy.files)
+        config = take_snapshot(root).config
+        names.update(config.policy.files)
+        names.update(Path(f.source) for f in config.image.files)
     found = [PurePosixPath(CONFIG_NAME)]
     for name in names:
         path = Path(os.path.normpath(root / name))

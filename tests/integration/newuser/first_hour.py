@@ -73,7 +73,12 @@ def at_terminal(cwd: Path, env: dict[str, str], args: list[str], answers: list[t
                 os.write(leader, pending.pop(0)[1].encode() + b"\n")
             if not ready and proc.poll() is not None:
                 break
-        code = proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+        try:
+            code = proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            text = shown.decode(errors="replace")
+            msg = f"canal {' '.join(args)} did not finish at the terminal; it showed:\n{text}"
+            raise AssertionError(msg) from None
     finally:
         if proc.poll() is None:
             proc.kill()

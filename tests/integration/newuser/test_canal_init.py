@@ -29,13 +29,26 @@ def test_init_writes_a_commented_canal_yaml_that_takes_effect(user: User) -> Non
     assert yaml.safe_load((root / "canal.yaml").read_text()) == {"policy": {"profile": "strict"}}
 
 
-def test_init_offers_the_profile_at_a_terminal(user: User) -> None:
-    root = user.project("app")
-    code, shown = at_terminal(root, user.env, ["init"], [("Profile", "strict")])
+def test_init_offers_the_profile_and_the_preset_at_a_terminal(user: User) -> None:
+    root = user.project("app", {"pyproject.toml": "[project]\nname = 'app'\n"})
+    code, shown = at_terminal(root, user.env, ["init"], [
+        ("Policy profile", "strict"), ("Image preset", ""), ("Approve these settings now?", "y")])
     assert code == 0, shown
     assert "standard" in shown
-    assert "strict" in shown
-    assert yaml.safe_load((root / "canal.yaml").read_text())["policy"]["profile"] == "strict"
+    assert "python" in shown  # suggested from pyproject.toml: Enter takes it
+    assert yaml.safe_load((root / "canal.yaml").read_text()) == {"policy": {"profile": "strict"},
+                                                                  "image": {"preset": "python"}}
+    status = json.loads(user.canal(root, "config", "status", "--json").stdout)
+    assert status["state"] == "approved"
+
+
+def test_init_without_a_terminal_says_who_approves_the_image(user: User) -> None:
+    root = user.project("web", {"package.json": "{}\n"})
+    done = user.canal(root, "init", "--json")
+    out = json.loads(done.stdout)
+    assert (out["preset"], out["config"]) == ("node", "unapproved")
+    text = user.canal(root, "config", "status").stdout
+    assert 'image.preset: null -> "node"' in text
 
 
 def test_init_refuses_the_home_folder(user: User) -> None:
