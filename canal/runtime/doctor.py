@@ -198,7 +198,12 @@ def check_project_image(project_dir: Path) -> Check:
     if report.image_id is None:
         return Check("image", False, f"{report.tag} is not built yet; it will have {has}",
                      "canal image build   (or the next command builds it)")
-    return Check("image", True, f"{report.tag} ({report.image_id.removeprefix('sha256:')[:12]}) has {has}")
+    short = report.image_id.removeprefix("sha256:")[:12]
+    if report.running is not None and report.running != report.image_id:
+        return Check("image", False, f"the default sandbox still runs an older image, not {report.tag} "
+                     f"({short}), which has {has}",
+                     "canal down   (the next command starts it from the new image)")
+    return Check("image", True, f"{report.tag} ({short}) has {has}")
 
 
 def image_contents(report: ImageReport) -> str:

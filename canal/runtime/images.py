@@ -1,5 +1,5 @@
 """The project's sandbox image (canal.yaml ``image:``): its files staged from the project exactly as a
-person approved them, built on demand (cached by content), each build in the audit log."""
+person approved them, built on demand (cached by content), recorded in the audit log (``image.ready``)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,18 @@ from pathlib import Path
 from typing import Any
 
 from canal.runtime.errors import ConfigError
+from canal.runtime.paths import DEFAULT_SANDBOX
 from canal.runtime.services import Services
 from canal.runtime.trust.snapshot import read_image_file
 from canal.sandbox.engine import docker_client
-from canal.sandbox.image import DEFAULT_IMAGE, BuildEvent, BuiltImage, default_packages, image_id
+from canal.sandbox.image import (
+    DEFAULT_IMAGE,
+    BuildEvent,
+    BuiltImage,
+    container_image_id,
+    default_packages,
+    image_id,
+)
 from canal.sandbox.project_image import (
     ProjectImage,
     StagedFile,
@@ -64,9 +72,9 @@ def ensure_project_image(services: Services,
     with contextlib.closing(client):
         built = build_project_image(client, image, staged, base=services.config.sandbox.image,
                                     on_event=on_event or _quiet)
-    if not built.cached:
-        services.audit.append("image.build", {"image": built.tag, "image_id": built.image_id,
-                                              "base": built.base, "recipe": describe(image)})
+    # at each sandbox start from it: the exact image (by id) and what went into it, built now or cached
+    services.audit.append("image.ready", {"image": built.tag, "image_id": built.image_id, "base": built.base,
+                                          "built": not built.cached, "recipe": describe(image)})
     return built
 
 
@@ -84,11 +92,12 @@ class ImageReport:
     added: dict[str, Any] | None  # canal.yaml's image section (None: it adds nothing)
     tag: str  # the image the project's sandboxes start from
     image_id: str | None  # None: not built yet (the next command, or canal image build, builds it)
+    running: str | None = None  # the image id the project's default sandbox runs (None: not started)
 
     def to_json(self) -> dict[str, object]:
         return {"base": self.base, "base_id": self.base_id, "base_packages": list(self.base_packages),
                 "added": self.added, "image": self.tag, "image_id": self.image_id,
-                "built": self.image_id is not None}
+                "built": self.image_id is not None, "default_sandbox_image_id": self.running}
 
 
 def image_report(services: Services) -> ImageReport:
@@ -99,8 +108,9 @@ def image_report(services: Services) -> ImageReport:
     client = docker_client(timeout=10)
     with contextlib.closing(client):
         base_id = image_id(client, base)
+        running = container_image_id(client, f"canal-{services.project_id}-{DEFAULT_SANDBOX}")
         if config.image.empty:
-            return ImageReport(base, base_id, packages, None, base, base_id)
+            return ImageReport(base, base_id, packages, None, base, base_id, running)
         tag, built = built_project_image(client, config.image,
                                          stage_files(services.project_dir, config.image), base)
-    return ImageReport(base, base_id, packages, describe(config.image), tag, built)
+    return ImageReport(base, base_id, packages, describe(config.image), tag, built, running)

@@ -18,6 +18,8 @@ import platformdirs
 
 from canal.core.fsutil import private_dir
 
+DEFAULT_SANDBOX = "default"  # the sandbox commands use unless told otherwise (canal run --sandbox)
+
 
 def data_root() -> Path:
     return Path(platformdirs.user_data_dir("canal", appauthor=False))

@@ -21,6 +21,7 @@ from canal.runtime.errors import ConfigError, StateDirError
 from canal.runtime.gitguard import guard_env
 from canal.runtime.images import ensure_project_image
 from canal.runtime.mounts import check_user_mounts
+from canal.runtime.paths import DEFAULT_SANDBOX as DEFAULT_SANDBOX  # re-exported: the CLI and api use it
 from canal.runtime.paths import config_dir, project_key
 from canal.runtime.services import Services
 from canal.runtime.trust.snapshot import settings_files
@@ -34,7 +35,6 @@ from canal.sandbox.spec import Mount, SandboxSpec
 if TYPE_CHECKING:
     from canal.runtime.pooling import Pools
 
-DEFAULT_SANDBOX = "default"
 OUTPUT_MOUNT = "/canal/output"
 LOCKS = "locks"  # in the state folder: one lock file per sandbox, for starting it
 AUTO_USER = "auto"

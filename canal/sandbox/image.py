@@ -72,6 +72,14 @@ def image_id(client: docker.DockerClient, tag: str) -> str | None:
         return None
 
 
+def container_image_id(client: docker.DockerClient, name: str) -> str | None:
+    """The id of the image the container ``name`` was created from, or None when there is none."""
+    try:
+        return str(client.containers.get(name).attrs.get("Image") or "") or None
+    except docker.errors.NotFound:
+        return None
+
+
 def image_present(client: docker.DockerClient, tag: str) -> bool:
     try:
         client.images.get(tag)

@@ -64,7 +64,7 @@ def test_copied_files_land_in_the_image_and_an_edit_needs_approval(user: User) -
     done = user.canal(root, "run", "--", "/opt/tools/hello.sh && stat -c %a /opt/tools/hello.sh")
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[:2] == ["hello from the image", "755"]
-    records = json.loads(user.canal(root, "audit", "show", "--event", "image.build", "--json").stdout)
+    records = json.loads(user.canal(root, "audit", "show", "--event", "image.ready", "--json").stdout)
     assert [r["data"]["recipe"]["files"] for r in records["records"]] == [
         ["tools/hello.sh -> /opt/tools/hello.sh"]]
     overwrite = user.canal(root, "run", "--", "echo 'echo pwned' > tools/hello.sh")
@@ -75,3 +75,10 @@ def test_copied_files_land_in_the_image_and_an_edit_needs_approval(user: User) -
     assert refused.returncode == 2
     assert refused.stderr.startswith("CONFIG_UNAPPROVED\n")
     assert "image.files" in refused.stderr
+    approve(user, root)
+    user.canal(root, "image", "build")
+    doctor = user.canal(root, "doctor")
+    assert "FAIL image      the default sandbox still runs an older image" in doctor.stdout, doctor.stdout
+    assert "fix: canal down" in doctor.stdout
+    user.canal(root, "down")
+    assert user.canal(root, "run", "--", "/opt/tools/hello.sh").stdout.splitlines()[0] == "changed"
