@@ -13,24 +13,34 @@ from canal.core.errors import ExitCode
 from canal.policy import PROFILES, Decision, Policy, build_policy, load_policy
 from canal.policy.loader import profile_path
 from canal.policy.rules import read_policy_file
-from canal.runtime.cli.shared import echo_json
+from canal.runtime.cli.shared import App, command_text, echo_json, pass_app
 
 _EXIT = {"allow": 0, "confirm": ExitCode.CONFIRMATION_REQUIRED, "deny": ExitCode.POLICY_DENIED}
 
 
-def _load(profile: str, files: tuple[Path, ...]) -> Policy:
-    return build_policy(list(files)) if files and profile == "" else load_policy(profile or "standard", files)
+def _load(app: App, profile: str, files: tuple[Path, ...]) -> tuple[Policy, str]:
+    """The policy to decide with, and what to call it: exactly the one ``canal run`` uses in this project
+    (canal.yaml's profile and rule files, as approved), unless --profile or --policy asks for another."""
+    if not profile and not files:
+        settings = app.canal.config.policy
+        name = " + ".join([settings.profile, *(str(f) for f in settings.files)])
+        return app.canal.policy, f"this project's ({name})"
+    if files and profile == "":
+        return build_policy(list(files)), "the files given (not this project's policy)"
+    return load_policy(profile or "standard", files), f"{profile} (asked for; not this project's policy)"
 
 
 def _policy_options(fn: Any) -> Any:
     fn = click.option("--policy", "files", multiple=True, type=click.Path(exists=True, dir_okay=False,
                       path_type=Path), help="A policy file (alone, or added to --profile). Repeatable.")(fn)
     fn = click.option("--profile", default="",
-                      help=f"Shipped profile: {', '.join(PROFILES)} (default standard).")(fn)
+                      help=f"Decide with a shipped profile ({', '.join(PROFILES)}) instead of this project's "
+                      "policy.")(fn)
     fn = click.option("--cwd", default="/workspace", show_default=True,
                       help="Working directory for paths.")(fn)
     return click.option("--unattended", is_flag=True,
-                        help="Decide as an unattended run (confirm -> deny).")(fn)
+                        help="Decide as an unattended run (confirm -> deny); default: as canal.yaml "
+                             "says.")(fn)
 
 
 def _line(d: Decision) -> str:
@@ -38,7 +48,7 @@ def _line(d: Decision) -> str:
     return f"{d.action.upper()} [{d.source}] rules={rules} segments={d.segments}"
 
 
-def _render(d: Decision) -> None:
+def _render(d: Decision, label: str) -> None:
     click.echo(_line(d))
     for reason in d.reasons:
         click.echo(f"  reason: {reason}")
@@ -46,7 +56,7 @@ def _render(d: Decision) -> None:
         click.echo(f"  segment: {d.segment}")
     for target in d.targets:
         click.echo(f"  target: {target}")
-    click.echo(f"  policy: {d.profile} {d.policy_hash}")
+    click.echo(f"  policy: {label} {d.policy_hash}")
 
 
 @click.group("policy")
@@ -60,22 +70,30 @@ def policy_group() -> None:
 @click.option("--stdin", "from_stdin", is_flag=True,
               help="Read one JSON-encoded command string per line; write one JSON decision per line.")
 @click.argument("command", nargs=-1)
-def check(profile: str, files: tuple[Path, ...], cwd: str, unattended: bool, as_json: bool,
+@pass_app
+def check(app: App, profile: str, files: tuple[Path, ...], cwd: str, unattended: bool, as_json: bool,
           from_stdin: bool, command: tuple[str, ...]) -> None:
-    """Decide allow | confirm | deny for COMMAND. Exit 0 allow, 120 confirm, 121 deny.
+    """Decide allow | confirm | deny for COMMAND with the policy canal run uses here (canal.yaml's
+    profile and rule files). Exit 0 allow, 120 confirm, 121 deny. COMMAND's words mean what they mean
+    to canal run: one is a command line, several an exact argv.
 
     Example: canal policy check -- rm -rf build/
     """
-    policy = _load(profile, files)
+    policy, label = _load(app, profile, files)
+    unattended = unattended or _project_unattended(app, profile, files)
     if from_stdin:
         _check_stream(policy, cwd, unattended)
         return
     if not command:
         msg = "give a command after --, e.g. canal policy check -- git status"
         raise click.UsageError(msg)
-    decision = policy.decide(" ".join(command), cwd=cwd, unattended=unattended)
-    echo_json(decision.to_json()) if as_json else _render(decision)
+    decision = policy.decide(command_text(command), cwd=cwd, unattended=unattended)
+    echo_json(decision.to_json()) if as_json else _render(decision, label)
     sys.exit(_EXIT[decision.action])
+
+
+def _project_unattended(app: App, profile: str, files: tuple[Path, ...]) -> bool:
+    return not profile and not files and app.canal.unattended
 
 
 def _check_stream(policy: Policy, cwd: str, unattended: bool) -> None:
@@ -99,19 +117,22 @@ def _check_stream(policy: Policy, cwd: str, unattended: bool) -> None:
 @_policy_options
 @click.option("--json", "as_json", is_flag=True, help="Print decision, segments and facts as JSON.")
 @click.argument("command", nargs=-1, required=True)
-def explain(profile: str, files: tuple[Path, ...], cwd: str, unattended: bool, as_json: bool,
+@pass_app
+def explain(app: App, profile: str, files: tuple[Path, ...], cwd: str, unattended: bool, as_json: bool,
             command: tuple[str, ...]) -> None:
-    """Show every segment of COMMAND, its facts, and which rules matched.
+    """Show every segment of COMMAND, its facts, and which rules matched (the policy canal run uses).
 
     Example: canal policy explain -- sudo rm -rf /tmp/x
     """
-    decision, reports = _load(profile, files).explain(" ".join(command), cwd=cwd, unattended=unattended)
+    policy, label = _load(app, profile, files)
+    unattended = unattended or _project_unattended(app, profile, files)
+    decision, reports = policy.explain(command_text(command), cwd=cwd, unattended=unattended)
     if as_json:
         echo_json({"decision": decision.to_json(), "segments": [
             {"facts": r.facts, "matched": list(r.matched), "errors": list(r.errors), "action": r.action}
             for r in reports]})
         return
-    _render(decision)
+    _render(decision, label)
     for i, r in enumerate(reports, 1):
         f = r.facts
         click.echo(f"segment {i}: {r.action.upper()} matched={','.join(r.matched) or '-'}  {f['text']}")
@@ -155,11 +176,16 @@ def lint(file: Path) -> None:
 @policy_group.command("show")
 @click.option("--profile", default="", help="Show the rules of one profile.")
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
-def show(profile: str, as_json: bool) -> None:
-    """List the shipped profiles, or the rules of one profile.
+@pass_app
+def show(app: App, profile: str, as_json: bool) -> None:
+    """Say which policy this project's commands are decided by (and its hash); list the shipped
+    profiles, or the rules of one profile.
 
     Example: canal policy show --profile strict
     """
+    project = app.canal.policy
+    settings = app.canal.config.policy
+    mine = {"profile": settings.profile, "files": [str(f) for f in settings.files], "hash": project.hash}
     names = [profile] if profile else list(PROFILES)
     data: list[dict[str, Any]] = []
     for name in names:
@@ -170,8 +196,10 @@ def show(profile: str, as_json: bool) -> None:
                      "rules": [{"id": r.id, "decision": r.decision, "programs": list(r.programs),
                                 "message": r.message} for r in policy.rules]})
     if as_json:
-        echo_json(data)
+        echo_json({"status": "ok", "project": mine, "profiles": data})
         return
+    click.echo(f"this project: {' + '.join([settings.profile, *mine['files']])}, hash {project.hash} "
+               "(what canal run and canal policy check decide with)")
     for p in data:
         click.echo(f"{p['profile']} (default {p['default']}, {len(p['rules'])} rules): {p['description']}")
         if profile:

@@ -9,7 +9,7 @@ import click
 
 from canal.core.next import act
 from canal.runtime.cli.live import LiveOutput
-from canal.runtime.cli.shared import App, echo_json, pass_app
+from canal.runtime.cli.shared import App, command_text, echo_json, pass_app
 from canal.runtime.cli.words import say
 from canal.runtime.pipeline import backup_lines
 from canal.runtime.presenter import PresenterConfig, render_footer
@@ -19,7 +19,9 @@ from canal.runtime.sandboxes import DEFAULT_SANDBOX
 REFUSED = ("confirmation_required", "denied")
 
 
-@click.command("run", context_settings={"ignore_unknown_options": True})
+# Options end at the command's first word (canal run ls -la); a mistyped option before it is an error
+# with a suggestion, never part of the command.
+@click.command("run", context_settings={"allow_interspersed_args": False})
 @click.option("--sandbox", "-s", default=DEFAULT_SANDBOX, show_default=True, help="Which of the project's "
               "sandboxes runs it (started if needed).")
 @click.option("--timeout", type=click.FloatRange(min=0.1), help="Hard timeout in seconds (canal.yaml "
@@ -42,9 +44,14 @@ def run(app: App, sandbox: str, timeout: float | None, idle_timeout: float | Non
         command: tuple[str, ...]) -> None:
     """Run COMMAND in the sandbox under the policy; print what the model should read.
 
+    One argument is a shell command line; several are an exact argv, each argument reaching the program
+    whole (as docker exec takes them). The session's shell runs both, so cd and exported variables
+    persist between commands.
+
     \b
     Example: canal run -- ls -la
              canal run --json -- 'grep -rn TODO . | head'
+             canal run -- bash -c 'grep CapEff /proc/self/status'
     \b
     Exit status: the command's own; 120 confirmation required (nothing ran), 121 policy denied,
     122 approval token invalid, 124 timeout, 125 Canal or engine error, 137 killed (out of memory),
@@ -53,7 +60,7 @@ def run(app: App, sandbox: str, timeout: float | None, idle_timeout: float | Non
     Stdin, when it is not a terminal, is passed to the command as it reads it (at most 16 MiB):
              echo hello | canal run -- cat
     """
-    text = " ".join(command)
+    text = command_text(command)
     live_view = (stream if stream is not None else sys.stdout.isatty()) and not as_json
     canal = app.canal
     presenter = presenter_overrides(canal.config.presenter, max_lines, show_stderr)

@@ -13,6 +13,7 @@ import functools
 import getpass
 import json
 import os
+import shlex
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -142,6 +143,28 @@ def pass_app(fn: Callable[Concatenate[App, P], R]) -> Callable[P, R]:
         return fn(app_of(click.get_current_context()), *args, **kwargs)
 
     return wrapper
+
+
+# Words bash reads as syntax at the start of a command: quoted, they are only a program's name.
+_RESERVED = frozenset({"!", "[[", "]]", "{", "}", "case", "coproc", "do", "done", "elif", "else", "esac",
+                       "fi", "for", "function", "if", "in", "select", "then", "time", "until", "while"})
+
+
+def command_text(words: tuple[str, ...] | list[str]) -> str:
+    """What ``canal run -- WORDS`` runs, as a command line for the session's shell.
+
+    One word is a command line as typed (``canal run -- 'ls | wc -l'``). Several words are an exact
+    argv, as ``docker exec`` and ``kubectl exec`` take them: each reaches the program whole, quoted where
+    needed, so nothing in it is expanded, split or read as shell syntax. A first word that bash would
+    read as an assignment (``FOO=1``) or a keyword (``if``) is quoted too: it names a program. Builtins
+    such as ``cd`` still work and keep the session's state."""
+    if len(words) == 1:
+        return words[0]
+    first, *rest = words
+    head = shlex.quote(first)
+    if head == first and ("=" in first or first in _RESERVED):
+        head = f"'{first}'"
+    return " ".join([head, *(shlex.quote(w) for w in rest)])
 
 
 def json_option(help_text: str = JSON_HELP) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
