@@ -11,18 +11,23 @@ import contextlib
 import hashlib
 import json
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from canal.core.errors import CanalError
 from canal.runtime.config import CanalConfig, parse_config
 from canal.runtime.errors import ConfigError
+from canal.runtime.files.confine import Workspace, open_parent
+from canal.runtime.files.errors import PathNotFound
 from canal.runtime.paths import config_dir
 from canal.runtime.project import CONFIG_NAME
 from canal.runtime.safeyaml import decode_settings, read_settings_bytes
 from canal.runtime.trust.compare import FREE_SECTIONS
 
 MAX_IMAGE_FILE = 16 * 1024 * 1024
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 
 
 def canonical(data: Any) -> str:
@@ -80,20 +85,34 @@ def policy_file_path(project_dir: Path, name: Path) -> Path:
 
 
 def read_image_file(project_dir: Path, source: str) -> bytes:
-    """A file the project image copies (``image.files``): inside the project, read without following a
-    symlink, a regular file of at most 16 MiB; else ``CONFIG_INVALID`` naming it."""
-    root = project_dir.resolve()
-    path = Path(os.path.normpath(root / source))
-    real = Path(os.path.realpath(path.parent)) / path.name
-    if not real.is_relative_to(root):
-        msg = f"image file {source} is at {real}, outside the project; nothing was run."
-        raise ConfigError(msg, hint=f"copy only files inside the project (image.files in {CONFIG_NAME})",
-                          details={"file": source, "reason": "outside"})
-    data = read_settings_bytes(real, MAX_IMAGE_FILE)
-    if data is None:
+    """A file the project image copies (``image.files``): inside the project, reached one folder at a time
+    without following a symlink (the agent writes this folder: a component swapped for a link while we
+    read makes the read fail instead of leading out; what is read goes into the agent's image), a
+    regular file of at most 16 MiB; else ``CONFIG_INVALID`` naming it."""
+    try:
+        loc = Workspace.at(project_dir).locate(source)
+        with open_parent(loc) as parent:
+            fd = os.open(loc.rel.name, _FILE_FLAGS, dir_fd=parent)
+    except (FileNotFoundError, PathNotFound):
+        fd = -1
+    except (CanalError, OSError) as exc:
+        why = exc.message if isinstance(exc, CanalError) else exc.strerror
+        msg = f"image file {source} cannot be read without leaving the project ({why}); nothing was run."
+        hint = f"copy only regular files inside the project (image.files in {CONFIG_NAME})"
+        raise ConfigError(msg, hint=hint, details={"file": source, "reason": "unsafe"}) from None
+    if fd < 0:
         msg = f"image file {source} (named in {CONFIG_NAME}) does not exist; nothing was run."
         raise ConfigError(msg, hint=f"create it, or remove it from image.files in {CONFIG_NAME}",
                           details={"file": source, "reason": "missing"})
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fh.fileno())
+        data = fh.read(MAX_IMAGE_FILE + 1) if stat.S_ISREG(info.st_mode) else None
+    if data is None or len(data) > MAX_IMAGE_FILE:
+        what = "not a regular file" if data is None else f"over {MAX_IMAGE_FILE} bytes"
+        msg = f"image file {source} is {what}; nothing was run."
+        hint = f"copy only regular files of at most 16 MiB (image.files in {CONFIG_NAME})"
+        raise ConfigError(msg, hint=hint, details={"file": source,
+                                                   "reason": "not-a-file" if data is None else "too-large"})
     return data
 
 

@@ -86,3 +86,23 @@ def test_docs_list_every_preset_package() -> None:
         row = re.search(rf"^ *\| `{preset}` \| (.+) \|$", text, re.MULTILINE)
         assert row is not None, preset
         assert row.group(1).split(", ") == [f"`{p}`" for p in packages]
+
+
+def test_an_image_file_is_read_inside_the_project_without_following_links(tmp_path: Path) -> None:
+    from canal.runtime.errors import ConfigError
+    from canal.runtime.trust.snapshot import read_image_file
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret").write_text("host secret\n")
+    project = tmp_path / "project"
+    (project / "tools").mkdir(parents=True)
+    (project / "tools" / "ok.sh").write_text("echo ok\n")
+    (project / "tools" / "link.sh").symlink_to(outside / "secret")
+    (project / "via").symlink_to(outside)
+    assert read_image_file(project, "tools/ok.sh") == b"echo ok\n"
+    for source in ("tools/link.sh", "via/secret", "tools/missing.sh"):
+        with pytest.raises(ConfigError) as info:
+            read_image_file(project, source)
+        assert "host secret" not in info.value.message
+        assert info.value.details["reason"] in ("unsafe", "missing")
