@@ -26,7 +26,7 @@ from canal.workflows.fields import ValidationOutcome, validate_fields
 from canal.workflows.hints import next_for
 from canal.workflows.library import find_workflow, workflow_dirs
 from canal.workflows.loader import load
-from canal.workflows.model import StepDef
+from canal.workflows.model import Definition, StepDef
 from canal.workflows.owner import Liveness, process_alive
 from canal.workflows.ports import EventHook, RunStore, StepExecutor, ToolCatalog, no_events
 from canal.workflows.rundoc import TERMINAL, RunDoc, new_run_id, parse_doc, sensitive_paths
@@ -70,6 +70,10 @@ class Engine:
     # -- definitions ----------------------------------------------------------------------------
     def list_workflows(self) -> list[WorkflowSummary]:
         return summarize_workflows(self.roots)
+
+    def definition(self, name: str) -> Definition:
+        """The workflow ``name``, loaded and validated (``WORKFLOW_NOT_FOUND`` / ``WORKFLOW_INVALID``)."""
+        return load_valid(find_workflow(name, self.roots), self.catalog)
 
     # -- runs -----------------------------------------------------------------------------------
     def start(self, name: str, *, unattended: bool = False) -> StartView:

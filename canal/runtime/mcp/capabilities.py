@@ -29,17 +29,26 @@ def list_capabilities(canal: Canal, args: s.ListCapabilitiesArgs) -> Reply:
     registry = _registry(canal)
     words = (args.query or "").lower().split()
     found = [t for t in registry if _matches(t, words)]
+    flows = [w for w in canal.workflows.list_workflows()
+             if all(x in f"{w.name} {w.description}".lower() for x in words)]
     data: dict[str, Any] = {"status": "ok", "tools": [{"name": t.name, "description": t.description}
-                                                        for t in found]}
-    if not len(registry):
-        return Reply("no project tools: this project has no tools/*.yaml. Use run_command for shell "
-                     "commands.", data)
-    if not found:
-        names = ", ".join(registry.names())
-        return Reply(f"no tool matches {args.query!r}. All tools: {names}", data)
-    lines = [f"{t.name}: {t.description}" for t in found]
-    lines.append("Next: describe_capability {\"name\": NAME} for its fields, then call_capability.")
+                                                        for t in found],
+                            "workflows": [{"name": w.name, "description": w.description} for w in flows]}
+    lines = _tool_lines(registry, found, args.query)
+    if flows:
+        lines.append("workflows (a fixed sequence of steps: workflow {\"action\": \"describe\", \"name\": "
+                     "NAME} shows them, then action \"start\"):")
+        lines.extend(f"  {w.name}: {w.description}" for w in flows)
     return Reply("\n".join(lines), data)
+
+
+def _tool_lines(registry: ToolRegistry, found: list[ToolDefinition], query: str | None) -> list[str]:
+    if not len(registry):
+        return ["no project tools: this project has no tools/*.yaml. Use run_command for shell commands."]
+    if not found:
+        return [f"no tool matches {query!r}. All tools: {', '.join(registry.names())}"]
+    return [*(f"{t.name}: {t.description}" for t in found),
+            "Next: describe_capability {\"name\": NAME} for its fields, then call_capability."]
 
 
 def describe_capability(canal: Canal, args: s.DescribeCapabilityArgs) -> Reply:

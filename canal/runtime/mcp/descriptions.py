@@ -40,8 +40,10 @@ Show a text file with numbered lines, a folder's entries, or the size and hash o
 Read-only. Paths are relative to the project folder; /workspace/... works too; nothing outside the \
 project can be read.
 
-The numbers are for orientation: do not copy the "  12| " prefixes into edit's old text. Secrets in \
-the file are shown as placeholders. To search many files use run_command with rg or grep -n.
+Each line starts with its number, right-aligned, and a tab ("     1\\t", as cat -n prints it); the \
+last line says which lines were shown. The numbers are for orientation: do not copy them into edit's \
+old text. Secrets in the file are shown as placeholders. To search many files use run_command with rg \
+or grep -n.
 
 Defaults: path "." (the project folder); range from line 1, at most 2000 lines (the reply says how \
 many lines the file has, so you can ask for the next range).
@@ -56,8 +58,8 @@ shows the closest lines; when it occurs several times, the reply lists their lin
 cases NOTHING IS WRITTEN: call view, then retry with more surrounding text in old (or replace_all). \
 Edits are recorded in the audit log.
 
-Use run_command to create new files (e.g. a heredoc) or for changes a script makes better; use remove \
-to delete a file.
+Use write to create a file or replace all of it, run_command for changes a script makes better; use \
+remove to delete a file.
 
 Defaults: replace_all false (exactly one occurrence).
 Example: {"path": "src/app.py", "old": "return 1", "new": "return 2"}
@@ -87,23 +89,42 @@ Example: {"trash_id": "t20250101T120000Z-3f9a2c"}"""
 WORKFLOW = """\
 Drive one of the project's workflows (a fixed sequence of steps; Canal keeps its state and order).
 
-action "start" (name required) begins a run and returns its run_id and the first step's instructions \
-and gate fields. action "advance" (run_id required) submits gate_data for the current step: the \
-fields are validated (a rejection lists what was wrong, nothing advances), then automated steps run in \
-the sandbox under the same policy until the next step that needs you. action "current" (run_id \
-required) shows where a run is, without changing it.
+action "list" shows the workflows you can start (the project's workflows/ folder, then the ones \
+shipped with Canal), one line each. action "describe" (name required) shows a workflow's steps in \
+order and the fields each interactive step asks for. action "start" (name required) begins a run and \
+returns its run_id and the first step's instructions and gate fields. action "advance" (run_id \
+required) submits gate_data for the current step: the fields are validated (a rejection lists what \
+was wrong, nothing advances), then automated steps run in the sandbox under the same policy until the \
+next step that needs you. action "current" (run_id required) shows where a run is, without changing it.
 
 When an automated step needs confirmation, advance returns CONFIRMATION_REQUIRED with a token and the \
 step did not run: ask the user, then advance again with confirm_token (same run_id).
 
-Defaults: gate_data none, confirm_token none. Workflow names: list_capabilities shows none of them; \
-use run_command "ls workflows" or the name the user gave you.
-Example: {"action": "start", "name": "release"}
+Defaults: gate_data none, confirm_token none.
+Example: {"action": "list"}
+Example: {"action": "describe", "name": "cleanup-build"}
+Example: {"action": "start", "name": "cleanup-build"}
 Example: {"action": "advance", "run_id": "r_8k2m", "gate_data": {"version": "1.4.0"}}
 Example: {"action": "current", "run_id": "r_8k2m"}"""
 
+WRITE = """\
+Write a whole file: create it (and its folders), or replace all of its content. A file it replaces is \
+kept in the host-side trash first (the reply names the trash id for restore), and a checkpoint is taken \
+before, so the write can be undone.
+
+Use edit to change part of a file (it returns the diff); use view to read a file first.
+
+Example: {"path": "notes/todo.md", "content": "- write the tests\\n"}"""
+
+TRASH = """\
+List what is in this project's host-side trash, oldest first: one line each with the trash id, when \
+it was removed, what it is, its size and its path. Read-only. restore(trash_id) puts one back.
+
+Example: {}"""
+
 LIST_CAPABILITIES = """\
-List the project's own tools (defined in tools/*.yaml): one line each, name and what it does. Read-only.
+List the project's own tools (defined in tools/*.yaml) and the workflows you can start: one line each, \
+name and what it does. Read-only.
 
 Use this first when the user asks for something the project has a tool for; then describe_capability \
 for one tool's fields, and call_capability to run it. For plain shell commands use run_command.

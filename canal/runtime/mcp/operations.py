@@ -87,6 +87,20 @@ class Operations:
         data = {"status": "ok", "results": [o.model_dump(mode="json") for o in outcomes]}
         return _with_checkpoint(Reply("\n".join(_removed_line(o) for o in outcomes), data), checkpoint)
 
+    def write(self, args: s.WriteArgs) -> Reply:
+        checkpoint = self._checkpoint(f"write {args.path}")
+        result = self.canal.files.write(args.path, args.content.encode())
+        return _with_checkpoint(Reply(result.to_text(), result.model_dump(mode="json")), checkpoint)
+
+    def trash(self, _: s.TrashArgs) -> Reply:
+        entries = self.canal.files.trashed()
+        lines = [f"{e.id}  {e.deleted_at:%Y-%m-%d %H:%M:%SZ}  {e.kind:<7} {e.size:>10}  {e.rel_path}"
+                 for e in entries]
+        if lines:
+            lines.append(f"Next: {Words()(act('restore', trash_id=entries[-1].id))}   (any id above)")
+        text = "\n".join(lines) if lines else "the trash is empty"
+        return Reply(text, {"status": "ok", "entries": [e.model_dump(mode="json") for e in entries]})
+
     def restore(self, args: s.RestoreArgs) -> Reply:
         checkpoint = self._checkpoint(f"restore {args.trash_id}")
         result = self.canal.files.restore(args.trash_id)

@@ -82,16 +82,28 @@ class RestoreArgs(ToolArgs):
 
 
 class WorkflowArgs(ToolArgs):
-    action: Literal["start", "advance", "current"] = _f(
-        "start (needs name), advance (needs run_id; gate_data for the current step), or current (needs "
-        "run_id).", "action", "op")
-    name: str | None = _f("The workflow to start (for action start). Default: none.", "name", "workflow",
-                          default=None)
+    action: Literal["list", "describe", "start", "advance", "current"] = _f(
+        "list (the workflows you can start), describe (needs name: its steps and fields), start (needs "
+        "name), advance (needs run_id; gate_data for the current step), or current (needs run_id).",
+        "action", "op")
+    name: str | None = _f("The workflow to describe or start, as list prints it. Default: none.", "name",
+                          "workflow", default=None)
     run_id: Token | None = _f("The run id that start returned (for advance and current). Default: none.",
                               "run_id", "run", "id", default=None)
     gate_data: JsonObject | None = _f("The current step's gate fields as one JSON object (for advance). "
                                       "Default: none.", "gate_data", "data", "gate", default=None)
     confirm_token: Token | None = _f(TOKEN_DOC, "confirm_token", "confirm", "token", default=None)
+
+
+class WriteArgs(ToolArgs):
+    path: ProjectPath = _f("The file to write, relative to the project folder (a /workspace/... path works "
+                           "too). Missing folders are created.", "path", "file", "file_path", "filename",
+                           min_length=1)
+    content: str = _f("The whole new content of the file (text).", "content", "text", "data", "contents")
+
+
+class TrashArgs(ToolArgs):
+    """No arguments: the whole trash of this project, oldest first."""
 
 
 class ListCapabilitiesArgs(ToolArgs):

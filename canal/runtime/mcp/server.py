@@ -12,6 +12,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from functools import cached_property
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, TypeVar
 
@@ -29,6 +30,7 @@ from canal.runtime.mcp import approval, capabilities
 from canal.runtime.mcp import schemas as s
 from canal.runtime.mcp.descriptions import INSTRUCTIONS
 from canal.runtime.mcp.errors import ConfirmationDeclined, ToolUnknown
+from canal.runtime.mcp.hostpaths import HostPaths
 from canal.runtime.mcp.operations import Operations, Reply
 from canal.runtime.mcp.reversible import Reversible
 from canal.runtime.mcp.tools import BY_NAME, TOOLS, ToolSpec, parse_args
@@ -57,7 +59,7 @@ class CanalMcp:
         ops = Operations(canal)
         self._handlers: dict[str, Callable[[Any], Reply]] = {
             "run_command": ops.run_command, "view": ops.view, "edit": ops.edit, "remove": ops.remove,
-            "restore": ops.restore, "workflow": WorkflowTool(canal),
+            "restore": ops.restore, "write": ops.write, "trash": ops.trash, "workflow": WorkflowTool(canal),
             "list_capabilities": lambda a: capabilities.list_capabilities(canal, a),
             "describe_capability": lambda a: capabilities.describe_capability(canal, a),
             "call_capability": lambda a: capabilities.call_capability(canal, a),
@@ -86,9 +88,14 @@ class CanalMcp:
             reply = await self._call(ctx, name, arguments)
         except Exception as exc:
             reply = error_reply(exc, name)
-        meta = {RESULT_META_KEY: reply.data} if reply.data else None
-        return types.CallToolResult(content=[types.TextContent(text=reply.text)], is_error=reply.is_error,
+        text, data = self.host_paths.text(reply.text), self.host_paths.data(reply.data)
+        meta = {RESULT_META_KEY: data} if data else None
+        return types.CallToolResult(content=[types.TextContent(text=text)], is_error=reply.is_error,
                                     _meta=meta)
+
+    @cached_property
+    def host_paths(self) -> HostPaths:
+        return HostPaths(self.canal)
 
     async def _call(self, ctx: ServerRequestContext[Any], name: str,
                     arguments: dict[str, Any] | None) -> Reply:

@@ -65,6 +65,9 @@ _CALLS: dict[Kind, Callable[[Args], str | None]] = {
     "workflow.advance": _workflow("advance", "run_id"),
     "workflow.current": _workflow("current", "run_id"),
     "workflow.show": _workflow("current", "run_id"),
+    "workflow.list": lambda a: call("workflow", {"action": "list"}),
+    "write": lambda a: call("write", {"path": a["path"], "content": "<the whole new content>"}),
+    "trash.list": lambda a: call("trash", {}),
     "tool.list": lambda a: call("list_capabilities", {}),
     "tool.meta": lambda a: call("describe_capability", {"name": a["name"]}),
     "tool.call": lambda a: call("call_capability", {"name": a["name"], "arguments": a.get("args", {})}),
@@ -81,11 +84,11 @@ _CALLS: dict[Kind, Callable[[Args], str | None]] = {
 }
 # Only a person runs these, at a terminal: the agent is told to ask the user.
 OPERATOR: frozenset[Kind] = frozenset({
-    "approve", "trash.list", "trash.purge", "image.build",
-    "policy.check", "policy.show", "policy.test", "workflow.abort", "workflow.runs", "workflow.list",
+    "approve", "trash.purge", "image.build",
+    "policy.check", "policy.show", "policy.test", "workflow.abort", "workflow.runs",
     "workflow.init", "workflow.add_step", "workflow.validate", "discover", "key.show", "key.rotate",
     "key.retire", "audit.show", "audit.verify", "state.verify", "config.status", "config.approve",
-    "up", "down", "ps", "gc", "doctor", "write", "server.logs", "audit.checkpoint", "approvals.add_approver",
+    "up", "down", "ps", "gc", "doctor", "server.logs", "audit.checkpoint", "approvals.add_approver",
     "egress.log",
 })
 

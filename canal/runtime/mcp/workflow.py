@@ -7,9 +7,10 @@ own, worded from the view's next actions as a ``workflow`` tool call.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
-from canal.core.next import say_all
+from canal.core.next import act, say_all
 from canal.runtime.api import Canal
 from canal.runtime.mcp import schemas as s
 from canal.runtime.mcp.args import coerce_fields
@@ -17,6 +18,7 @@ from canal.runtime.mcp.errors import ArgumentMissing
 from canal.runtime.mcp.operations import Confirmation, Reply, confirmation_text
 from canal.runtime.mcp.words import Words
 from canal.runtime.wfrun.text import advance_body, current_body, start_body
+from canal.workflows.fields import FieldSpec
 from canal.workflows.views import AdvanceView, CurrentView, StartView, WorkflowSummary
 
 TOOL = "workflow"
@@ -27,6 +29,11 @@ class WorkflowTool:
         self.canal = canal
 
     def __call__(self, args: s.WorkflowArgs) -> Reply:
+        if args.action == "list":
+            return self.listed()
+        if args.action == "describe":
+            return self.describe(_require(args.name, "name", "describe",
+                                          {"action": "describe", "name": "NAME"}))
         if args.action == "start":
             return self.start(args)
         run_id = _require(args.run_id, "run_id", args.action,
@@ -46,6 +53,30 @@ class WorkflowTool:
         step = self.canal.workflows.current(run_id).step
         kinds = {f.name: f.type for f in step.fields} if step is not None else {}
         return coerce_fields(gate_data, kinds)
+
+    def listed(self) -> Reply:
+        items = self.canal.workflows.list_workflows()
+        lines = [_names(items)]
+        if items:
+            lines.append(f"Next: {Words(TOOL)(act('workflow.start', name=items[0].name))}   (or describe one "
+                         "first: action \"describe\")")
+        return Reply("\n".join(lines), {"status": "ok", "workflows": [_public(w) for w in items]})
+
+    def describe(self, name: str) -> Reply:
+        definition = self.canal.workflows.definition(name)
+        meta = definition.meta
+        lines = [f"{meta.name} (version {meta.version}): {meta.description}",
+                 "steps, in order (automated ones run in the sandbox; interactive ones ask you for their "
+                 "fields; notifications only inform):"]
+        for number, step in enumerate(definition.main_steps(), 1):
+            lines.append(f"  {number}. {step.id} ({step.type}){': ' + step.title if step.title else ''}")
+            lines.extend(f"       {line}" for line in field_lines(step.fields))
+        lines.append(f"Next: {Words(TOOL)(act('workflow.start', name=meta.name))}")
+        data = {"status": "ok", "name": meta.name, "version": meta.version, "description": meta.description,
+                "steps": [{"id": st.id, "type": st.type, "title": st.title,
+                           "fields": {k: f.model_dump(mode="json") for k, f in st.fields.items()}}
+                          for st in definition.main_steps()]}
+        return Reply("\n".join(lines), data)
 
     def start(self, args: s.WorkflowArgs) -> Reply:
         engine = self.canal.workflows
@@ -72,6 +103,26 @@ class WorkflowTool:
 
 def _names(items: list[WorkflowSummary]) -> str:
     return "\n".join(f"{w.name}: {w.description}" for w in items) or "(none in this project)"
+
+
+def _public(summary: WorkflowSummary) -> dict[str, Any]:
+    """A summary without its host folder (nothing an agent reads names a host path)."""
+    return summary.model_dump(mode="json", exclude={"path"})
+
+
+def field_lines(fields: Mapping[str, FieldSpec]) -> list[str]:
+    """One line per gate field: name (* when required), type, default or allowed values, description."""
+    lines = []
+    for name, spec in fields.items():
+        parts = [f"{name}{'*' if spec.required else ''} {spec.type}"]
+        if spec.enum:
+            parts.append(f"one of {', '.join(map(str, spec.enum))}")
+        if spec.default is not None:
+            parts.append(f"default {spec.default}")
+        if spec.pattern:
+            parts.append(f"pattern {spec.pattern}")
+        lines.append("field " + ", ".join(parts) + (f": {spec.desc}" if spec.desc else ""))
+    return lines
 
 
 def _require(value: str | None, field: str, action: str, example: dict[str, str]) -> str:

@@ -11,9 +11,9 @@ import pytest
 
 from tests.integration.mcp.conftest import AGENT_UID, McpClient, data_of, text_of
 
-TOOLS = {"run_command", "view", "edit", "remove", "restore", "workflow", "list_capabilities",
-         "describe_capability", "call_capability", "checkpoints", "diff", "undo", "fork", "changes", "apply",
-         "discard"}
+TOOLS = {"run_command", "view", "edit", "remove", "restore", "write", "trash", "workflow",
+         "list_capabilities", "describe_capability", "call_capability", "checkpoints", "diff", "undo", "fork",
+         "changes", "apply", "discard"}
 
 
 @pytest.fixture(scope="module")
