@@ -27,8 +27,8 @@ _HOW = {
     "given": "given explicitly",
     "environment": f"from {PROJECT_ENV}",
     "canal.yaml": f"the nearest folder upward with {CONFIG_NAME}",
-    "repository": f"the repository root (no {CONFIG_NAME} above the working directory)",
-    "working directory": f"the working directory (no {CONFIG_NAME} or repository above it)",
+    "repository": f"the repository root; no {CONFIG_NAME} above the working directory",
+    "working directory": f"the working directory; no {CONFIG_NAME} or repository above it",
 }
 
 
