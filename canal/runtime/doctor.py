@@ -195,14 +195,14 @@ def check_project_image(project_dir: Path) -> Check:
     except CanalError as exc:
         return Check("image", False, exc.message, exc.hint)
     has = image_contents(report)
-    if report.image_id is None:  # not a fault: the first command builds it (canal image build, ahead)
-        return Check("image", True, f"{report.tag} is not built yet: the first command builds it (or canal "
-                     f"image build, ahead); it will have {has}")
+    if report.image_id is None:  # not a fault: the first command builds it
+        return Check("image", True, f"{report.tag} is not built yet: the first command builds it (or build "
+                     f"it ahead); it will have {has}", next=(act("image.build"),))
     short = report.image_id.removeprefix("sha256:")[:12]
     if report.running is not None and report.running != report.image_id:
         return Check("image", False, f"the default sandbox still runs an older image, not {report.tag} "
                      f"({short}), which has {has}",
-                     "canal down   (the next command starts it from the new image)")
+                     next=(act("down", note="the next command starts it from the new image"),))
     return Check("image", True, f"{report.tag} ({short}) has {has}")
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from canal.core.next import act
 from canal.runtime.errors import ConfigError
 from canal.runtime.paths import DEFAULT_SANDBOX
 from canal.runtime.services import Services
@@ -56,8 +57,8 @@ def _check_approved(services: Services, image: ProjectImage, staged: list[Staged
         changed = [f.source for f, w, h in zip(image.files, wanted, found, strict=False) if w != h]
         msg = (f"image files changed since canal.yaml's settings were approved ({', '.join(changed)}); "
                "no image was built and nothing ran.")
-        raise ConfigError(msg, hint="canal config status   (a person approves the new content: canal config "
-                          "approve)", details={"files": changed})
+        raise ConfigError(msg, hint="a person approves the new content", next=(act("config.status"),
+                          act("config.approve")), details={"files": changed})
 
 
 def ensure_project_image(services: Services,
