@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from canal.runtime.api import Canal
+from canal import Canal
 from canal.runtime.config import parse_config
 
 ALLOWLIST = "sandbox:\n  network: {mode: allowlist, allow: ['pypi.org:443']}\n"

@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from canal.runtime.api import Canal
+from canal import Canal
 from canal.sandbox.engine import docker_client
 
 

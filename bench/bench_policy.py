@@ -94,7 +94,7 @@ def pipeline_refusals(huge: list[str]) -> list[float]:
     """The whole refusal path (decision, redaction, audit record, error text) over the fake backend."""
     import os
 
-    from canal.runtime.api import Canal
+    from canal import Canal
     from canal.runtime.config import CanalConfig
     from canal.sandbox.fake import FakeBackend
 

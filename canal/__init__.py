@@ -8,6 +8,9 @@ The public API::
         result = canal.run("pytest -q")
         print(result.text)
 
+``CanalError`` is the root of every error Canal raises (``code``, ``exit_code``, ``message``, ``hint``,
+``next``, ``details``; docs/errors.md lists the codes).
+
 Names are imported on first use, so ``import canal`` (and every ``canal.*`` submodule) stays cheap.
 """
 
@@ -17,13 +20,15 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from canal.core.errors import CanalError
     from canal.runtime.api import Canal
     from canal.runtime.result import RunResult
 
-__all__ = ["Canal", "RunResult"]
+__all__ = ["Canal", "CanalError", "RunResult"]
 __version__ = "0.1.0"
 
-_EXPORTS = {"Canal": "canal.runtime.api", "RunResult": "canal.runtime.result"}
+_EXPORTS = {"Canal": "canal.runtime.api", "CanalError": "canal.core.errors",
+            "RunResult": "canal.runtime.result"}
 
 
 def __getattr__(name: str) -> Any:
