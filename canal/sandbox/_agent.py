@@ -30,6 +30,7 @@ import sys
 from typing import Any
 
 from canal.sandbox._agent_procs import (
+    beat,
     keepalive_pid,
     live_pids,
     other_sessions,
@@ -183,7 +184,7 @@ class Agent:
     def run_argv(self, req: dict[str, Any], stdin: bytes | None) -> dict[str, Any]:
         env = dict(self.env, **(req.get("env") or {}))
         cwd = req.get("workdir") or self.cwd
-        before = pressure()
+        before = pressure(look=False)
         try:
             proc = subprocess.Popen(
                 req["argv"], cwd=cwd if os.path.isdir(cwd) else "/", env=env, start_new_session=True,
@@ -203,7 +204,7 @@ class Agent:
         pump = self.pump(ProcRun(proc), outputs, proc.stdin.fileno() if proc.stdin else None, stdin, req)
         if self.quota is not None:
             self.quota.begin()
-        reason = pump.run(req.get("timeout_s"), req.get("idle_timeout_s"), self.quota_over)
+        reason = pump.run(req.get("timeout_s"), req.get("idle_timeout_s"), self.quota_over, beat)
         survivors: list[int] = []
         if reason != "exited":
             with contextlib.suppress(OSError):
@@ -245,7 +246,7 @@ class Agent:
             self.shell.ensure(self.env, self.cwd)
         except OSError as exc:
             return error_reply(f"cannot start bash for a shell command: {exc}", 127)
-        before = pressure()
+        before = pressure(look=False)
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         in_r, in_w = os.pipe() if stdin is not None else (-1, -1)
@@ -264,7 +265,7 @@ class Agent:
         pump = self.pump(run, {out_r: b"o", err_r: b"e"}, in_w if stdin is not None else None, stdin, req)
         if self.quota is not None:
             self.quota.begin()
-        reason = pump.run(req.get("timeout_s"), req.get("idle_timeout_s"), self.quota_over)
+        reason = pump.run(req.get("timeout_s"), req.get("idle_timeout_s"), self.quota_over, beat)
         if reason in ("exited", "wedged") and run.lost is not None:
             reason = run.lost
         return self.end_shell(reason, run, pump, before)

@@ -147,9 +147,10 @@ class Pump:
         self.last_output = time.monotonic()
 
     def run(self, timeout_s: float | None, idle_s: float | None,
-            over: Callable[[], bool] | None = None) -> str:
+            over: Callable[[], bool] | None = None, beat: Callable[[], None] | None = None) -> str:
         """Returns the end reason: exited, hard_timeout, idle_timeout, wedged, interrupted or
-        workspace_quota (``over`` said the workspace grew past its quota)."""
+        workspace_quota (``over`` said the workspace grew past its quota). ``beat`` runs at each
+        heartbeat (the agent's look at the process count)."""
         start = last_beat = time.monotonic()
         exited_at: float | None = None
         self.handle_frames()
@@ -170,6 +171,8 @@ class Pump:
             if now - last_beat >= HEARTBEAT_S:
                 write_frame(b"h", b"")
                 last_beat = now
+                if beat is not None:
+                    beat()
                 if exited_at is None and self.child.wedged():
                     return "wedged"
             self.step(0.05 if exited_at is None else 0.01)

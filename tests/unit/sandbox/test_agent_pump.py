@@ -107,3 +107,18 @@ def test_the_host_going_away_interrupts_the_command(capfdbinary: pytest.CaptureF
     assert pump.killed == "host"
     finish(proc, pump)
     os.close(read)
+
+
+def test_each_heartbeat_takes_the_agents_look(capfdbinary: pytest.CaptureFixture[bytes],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("canal.sandbox._agent_pump.HEARTBEAT_S", 0.05)
+    read, write = os.pipe()
+    proc = start(["sleep", "0.6"])
+    pump = pump_for(proc, Input(read))
+    looks: list[float] = []
+    assert pump.run(10, None, beat=lambda: looks.append(time.monotonic())) == "exited"
+    finish(proc, pump)
+    beats = capfdbinary.readouterr().out.count(b"h\x00\x00\x00\x00")
+    assert len(looks) == beats >= 4
+    os.close(write)
+    os.close(read)
