@@ -1,8 +1,9 @@
 """Benchmark: persistent-session round trip vs docker SDK ``exec_run``, and warm-pool acquire vs docker run.
 
-Run: python bench/bench_session.py [--rounds 300] [--exec-run-rounds 60] [--acquires 8]
+Run: python bench/bench_session.py [--rounds 300] [--exec-run-rounds 60] [--acquires 8] [--runtime runsc]
 Both sides of each comparison run in this one process, against the same engine (and, for the round
-trip, the same container).
+trip, the same container). Last, what one look of the agent at the process count costs inside the
+sandbox (gVisor's process limit is seen that way: docs/gvisor.md), with a few processes and with 60.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ import statistics
 import time
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 
+from canal.sandbox import _agent_procs
 from canal.sandbox.docker_backend import DockerBackend
 from canal.sandbox.engine import docker_client
 from canal.sandbox.images import DEFAULT_IMAGE
@@ -105,18 +108,52 @@ def acquire(backend: DockerBackend, spec: SandboxSpec, count: int) -> None:
     print(f"  ratio p50 docker run / pool acquire: {cold[0] / warm[0]:6.1f}x")
 
 
+LOOK = """
+import os, statistics, subprocess, time
+def per_call(fn):
+    samples = []
+    for _ in range(200):
+        start = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples) * 1e6
+for extra in (0, 56):
+    kids = [subprocess.Popen(["sleep", "60"]) for _ in range(extra)]
+    print(f"  {process_count():>3} processes: process_count {per_call(process_count):8.1f} us   "
+          f"task_count {per_call(task_count):8.1f} us   beat {per_call(beat):8.1f} us")
+    for kid in kids:
+        kid.kill()
+        kid.wait()
+"""
+
+
+def looks(backend: DockerBackend, spec: SandboxSpec) -> None:
+    """The agent's look at the process count, timed inside the sandbox (the module's own source)."""
+    name = f"canal-bench-{uuid.uuid4().hex[:8]}"
+    backend.create(name, spec)
+    try:
+        source = Path(_agent_procs.__file__).read_text() + LOOK
+        result = backend.exec(name, ["python3", "-c", source], timeout_s=300)
+        print(f"The agent's look at the process count, inside a {spec.runtime} sandbox (median of 200)")
+        print(result.stdout.read_bytes().decode(), end="")
+    finally:
+        backend.remove(name)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=300)
     parser.add_argument("--exec-run-rounds", type=int, default=60)
     parser.add_argument("--acquires", type=int, default=8)
+    parser.add_argument("--runtime", default="runc", help="runc, or runsc for gVisor")
     args = parser.parse_args()
     backend = DockerBackend(docker_client(), owner=f"canal-bench-{uuid.uuid4().hex[:6]}")
-    spec = SandboxSpec(image=DEFAULT_IMAGE)
+    spec = SandboxSpec(image=DEFAULT_IMAGE, runtime=args.runtime)
     print(f"load average before: {os.getloadavg()}, cpus: {os.cpu_count()}")
     try:
         round_trip(backend, spec, args.rounds, args.exec_run_rounds)
         acquire(backend, spec, args.acquires)
+        looks(backend, spec)
     finally:
         backend.close()
     print(f"load average after: {os.getloadavg()}")
