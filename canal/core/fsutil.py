@@ -61,11 +61,13 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes, mode: int = FILE_MODE, *, private_folder: bool = True) -> None:
+def atomic_write(path: Path, data: bytes, mode: int = FILE_MODE, *, private_folder: bool = True,
+                 durable: bool = True) -> None:
     """Write ``data`` to ``path`` atomically: temp file in the same folder, fsync, rename, fsync folder.
 
     ``private_folder``: create or tighten the folder to 0700 first (host state). A file written into a
     folder of the user's project (``private_folder=False``) leaves that folder as the user made it.
+    ``durable=False``: no fsync (still all or nothing): a cache, or a file the caller syncs itself.
     """
     folder = path.parent
     if private_folder:
@@ -78,13 +80,15 @@ def atomic_write(path: Path, data: bytes, mode: int = FILE_MODE, *, private_fold
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    fsync_dir(folder)
+    if durable:
+        fsync_dir(folder)
 
 
 def atomic_write_text(path: Path, text: str, mode: int = FILE_MODE) -> None:

@@ -17,6 +17,7 @@ import re
 import stat
 import tempfile
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from canal.core.fsutil import private_dir
@@ -52,7 +53,9 @@ class ObjectStore:
         self.root = root
         self._root_uid = os.geteuid() == 0
         self._folders: set[str] = set()  # fan-out folders known to exist
-        self.written = 0  # objects written since ``begin``: the first few are fsynced one by one
+        self.written = 0  # objects written since the last ``flush``
+        self._unsynced: list[int] = []  # descriptors of the first FSYNC_EACH of them, synced by ``flush``
+        self._unsynced_folders: set[Path] = set()
 
     def path(self, name: str) -> Path:
         return self.root / name[:2] / name
@@ -118,12 +121,9 @@ class ObjectStore:
                 os.unlink(tmp)
 
     def _commit(self, tfd: int, tmp: str, name: str, mode: int, uid: int, gid: int) -> int:
-        """Give the temp file its mode and owner, then its name. The first ``FSYNC_EACH`` objects of a
-        checkpoint are fsynced one by one; past that, one flush of the filesystem (``sync_folder``)
-        replaces thousands of them."""
+        """Give the temp file its mode and owner, then its name. Nothing is synced here: ``flush``
+        does it for every object of a checkpoint at once, before a record names them."""
         self.written += 1
-        if self.written <= FSYNC_EACH:
-            os.fsync(tfd)
         if self._root_uid:
             os.fchown(tfd, uid, gid)
         os.fchmod(tfd, mode & 0o777)
@@ -135,7 +135,39 @@ class ObjectStore:
             os.link(tmp, self.path(name))  # never replaces: an existing object stays as it was
         except FileExistsError:
             return 0
+        if self.written <= FSYNC_EACH:  # kept open: the object's own mode may not let us open it again
+            self._unsynced.append(os.dup(tfd))
+            self._unsynced_folders.add(self.path(name).parent)
         return size
+
+    def discard(self) -> None:
+        """Forget the objects written since the last flush unsynced (a checkpoint that failed: no
+        record names them)."""
+        fds, self._unsynced, self._unsynced_folders, self.written = self._unsynced, [], set(), 0
+        for fd in fds:
+            os.close(fd)
+
+    def flush(self, also: list[Path] | None = None) -> None:
+        """Put the objects written since the last flush (and ``also``: files and folders the caller
+        wrote) on disk. Up to ``FSYNC_EACH`` objects are fsynced side by side (concurrent fsyncs
+        share the filesystem's journal commits) with their folders (their names); past that, one
+        flush of the filesystem."""
+        fds, folders, many = self._unsynced, self._unsynced_folders, self.written > FSYNC_EACH
+        self._unsynced, self._unsynced_folders, self.written = [], set(), 0
+        try:
+            if many:
+                sync_folder(self.root)
+                return
+            jobs = [functools.partial(os.fsync, fd) for fd in fds]
+            jobs += [functools.partial(_fsync_path, p) for p in [*sorted(folders), *(also or [])]]
+            if len(jobs) == 1:
+                jobs[0]()
+            elif jobs:
+                with ThreadPoolExecutor(max_workers=min(16, len(jobs))) as pool:
+                    list(pool.map(lambda job: job(), jobs))
+        finally:
+            for fd in fds:
+                os.close(fd)
 
     def open_verified(self, name: str) -> bytes:
         """The object's bytes, after checking them and its inode against its name."""
@@ -219,6 +251,14 @@ def _check_same(fd: int, before: os.stat_result) -> None:
             before.st_size, before.st_mtime_ns, before.st_ctime_ns):
         msg = "changed while read"
         raise Unstable(msg)
+
+
+def _fsync_path(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def sync_folder(folder: Path) -> None:

@@ -100,7 +100,8 @@ def read_record(path: Path, keys: Keys) -> Checkpoint:
 
 
 def write_manifest(folder: Path, entries: Mapping[str, Entry],
-                   parent: tuple[str, int, Mapping[str, Entry]] | None = None) -> tuple[str, int]:
+                   parent: tuple[str, int, Mapping[str, Entry]] | None = None, *,
+                   durable: bool = True) -> tuple[str, int]:
     """Store ``entries``; returns (name, depth). With a ``parent`` (name, depth, its entries) and few
     differences, only the differences are written (a delta naming its parent by hash); every
     ``MAX_DEPTH`` deltas a full manifest starts a new chain."""
@@ -110,16 +111,16 @@ def write_manifest(folder: Path, entries: Mapping[str, Entry],
         gone = sorted(p for p in prev if p not in entries)
         if len(changed) + len(gone) <= max(16, len(entries) // 8):
             doc = {"version": 1, "parent": name, "depth": depth + 1, "set": changed, "del": gone}
-            return _put(folder, doc), depth + 1
-    return _put(folder, {"version": 1, "depth": 0, "entries": entries}), 0
+            return _put(folder, doc, durable), depth + 1
+    return _put(folder, {"version": 1, "depth": 0, "entries": entries}, durable), 0
 
 
-def _put(folder: Path, doc: Mapping[str, Any]) -> str:
+def _put(folder: Path, doc: Mapping[str, Any], durable: bool) -> str:
     payload = canonical(doc)
     name = hashlib.sha256(payload).hexdigest()
     path = folder / f"{name}.z"
     if not path.exists():
-        atomic_write(path, zlib.compress(payload, 1))
+        atomic_write(path, zlib.compress(payload, 1), durable=durable)
     return name
 
 
@@ -173,7 +174,9 @@ def write_index(path: Path, settings_hash: str, manifest: str, items: Mapping[st
     """The stat cache, in ``marshal`` (several times faster than JSON for 20,000 entries). It is a cache:
     another Python version's file, or one failing its HMAC, is ignored and rebuilt from the files."""
     payload = marshal.dumps((INDEX_TAG, settings_hash, manifest, depth, dict(items)))
-    atomic_write(path, keys.primary_id.encode() + b"\n" + keys.sign(payload).encode() + b"\n" + payload)
+    # a cache: not synced (after a crash an old or torn one is still safe: stat keys, then its HMAC)
+    atomic_write(path, keys.primary_id.encode() + b"\n" + keys.sign(payload).encode() + b"\n" + payload,
+                 durable=False)
 
 
 def read_index(path: Path, settings_hash: str, keys: Keys) -> tuple[str, int, dict[str, IndexItem]] | None:

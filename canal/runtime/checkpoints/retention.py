@@ -9,7 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from canal.core.fsutil import atomic_write_text
+from canal.core.fsutil import atomic_write
 from canal.runtime.checkpoints.errors import CheckpointStoreCorrupt
 from canal.runtime.checkpoints.records import manifest_chain, parse_entry, read_index, read_record
 from canal.runtime.checkpoints.scan import Entry
@@ -30,7 +30,7 @@ def usage(store: CheckpointStore) -> int:
 
 def add_usage(store: CheckpointStore, added: int) -> None:
     if added:
-        atomic_write_text(store.root / USAGE, str(usage(store) + added))
+        atomic_write(store.root / USAGE, str(usage(store) + added).encode(), durable=False)  # a trigger
 
 
 def due(store: CheckpointStore) -> bool:
@@ -71,7 +71,7 @@ def prune(store: CheckpointStore, keep_newest: int) -> list[str]:
     for path in doomed:
         path.unlink(missing_ok=True)
     _collect(store, kept)
-    atomic_write_text(store.root / USAGE, str(_usage_after(store, kept)))
+    atomic_write(store.root / USAGE, str(_usage_after(store, kept)).encode(), durable=False)
     return [f"cp-{int(p.stem)}" for p in doomed]
 
 

@@ -38,7 +38,7 @@ from canal.runtime.checkpoints.models import (
     NotCovered,
     UndoResult,
 )
-from canal.runtime.checkpoints.objects import FSYNC_EACH, ObjectStore, failed, sync_folder
+from canal.runtime.checkpoints.objects import ObjectStore, failed
 from canal.runtime.checkpoints.records import (
     Keys,
     read_index,
@@ -82,18 +82,24 @@ class CheckpointStore:
 
     def _take(self, kind: Kind, command: str, actor: str, *, prune: bool = True) -> Checkpoint:
         last, depth, items, note = self._load_cache()
-        self.objects.written = 0
-        result = self._scan(items, store=True)
+        self.objects.discard()
         try:
-            if self.objects.written > FSYNC_EACH:
-                sync_folder(self.objects.root)  # the objects reach the disk before a record names them
+            result = self._scan(items, store=True)
+        except BaseException:
+            self.objects.discard()
+            raise
+        try:
             manifest, depth, found = self._manifest_for(result, last, depth, items)
+            # the objects and the manifest reach the disk before a record names them
+            self.objects.flush([self.manifests_dir / f"{manifest}.z", self.manifests_dir]
+                               if manifest != last else [])
             if result.dirty or manifest != last:
                 write_index(self.index_path, self.settings_hash, manifest, result.index, self.keys, depth)
-            self._cache = (manifest, depth, result.index)
             record = self._record(kind, command, actor, manifest, result, found, note)
             record = write_record(self._record_path(record.seq), record, self.keys)
+            self._cache = (manifest, depth, result.index)
         except OSError as exc:
+            self.objects.discard()
             raise failed(exc, self.root) from None
         retention.add_usage(self, result.added_bytes)
         if prune and retention.due(self):
@@ -131,7 +137,7 @@ class CheckpointStore:
         what changed since the last scan."""
         if last is None:
             private_dir(self.manifests_dir)
-            return (*write_manifest(self.manifests_dir, result.entries), [])
+            return (*write_manifest(self.manifests_dir, result.entries, durable=False), [])
         if not result.dirty:
             return last, depth, []
         entries = result.entries
@@ -139,7 +145,7 @@ class CheckpointStore:
         if prev == entries:
             return last, depth, []
         private_dir(self.manifests_dir)
-        name, new_depth = write_manifest(self.manifests_dir, entries, (last, depth, prev))
+        name, new_depth = write_manifest(self.manifests_dir, entries, (last, depth, prev), durable=False)
         return name, new_depth, compare.changes(prev, entries)
 
     def _record(self, kind: Kind, command: str, actor: str, manifest: str, result: ScanResult,

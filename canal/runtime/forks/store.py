@@ -140,9 +140,14 @@ class ForkStore:
             cached = read_index(index, fork.manifest, self.checkpoints.keys)
             scanner = Scanner(merged, self.checkpoints.settings, self.checkpoints.objects,
                               cached[2] if cached else {})
-            result = scanner.scan()
+            try:
+                result = scanner.scan()
+            except BaseException:
+                self.checkpoints.objects.discard()
+                raise
             if result.dirty:
                 write_index(index, fork.manifest, fork.manifest, result.index, self.checkpoints.keys)
+            self.checkpoints.objects.flush()  # on disk before a manifest names them
             state, _ = write_manifest(self.checkpoints.manifests_dir, result.entries)
             self.checkpoints.pin(f"{name}@state", state)
         skipped = [NotCovered(path=p, reason=r) for p, r in result.not_covered]
