@@ -4,19 +4,27 @@
     python bench/bench_checkpoints.py --rounds 50 --files 20000 --mb 500 --dir /tmp
 
 Measured in one run, rounds interleaved per case:
-  canal, warm     ``CheckpointStore.take`` on one store object (the server and the Python API keep it)
+  canal, watched  ``CheckpointStore.take`` on the store the server keeps per project (``watch=True``):
+                  its inotify watch names the folders where something happened, and only those are
+                  listed again (nothing at all when nothing happened); it still walks everything once
+                  a minute and whenever the watch cannot vouch (the count and the reasons are printed)
+  canal, warm     the same with no watch: one store object, every checkpoint walks the workspace (the
+                  in-process Python API)
   canal, cold     a new store object each round: the stat cache is read from disk (a process per call)
   shadow git      ``git --git-dir=<outside> --work-tree=<ws> add -A`` + ``write-tree`` (index = stat cache)
   stat walk       ``os.walk`` + ``lstat`` of every entry and nothing else: the floor any stat-based
                   method pays
-for two cases: nothing changed, and 10 files rewritten (25 KiB each) before each checkpoint. The first
-checkpoint (every byte read, hashed and copied) is timed once for canal and for git.
+for two cases: nothing changed, and 10 files rewritten (25 KiB each) once a round, before every method
+runs once (so each sees those 10 files changed since its previous run; the order turns each round). The
+first checkpoint (every byte read, hashed and copied) is timed once for canal and for git.
 
 Forks (``--fork-rounds``, root only: kernel overlayfs), side by side in the same run with ``cp -a`` of
 the same tree: ``ForkStore.create`` = a checkpoint + the lower layer (hard links to stored objects; built
 once per checkpoint, so measured both after a change and again from the same checkpoint) + the overlay
-mount + the stat cache seed. Starting the fork's container is not included (``docker run``, see the
-sandbox benchmarks).
+mount + the stat cache seed, on the watched store (as the server makes forks). Starting the fork's
+container is not included (``docker run``, see the sandbox benchmarks).
+
+The load average is printed at the start and at the end: the figures mean little without it.
 """
 
 from __future__ import annotations
@@ -77,6 +85,11 @@ def git(gitdir: Path, ws: Path, *args: str) -> None:
                    stdout=subprocess.DEVNULL)
 
 
+def shadow_git(gitdir: Path, ws: Path) -> None:
+    git(gitdir, ws, "add", "-A")
+    git(gitdir, ws, "write-tree")
+
+
 def stat_walk(ws: Path) -> int:
     n = 0
     for folder, dirs, files in os.walk(ws):
@@ -129,28 +142,45 @@ def main() -> None:
             return CheckpointStore(state, ws, settings, KEYS)
 
         warm = store()
+        watched = CheckpointStore(root / "state-watched", ws, settings, KEYS, watch=True)
+        print(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
         gitdir = root / "shadow.git"
         subprocess.run(["git", "init", "-q", "--bare", str(gitdir)], check=True, env=GIT_ENV)
         git(gitdir, ws, "config", "core.bare", "false")
         print(f"first checkpoint   canal {timed(lambda: warm.take(kind='manual')):8.0f} ms   "
+              f"watched {timed(lambda: watched.take(kind='manual')):8.0f} ms   "
               f"shadow git {timed(lambda: git(gitdir, ws, 'add', '-A')):8.0f} ms")
         rng = random.Random(2)
         rows: dict[str, list[float]] = {}
+        walks: list[str] = []  # the watched store's checkpoints that walked everything, and why
+
+        def watched_take() -> None:
+            watched.take(kind="manual")
+            if watched.watch_note:
+                walks.append(watched.watch_note)
+
+        cases: list[tuple[str, Callable[[], object]]] = [
+            ("canal, watched", watched_take),
+            ("canal, warm", lambda: warm.take(kind="manual")),
+            ("canal, cold", lambda: store().take(kind="manual")),
+            ("shadow git", partial(shadow_git, gitdir, ws)),
+            ("stat walk", lambda: stat_walk(ws))]
         for case in ("nothing changed", "10 files changed"):
-            for _ in range(args.rounds):
-                for name, fn in (("canal, warm", lambda: warm.take(kind="manual")),
-                                 ("canal, cold", lambda: store().take(kind="manual")),
-                                 ("shadow git", lambda: (git(gitdir, ws, "add", "-A"),
-                                                         git(gitdir, ws, "write-tree"))),
-                                 ("stat walk", lambda: stat_walk(ws))):
-                    if case != "nothing changed":
-                        for path in rng.sample(paths, 10):
-                            path.write_bytes(os.urandom(25_000))
+            for i in range(args.rounds):
+                if case != "nothing changed":  # once a round: each store sees these 10 since its last
+                    for path in rng.sample(paths, 10):
+                        path.write_bytes(os.urandom(25_000))
+                # the order turns each round: the first to run after the writes pays for their flush
+                for name, fn in cases[i % len(cases):] + cases[:i % len(cases)]:
                     rows.setdefault(f"{case:<17} {name}", []).append(timed(fn))
         for label, xs in rows.items():
             print(f"{label:<32} {pct(xs)}")
+        print(f"the watched store walked everything in {len(walks)} of {2 * args.rounds} checkpoints"
+              + (f" ({', '.join(sorted(set(walks)))})" if walks else ""))
         if os.geteuid() == 0 and args.fork_rounds:
-            fork_rows(root, ws, warm, paths, args.fork_rounds, rng)
+            fork_rows(root, ws, watched, paths, args.fork_rounds, rng)
+        watched.close()
+        print(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
         objects = sum(f.stat().st_size for f in (state / "objects").rglob("*") if f.is_file())
         print(f"store: {len(warm.list())} checkpoints kept, objects {objects / 1e6:.0f} MB "
               f"(workspace {args.mb} MB + the rewritten files)")

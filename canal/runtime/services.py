@@ -3,6 +3,7 @@ redactor, sealed store. CLI commands and the Python API both get them from here,
 
 from __future__ import annotations
 
+import hashlib
 from functools import cached_property
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from canal.runtime.redact import Redactor
 from canal.runtime.sealed.store import SealedStore
 from canal.runtime.trash.store import Trash
 from canal.runtime.trust import TrustedConfig
+from canal.runtime.warm import installed
 
 AUDIT_PURPOSE = "audit-hmac"
 APPROVAL_PURPOSE = "approval-hmac"
@@ -111,10 +113,20 @@ class Services:
 
     @cached_property
     def checkpoints(self) -> CheckpointStore:
-        """The workspace's checkpoints (host-side, outside every mount); records HMAC'd with a host key."""
+        """The workspace's checkpoints (host-side, outside every mount); records HMAC'd with a host key.
+        In the server, one store per project lives as long as the server: its stat cache and its
+        workspace watch make a checkpoint where nothing changed cost no walk."""
         keys = self.keys
-        return CheckpointStore(self.state_dir / "checkpoints", self.project_dir, self.config.checkpoints,
-                               Keys(keys.primary_id, keys.derive_all(CHECKPOINT_PURPOSE)))
+        derived = keys.derive_all(CHECKPOINT_PURPOSE)
+        settings = self.config.checkpoints
+        root = self.state_dir / "checkpoints"
+        warm = installed()
+        if warm is None:
+            return CheckpointStore(root, self.project_dir, settings, Keys(keys.primary_id, derived))
+        key = (str(root), str(self.project_dir), settings.model_dump_json(), keys.primary_id,
+               tuple(sorted((k, hashlib.sha256(v).hexdigest()) for k, v in derived.items())))
+        return warm.checkpoints(key, lambda: CheckpointStore(root, self.project_dir, settings,
+                                                             Keys(keys.primary_id, derived), watch=True))
 
     @cached_property
     def forks(self) -> ForkStore:

@@ -21,6 +21,7 @@ from canal.policy.engine import Policy
 from canal.sandbox.backend import SandboxBackend
 
 if TYPE_CHECKING:
+    from canal.runtime.checkpoints import CheckpointStore
     from canal.runtime.pooling import Pools
 
 PolicyKey = tuple[object, ...]
@@ -55,6 +56,7 @@ class Warm:
         self._lock = threading.Lock()
         self._policies: dict[PolicyKey, Policy] = {}
         self._backends: dict[tuple[object, ...], SandboxBackend] = {}
+        self._stores: dict[tuple[object, ...], CheckpointStore] = {}
         self._unsynced: list[Syncable] = []
         self._flusher: threading.Thread | None = None
         self._closed = threading.Event()
@@ -96,6 +98,15 @@ class Warm:
                 found = self._backends[key] = build()
             return found
 
+    def checkpoints(self, key: tuple[object, ...], build: Callable[[], CheckpointStore]) -> CheckpointStore:
+        """One checkpoint store per project (and settings and keys): its stat cache and its workspace
+        watch live as long as the server, so "nothing changed" costs no walk."""
+        with self._lock:
+            found = self._stores.get(key)
+            if found is None:
+                found = self._stores[key] = build()
+            return found
+
     def pools(self) -> Pools | None:
         """The warm pools (made on first use: a Docker client, and leftovers of a crashed server removed)."""
         if self.pool_owner is None:
@@ -120,14 +131,19 @@ class Warm:
             self._pools.close()
         with self._lock:
             backends = list(self._backends.values())
+            stores = list(self._stores.values())
             self._backends.clear()
+            self._stores.clear()
             self._policies.clear()
         for backend in backends:
             backend.close()
+        for store in stores:
+            store.close()
 
     def status(self) -> dict[str, Any]:
         with self._lock:
-            data: dict[str, Any] = {"policies": len(self._policies), "backends": len(self._backends)}
+            data: dict[str, Any] = {"policies": len(self._policies), "backends": len(self._backends),
+                                    "checkpoint_stores": len(self._stores)}
             pools = self._pools
         return data if pools is None else {**data, **pools.status()}
 

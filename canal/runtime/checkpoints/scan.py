@@ -14,10 +14,14 @@ import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from canal.runtime.checkpoints.ignore import Frame, Ignorer
 from canal.runtime.checkpoints.objects import ObjectStore, Unstable, disk_full, hash_only
 from canal.runtime.checkpoints.settings import CheckpointSettings
+
+if TYPE_CHECKING:
+    from canal.runtime.checkpoints.watch import Watch
 
 # (kind, mode, size, mtime_ns, uid, gid, ref): kind f|l|d; ref is the object (file) or target (link)
 Entry = tuple[str, int, int, int, int, int, str]
@@ -36,6 +40,7 @@ class ScanResult:
     added_bytes: int = 0  # new objects written
     hashed: int = 0
     dirty: bool = False  # differs from the cache it started from (an entry or a stat key)
+    frames: dict[str, Frame] = field(default_factory=dict)  # each walked folder's .gitignore rules
 
     @property
     def entries(self) -> dict[str, Entry]:
@@ -52,6 +57,9 @@ class Scanner:
     settings: CheckpointSettings
     objects: ObjectStore | None  # None: look only (diff), hash changed files without storing them
     cache: dict[str, IndexItem]
+    watch: Watch | None = None  # armed on every folder and covered entry before it is looked at
+    known_dirs: frozenset[str] | None = None  # a partial scan: folders known before are not descended
+    reread: frozenset[str] = frozenset()  # files read again whatever their stat key (written since)
     ignorer: Ignorer = field(init=False)
 
     def __post_init__(self) -> None:
@@ -59,9 +67,17 @@ class Scanner:
 
     def scan(self) -> ScanResult:
         out = ScanResult()
+        fd = os.open(self.root, _DIR)
+        if self.watch is not None:
+            self.watch.folder(fd, "")
+        self.walk(out, [("", fd, Frame("", None))])
+        out.dirty = out.dirty or len(out.index) != len(self.cache)
+        return out
+
+    def walk(self, out: ScanResult, stack: list[tuple[str, int, Frame]]) -> None:
+        """Scan each (folder, open descriptor, parent's rules) on ``stack`` and the new folders found
+        below them; the descriptors are closed."""
         start = time.time_ns()
-        top = Frame("", None)
-        stack: list[tuple[str, int, Frame]] = [("", os.open(self.root, _DIR), top)]
         try:
             while stack:
                 rel, fd, frame = stack.pop()
@@ -73,8 +89,6 @@ class Scanner:
         finally:
             for _, fd, _ in stack:
                 os.close(fd)
-        out.dirty = out.dirty or len(out.index) != len(self.cache)
-        return out
 
     def _check_caps(self, out: ScanResult) -> None:
         if out.files > self.settings.max_files:
@@ -89,11 +103,16 @@ class Scanner:
         with os.scandir(fd) as it:
             items = list(it)
         frame = self.ignorer.frame_for(parent, rel, fd, {e.name for e in items})
+        out.frames[rel] = frame
         prefix = f"{rel}/" if rel else ""
         cached = self.cache.get
         index = out.index
+        watch = self.watch
+        reread = self.reread
         for item in items:  # the fast path (an unchanged file) stays inline: it runs 20,000 times
             path = prefix + item.name
+            if watch is not None and not item.is_dir(follow_symlinks=False):
+                watch.file(fd, item.name, path)  # before looking: a later change raises an event
             try:
                 st = item.stat(follow_symlinks=False)
             except FileNotFoundError:
@@ -101,7 +120,7 @@ class Scanner:
             old = cached(path)
             mode = st.st_mode
             if old is not None and old[0] == (mode, st.st_size, st.st_ino, st.st_ctime_ns, st.st_mtime_ns,
-                                              st.st_uid, st.st_gid):
+                                              st.st_uid, st.st_gid) and path not in reread:
                 index[path] = old
                 out.files += 1
                 out.bytes += st.st_size
@@ -111,6 +130,8 @@ class Scanner:
             reason = self._excluded(frame, path, is_dir) if old is None else None
             if reason is not None:
                 out.not_covered.append((path + "/" * is_dir, reason))
+                if watch is not None:
+                    watch.forget([path])
                 continue
             if is_dir:
                 self._dir(fd, item.name, path, st, frame, out, stack, old)
@@ -123,13 +144,20 @@ class Scanner:
 
     def _dir(self, fd: int, name: str, path: str, st: os.stat_result, frame: Frame, out: ScanResult,
              stack: list[tuple[str, int, Frame]], old: IndexItem | None) -> None:
+        entry: Entry = ("d", st.st_mode & 0o7777, 0, 0, st.st_uid, st.st_gid, "")
+        if self.known_dirs is not None and path in self.known_dirs and old is not None and old[1][0] == "d":
+            if old[1] != entry:
+                out.dirty = True
+            out.index[path] = (None, entry)  # a partial scan: its content is known (listed if it changed)
+            return
         try:
             child = os.open(name, _DIR, dir_fd=fd)
         except OSError as exc:
             out.not_covered.append((path + "/", f"unreadable folder ({exc.strerror})"))
             return
+        if self.watch is not None:
+            self.watch.folder(child, path)
         stack.append((path, child, frame))
-        entry: Entry = ("d", st.st_mode & 0o7777, 0, 0, st.st_uid, st.st_gid, "")
         if old is None or old[1] != entry:
             out.dirty = True
         out.index[path] = (None, entry)
@@ -144,7 +172,7 @@ class Scanner:
             out.not_covered.append((path, f"over the size cap ({self.settings.max_file_bytes} bytes)"))
             return
         key: Key = (mode, st.st_size, st.st_ino, st.st_ctime_ns, st.st_mtime_ns, st.st_uid, st.st_gid)
-        if old is not None and old[0] == key:
+        if old is not None and old[0] == key and path not in self.reread:
             entry = old[1]
         else:
             made = self._read(fd, name, path, st, out)

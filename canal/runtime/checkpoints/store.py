@@ -12,9 +12,11 @@ import fcntl
 import hashlib
 import itertools
 import os
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
 from canal.core.fsutil import atomic_write, private_dir
 from canal.core.next import act
@@ -39,6 +41,7 @@ from canal.runtime.checkpoints.models import (
     UndoResult,
 )
 from canal.runtime.checkpoints.objects import ObjectStore, failed
+from canal.runtime.checkpoints.observe import Observer
 from canal.runtime.checkpoints.records import (
     Keys,
     read_index,
@@ -49,10 +52,12 @@ from canal.runtime.checkpoints.records import (
     write_record,
 )
 from canal.runtime.checkpoints.restore import restore
-from canal.runtime.checkpoints.scan import Entry, IndexItem, Over, Scanner, ScanResult
+from canal.runtime.checkpoints.scan import Entry, IndexItem, Over, ScanResult
 from canal.runtime.checkpoints.settings import CheckpointSettings
 
 ID_PREFIX = "cp-"
+_T = TypeVar("_T")
+INDEX_EVERY_S = 30.0  # a watched store keeps its stat cache in memory; on disk this often (and at close)
 
 
 def parse_id(text: str) -> int | None:
@@ -61,7 +66,12 @@ def parse_id(text: str) -> int | None:
 
 
 class CheckpointStore:
-    def __init__(self, root: Path, workspace: Path, settings: CheckpointSettings, keys: Keys) -> None:
+    """``watch=True`` (a long-lived process: the server keeps one store per project): an inotify watch
+    over the workspace lets a checkpoint list again only the folders where something happened, and
+    nothing at all when nothing did; whenever the watch cannot vouch, everything is walked (watch.py)."""
+
+    def __init__(self, root: Path, workspace: Path, settings: CheckpointSettings, keys: Keys, *,
+                 watch: bool = False) -> None:
         self.root = root
         self.workspace = workspace
         self.settings = settings
@@ -73,6 +83,14 @@ class CheckpointStore:
         # (manifest, its delta depth, stat cache): kept between calls in one process
         self._cache: tuple[str, int, dict[str, IndexItem]] | None = None
         self.settings_hash = hashlib.sha256(settings.model_dump_json().encode()).hexdigest()[:16]
+        self.observer = Observer(workspace, settings, self.objects, watching=watch)
+        self._index_at = 0.0  # when the stat cache was last written (monotonic)
+        self._index_behind = False  # the in-memory stat cache is newer than index.json
+
+    @property
+    def watch_note(self) -> str:
+        """Why the last checkpoint walked everything although the store watches ("" when it did not)."""
+        return self.observer.note
 
     # -- taking ---------------------------------------------------------------------------------
     def take(self, *, kind: Kind, command: str = "", actor: str = "agent") -> Checkpoint:
@@ -84,9 +102,10 @@ class CheckpointStore:
         last, depth, items, note = self._load_cache()
         self.objects.discard()
         try:
-            result = self._scan(items, store=True)
+            result = self._guarded(lambda: self.observer.observe(items, store=True), True)
         except BaseException:
             self.objects.discard()
+            self.observer.drop()  # what the watch saw is no longer matched by a stored state
             raise
         try:
             manifest, depth, found = self._manifest_for(result, last, depth, items)
@@ -94,12 +113,16 @@ class CheckpointStore:
             self.objects.flush([self.manifests_dir / f"{manifest}.z", self.manifests_dir]
                                if manifest != last else [])
             if result.dirty or manifest != last:
-                write_index(self.index_path, self.settings_hash, manifest, result.index, self.keys, depth)
+                self._index_behind = True
+            if self._index_behind and self._index_due():
+                self._write_index(manifest, depth, result.index)
             record = self._record(kind, command, actor, manifest, result, found, note)
             record = write_record(self._record_path(record.seq), record, self.keys)
             self._cache = (manifest, depth, result.index)
+            self.observer.stored(result)
         except OSError as exc:
             self.objects.discard()
+            self.observer.drop()
             raise failed(exc, self.root) from None
         retention.add_usage(self, result.added_bytes)
         if prune and retention.due(self):
@@ -107,8 +130,9 @@ class CheckpointStore:
         return record
 
     def _load_cache(self) -> tuple[str | None, int, dict[str, IndexItem], str]:
-        if self._cache is not None:
+        if self._cache is not None and (self.manifests_dir / f"{self._cache[0]}.z").exists():
             return (*self._cache, "")
+        self.observer.drop()  # another process pruned what this one's state stood on: start over
         loaded = read_index(self.index_path, self.settings_hash, self.keys)
         if loaded is not None:
             return (*loaded, "")
@@ -116,12 +140,26 @@ class CheckpointStore:
                 if self.index_path.exists() else "")
         return None, 0, {}, note
 
-    def _scan(self, items: dict[str, IndexItem], *, store: bool) -> ScanResult:
-        scanner = Scanner(self.workspace, self.settings, self.objects if store else None, items)
+    def _index_due(self) -> bool:
+        return not self.observer.armed or time.monotonic() - self._index_at >= INDEX_EVERY_S
+
+    def _write_index(self, manifest: str, depth: int, index: dict[str, IndexItem]) -> None:
+        write_index(self.index_path, self.settings_hash, manifest, index, self.keys, depth)
+        self._index_at, self._index_behind = time.monotonic(), False
+
+    def close(self) -> None:
+        """Write the stat cache if it is behind, and release the watch (a long-lived process closing)."""
+        with self.locked():
+            if self._index_behind and self._cache is not None:
+                with contextlib.suppress(OSError):
+                    self._write_index(*self._cache)
+            self.observer.drop()
+
+    def _guarded(self, scan: Callable[[], _T], store: bool) -> _T:
         try:
             if store:
                 private_dir(self.objects.root)
-            return scanner.scan()
+            return scan()
         except Over as exc:
             msg = f"The workspace {self.workspace} is too big to checkpoint: {exc}. Nothing ran."
             hint = ("exclude build outputs or data in canal.yaml (checkpoints.exclude) or raise the cap "
@@ -233,13 +271,13 @@ class CheckpointStore:
 
     def forget_cache(self) -> None:
         """The workspace was written by Canal itself: the next scan starts from the cache on disk."""
-        self._cache = None
+        self._cache = None  # the next take (under the lock) drops the watch's state too
 
     def current(self) -> ScanResult:
         """The workspace now, without storing anything."""
         with self.locked():
             _, _, items, _ = self._load_cache()
-            return self._scan(items, store=False)
+            return self._guarded(lambda: self.observer.observe(items, store=False), False)
 
     def diff(self, cp_id: str | None = None) -> DiffResult:
         cp = self.get(cp_id)
@@ -268,7 +306,7 @@ class CheckpointStore:
             before = self._take("undo", f"undo {target_cp.id}", actor, prune=False)
             current = self.manifest(before)
             found, left = restore(self.workspace, target, current, self.objects)
-            self._cache = None  # the workspace changed under the cache: rescan
+            self.forget_cache()  # the workspace changed under the cache: rescan
             if retention.due(self):
                 retention.prune(self, before.seq)
         return UndoResult(restored_to=target_cp.id, before_undo=before.id, changes=found, left_alone=left)

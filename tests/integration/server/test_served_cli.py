@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 
 import pytest
@@ -91,3 +92,23 @@ def test_the_python_api_through_the_server_shares_the_session(shared: ServedProj
         Canal.connect(served.root, sandbox="no good").run("true")
     assert refused.value.code == "CONFIG_INVALID"
     assert refused.value.exit_code == 2
+
+
+def test_the_servers_watched_checkpoints_miss_nothing_undo_needs(served: ServedProject) -> None:
+    """The server's checkpoints come from its workspace watch: a folder of empty folders made again by a
+    command in the sandbox, with a file at the bottom, is in the next command's checkpoint, so undo
+    brings the file back after the folder is deleted."""
+    steps = ["mkdir -p e/f",
+             "python3 -c \"import os, shutil; shutil.rmtree('e'); os.makedirs('e/f');"
+             " open('e/f/x', 'w').write('made again')\"",
+             "python3 -c \"import shutil; shutil.rmtree('e')\""]
+    footers = []
+    for step in steps:
+        done = served.run("run", "--", step)
+        assert done.returncode == 0, done.stderr
+        footers.append(re.findall(r"checkpoint (cp-\d+)", done.stdout))
+    assert all(footers), footers
+    assert not (served.root / "e").exists()
+    undone = served.run("undo", footers[-1][-1])
+    assert undone.returncode == 0, undone.stderr
+    assert (served.root / "e" / "f" / "x").read_text() == "made again"
