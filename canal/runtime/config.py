@@ -11,7 +11,11 @@ Example::
     policy:
       profile: standard      # standard | strict
       files: []              # extra rule files, relative to the project
-      approval: agent        # agent | human (a person must run `canal approve TOKEN`)
+      approval: agent        # agent | human (an approver must approve: docs/approvals.md)
+    approvals:
+      approvers:             # who may approve, and how they prove it (a terminal never counts)
+        - {name: alice, user: alice, ssh_key: "ssh-ed25519 AAAA... alice@laptop", passkey: true}
+      console: {port: 8765}  # the web console on 127.0.0.1 (canal console)
     timeouts: {command: 120, idle: 60}
     presenter: {max_lines: 200}
     checkpoints: {exclude: [data/], max_file_bytes: 67108864, keep: 100}   # docs/checkpoints.md
@@ -26,6 +30,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from canal.runtime.approvals.identities import ApprovalsSettings
 from canal.runtime.checkpoints.settings import CheckpointSettings
 from canal.runtime.errors import ConfigError, ProfileLoosened
 from canal.runtime.presenter import PresenterConfig
@@ -57,6 +62,7 @@ class CanalConfig(_Model):
     sandbox: SandboxSpec = SandboxSpec(user="auto")
     workspace: Literal["rw", "ro", "none"] = "rw"
     policy: PolicySettings = PolicySettings()
+    approvals: ApprovalsSettings = ApprovalsSettings()
     timeouts: Timeouts = Timeouts()
     presenter: PresenterConfig = PresenterConfig()
     checkpoints: CheckpointSettings = CheckpointSettings()

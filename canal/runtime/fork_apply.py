@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from canal.core.errors import ConfirmationRequired
 from canal.core.next import act
 from canal.runtime.approvals import DecisionSummary
+from canal.runtime.approvals.verify import approve_ways
 from canal.runtime.checkpoints import Change
 from canal.runtime.files import Protected
 from canal.runtime.files.errors import ProtectedPath
@@ -49,7 +50,10 @@ def apply_fork(canal: Canal, name: str, paths: tuple[str, ...], confirm: str | N
         extra = len(files) - SHOWN_FILES
         more = f"\n  … and {extra} more (the fork's changes list them all)" if extra > 0 else ""
         msg = f"{reason}:\n{shown}{more}\nNothing was applied."
-        again = act("fork.apply", name=name, paths=list(paths) or None, token=pending.token, approval=who)
+        settings = canal.services.config.approvals
+        ways = approve_ways(str(canal.project_dir), settings) if who == "human" else None
+        again = act("fork.apply", name=name, paths=list(paths) or None, token=pending.token, approval=who,
+                    approvers=ways)
         raise ConfirmationRequired(msg, hint="" if pending.needs_human else "ask the user", next=again,
                                    details={"token": pending.token, "files": files, "approval": who})
     approval = approvals.redeem(confirm, text, name, APPLY_CWD, bound)

@@ -18,6 +18,7 @@ from canal.core.next import NextAction, Say, act, say_all
 from canal.policy.decision import Decision
 from canal.policy.engine import Policy
 from canal.runtime.approvals import Approval, DecisionSummary
+from canal.runtime.approvals.verify import approve_ways
 from canal.runtime.audit import Decision as AuditDecision
 from canal.runtime.audit import RunCompleted, RunStarted
 from canal.runtime.audit.dangling import runner
@@ -267,7 +268,8 @@ class Pipeline:
         shown = redact(decision.segment or req.text)
         hint = "" if human else "ask the user"
         secret = redact(req.text) != req.text
-        actions = [_confirm_action(req, pending.token, confirmation.approval, holds_secret=secret)]
+        ways = approve_ways(str(self.services.project_dir), self.services.config.approvals) if human else None
+        actions = [_confirm_action(req, pending.token, confirmation.approval, holds_secret=secret, ways=ways)]
         message = f"{shown} matches {rules} ({decision.reason}). Nothing was run."
         text = redact(_refusal(ConfirmationRequired.code, message, hint, actions, req.say))
         return RunResult(status="confirmation_required", exit_code=None, reason=decision.reason,
@@ -352,13 +354,15 @@ def backup_lines(backups: Sequence[BackupView], say: Say | None = None) -> list[
     return lines
 
 
-def _confirm_action(req: RunRequest, token: str, approval: str, *, holds_secret: bool) -> NextAction:
+def _confirm_action(req: RunRequest, token: str, approval: str, *, holds_secret: bool,
+                    ways: dict[str, object] | None = None) -> NextAction:
     """The refused call again with its token. A command that holds a secret is not repeated: the words
-    would carry the secret in clear, and a redacted copy would not match the token."""
+    would carry the secret in clear, and a redacted copy would not match the token. ``ways``: how this
+    project's approvers can decide it (human approval)."""
     if not isinstance(req.command, str):
-        return act("confirm", token=token, approval=approval, call=True)
+        return act("confirm", token=token, approval=approval, call=True, approvers=ways)
     return act("confirm", token=token, approval=approval, sandbox=req.ref.name,
-               command=None if holds_secret else req.command, secret=holds_secret or None)
+               command=None if holds_secret else req.command, secret=holds_secret or None, approvers=ways)
 
 
 def _refusal(code: str, message: str, hint: str, actions: list[NextAction], say: Say | None) -> str:

@@ -7,7 +7,7 @@ import hashlib
 from functools import cached_property
 from pathlib import Path
 
-from canal.runtime.approvals import ApprovalService, ApproverRegistry
+from canal.runtime.approvals import ApprovalService
 from canal.runtime.audit import AuditLog, audit_path
 from canal.runtime.checkpoints import CheckpointStore, Keys
 from canal.runtime.config import CanalConfig, with_profile
@@ -23,7 +23,6 @@ from canal.runtime.warm import installed
 
 AUDIT_PURPOSE = "audit-hmac"
 APPROVAL_PURPOSE = "approval-hmac"
-APPROVERS_PURPOSE = "approvers-hmac"
 TRUST_PURPOSE = "config-trust-hmac"
 CHECKPOINT_PURPOSE = "checkpoint-hmac"
 
@@ -100,7 +99,8 @@ class Services:
     def approvals(self) -> ApprovalService:
         settings = self.config.policy
         return ApprovalService(self.state_dir, self.keys.derive(APPROVAL_PURPOSE), ttl_s=settings.token_ttl_s,
-                               mode=settings.approval, redact=self.redactor, audit=self.audit)
+                               mode=settings.approval, redact=self.redactor, audit=self.audit,
+                               settings=self.config.approvals, project_id=self.project_id)
 
     @cached_property
     def trash(self) -> Trash:
@@ -146,11 +146,6 @@ class Services:
                   for part in fork.iterdir() if part.name != "merged"]
         fixed = [self.state_dir / name for name in ("audit", "trash", "approvals", "state", "checkpoints")]
         return [config_dir(), *fixed, *inner]
-
-    @cached_property
-    def approvers(self) -> ApproverRegistry:
-        """The people registered to approve without a terminal (host-wide, in the config folder)."""
-        return ApproverRegistry(config_dir() / "approvers.json", self.keys.derive(APPROVERS_PURPOSE))
 
     def all_state_dirs(self) -> list[Path]:
         """This project's state folder and every other project's under the data folder."""

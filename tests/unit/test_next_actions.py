@@ -67,7 +67,7 @@ def test_confirmation_names_the_token_and_who_gives_it() -> None:
     human = act("confirm", token="c_2", approval="human", secret=True)
     assert "canal approve c_2" in cli_say(human)
     assert "<the same command>" in cli_say(human)  # a command holding a secret is not repeated
-    assert "`canal approve c_2`" in (Words("run_command")(human) or "")
+    assert "canal approve c_2 --for" in (Words("run_command")(human) or "")
 
 
 def _literals(path: Path) -> list[str]:

@@ -1,7 +1,7 @@
 """Confirmation tokens bound to one exact command, and human approval of them."""
 
-from canal.runtime.approvals.approvers import ApproverRegistry, from_terminal, identify_person
 from canal.runtime.approvals.errors import (
+    ApprovalDeniedError,
     ApprovalError,
     ApprovalExpiredError,
     ApprovalForgedError,
@@ -9,13 +9,21 @@ from canal.runtime.approvals.errors import (
     ApprovalPendingError,
     ApprovalReusedError,
     ApprovalStoreError,
+    ApproverIsAgentError,
+    ApproversNotConfiguredError,
+    ApproverUnknownError,
     ApproverUnverifiedError,
+    SignatureInvalidError,
+    SignatureReplayedError,
+    SignerNotAllowedError,
 )
+from canal.runtime.approvals.identities import ApprovalsSettings, ApproverSpec, ConsoleSettings
 from canal.runtime.approvals.model import Approval, Approver, DecisionSummary, Pending
 from canal.runtime.approvals.service import ApprovalService
 
 __all__ = [
     "Approval",
+    "ApprovalDeniedError",
     "ApprovalError",
     "ApprovalExpiredError",
     "ApprovalForgedError",
@@ -24,11 +32,17 @@ __all__ = [
     "ApprovalReusedError",
     "ApprovalService",
     "ApprovalStoreError",
+    "ApprovalsSettings",
     "Approver",
-    "ApproverRegistry",
+    "ApproverIsAgentError",
+    "ApproverSpec",
+    "ApproverUnknownError",
     "ApproverUnverifiedError",
+    "ApproversNotConfiguredError",
+    "ConsoleSettings",
     "DecisionSummary",
     "Pending",
-    "from_terminal",
-    "identify_person",
+    "SignatureInvalidError",
+    "SignatureReplayedError",
+    "SignerNotAllowedError",
 ]

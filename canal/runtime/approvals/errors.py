@@ -56,3 +56,52 @@ class ApprovalStoreError(ApprovalError):
 
     code = "APPROVAL_STORE_FAILED"
     exit_code = ExitCode.CANAL_ERROR
+
+
+class ApproverIsAgentError(ApprovalError):
+    """The approving client runs as the agent's own OS user (SO_PEERCRED): the agent cannot approve."""
+
+    code = "APPROVER_IS_AGENT"
+
+
+class ApproverUnknownError(ApprovalError):
+    """The approving OS user, or the console login, is not an approver of this project (canal.yaml)."""
+
+    code = "APPROVER_UNKNOWN"
+
+
+class ApproversNotConfiguredError(ApprovalError):
+    """Human approval needs ``approvals.approvers`` in canal.yaml: nobody can prove who they are."""
+
+    code = "APPROVERS_NOT_CONFIGURED"
+
+
+class SignatureInvalidError(ApprovalError):
+    """An SSH signature that does not verify (forged, tampered, another message or namespace)."""
+
+    code = "SIGNATURE_INVALID"
+
+
+class SignerNotAllowedError(ApprovalError):
+    """An SSH signature by a key that no approver of this project has (not in allowed_signers)."""
+
+    code = "SIGNER_NOT_ALLOWED"
+
+
+class SignatureReplayedError(ApprovalError):
+    """A signature that was already used (the same approval sent twice, or an old one sent again)."""
+
+    code = "SIGNATURE_REPLAYED"
+
+
+class ApprovalDeniedError(ApprovalError):
+    """A person denied the confirmation; the message carries their reason."""
+
+    code = "APPROVAL_DENIED"
+
+
+class ApprovalDoorUnreachableError(ApprovalError):
+    """``canal approve --for USER``: no Canal server of that user answers on its approval door."""
+
+    code = "APPROVAL_DOOR_UNREACHABLE"
+    exit_code = ExitCode.CANAL_ERROR

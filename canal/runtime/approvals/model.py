@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from canal.runtime.approvals.store import ApprovalRecord, How
@@ -18,9 +18,12 @@ class DecisionSummary:
 
 @dataclass(frozen=True)
 class Approver:
+    """A person who proved who they are: ``user`` is their approver name, ``how`` the method."""
+
     user: str
     how: How
     key_name: str | None = None
+    evidence: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,8 @@ class Pending:
     expires_at: float
     age_s: float
     approved_by: str | None
+    project: str = ""
+    denied_reason: str = ""
 
     @property
     def needs_human(self) -> bool:
@@ -48,13 +53,15 @@ class Pending:
         return cls(token=token, status=rec.status, mode=rec.mode, command=rec.command, sandbox=rec.sandbox,
                    cwd=rec.cwd, rule_ids=tuple(rec.rule_ids), reason=rec.reason, created_at=rec.created_at,
                    expires_at=rec.expires_at, age_s=max(0.0, now - rec.created_at),
-                   approved_by=None if by is None else f"{by.user} ({by.how})")
+                   approved_by=None if by is None else f"{by.user} ({by.how})", project=rec.project,
+                   denied_reason=by.reason if by is not None and rec.status == "denied" else "")
 
     def to_json(self) -> dict[str, Any]:
         return {"token": self.token, "status": self.status, "mode": self.mode, "command": self.command,
                 "sandbox": self.sandbox, "cwd": self.cwd, "rule_ids": list(self.rule_ids),
                 "reason": self.reason, "created_at": self.created_at, "expires_at": self.expires_at,
-                "age_s": round(self.age_s, 1), "approved_by": self.approved_by}
+                "age_s": round(self.age_s, 1), "approved_by": self.approved_by,
+                "project": self.project, "denied_reason": self.denied_reason}
 
 
 @dataclass(frozen=True)

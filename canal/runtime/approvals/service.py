@@ -17,16 +17,22 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from canal.core.errors import CanalError
 from canal.core.next import act
 from canal.runtime.approvals import token as tokens
 from canal.runtime.approvals.errors import (
+    ApprovalDeniedError,
     ApprovalExpiredError,
     ApprovalForgedError,
     ApprovalMismatchError,
     ApprovalPendingError,
     ApprovalReusedError,
+    ApproverUnverifiedError,
+    SignatureReplayedError,
 )
+from canal.runtime.approvals.identities import STRONG_METHODS, ApprovalsSettings
 from canal.runtime.approvals.model import Approval, Approver, DecisionSummary, Pending
+from canal.runtime.approvals.sshsig import approval_message, command_digest
 from canal.runtime.approvals.store import ApprovalRecord, ApprovalStore, ApproverInfo, Mode
 from canal.runtime.ports import AuditSink, Redactor, no_redaction
 
@@ -37,8 +43,11 @@ PURGE_EVERY_S = 3600
 class ApprovalService:
     def __init__(self, state_dir: Path, key: bytes, *, ttl_s: float = 600, mode: Mode = "agent",
                  clock: Callable[[], float] = time.time, redact: Redactor = no_redaction,
-                 audit: AuditSink | None = None) -> None:
+                 audit: AuditSink | None = None, settings: ApprovalsSettings | None = None,
+                 project_id: str = "") -> None:
         self._key = key
+        self.settings = settings or ApprovalsSettings()
+        self.project_id = project_id
         self._ttl = ttl_s
         self._mode = mode
         self._clock = clock
@@ -60,7 +69,7 @@ class ApprovalService:
                              command_mac=self._command_mac(command),
                              sandbox=sandbox, cwd=cwd, policy_hash=policy_hash,
                              rule_ids=list(decision_summary.rule_ids), reason=decision_summary.reason,
-                             created_at=now, expires_at=now + self._ttl)
+                             created_at=now, expires_at=now + self._ttl, project=self.project_id)
         with self.store.locked():
             self._purge(now)
             self.store.save(rec)
@@ -69,17 +78,59 @@ class ApprovalService:
 
     def approve(self, token: str, approver: Approver) -> Pending:
         """A person approves a pending token (human mode). Approving twice is harmless."""
+        return self._decide(token, approver, "approve", "")
+
+    def deny(self, token: str, approver: Approver, reason: str) -> Pending:
+        """A person refuses the command; the agent reads ``reason`` when it re-runs with the token."""
+        return self._decide(token, approver, "deny", reason.strip()[:500] or "no reason given")
+
+    def message(self, token: str, decision: str) -> bytes:
+        """The exact text an approver signs with their SSH key to ``decision`` (approve|deny) ``token``."""
+        rec = self.show(token)
+        return approval_message({"decision": decision, "token": rec.token,
+                                 "project": rec.project or self.project_id,
+                                 "command-sha256": command_digest(rec.command),
+                                 "expires": int(rec.expires_at)})
+
+    def refused(self, error: CanalError, **details: Any) -> None:
+        """Record a refused approval attempt (who tried, how, and the code it got)."""
+        if self._audit is not None:
+            self._audit.append("approval.refused", {"code": error.code, "message": error.message, **details},
+                               actor=str(details.get("actor") or "canal"))
+
+    def _decide(self, token: str, approver: Approver, decision: str, reason: str) -> Pending:
         token_id = tokens.parse(self._key, token)
+        self._require_identity(approver)
         with self.store.locked():
             rec = self._usable(token, token_id)
-            if rec.status == "pending":
+            self._not_replayed(token, rec, approver)
+            if rec.status == "denied":
+                raise _denied(token, rec)
+            if rec.status == "pending" or decision == "deny":
                 info = ApproverInfo(user=approver.user, how=approver.how, key_name=approver.key_name,
-                                    at=self._clock())
-                rec = rec.model_copy(update={"status": "approved", "approved_by": info})
+                                    at=self._clock(), evidence=dict(approver.evidence), reason=reason)
+                status = "approved" if decision == "approve" else "denied"
+                rec = rec.model_copy(update={"status": status, "approved_by": info})
                 self.store.save(rec)
-                self._log("approval.approved", rec, approver=approver.user, how=approver.how,
-                          key_name=approver.key_name)
+                extra = {"reason": reason} if decision == "deny" else {}
+                self._log(f"approval.{status}", rec, approver=approver.user, how=approver.how,
+                          key_name=approver.key_name, evidence=dict(approver.evidence), **extra)
         return Pending.of(token, rec, self._clock())
+
+    def _require_identity(self, approver: Approver) -> None:
+        """With approvers configured, only their methods count (never a terminal or a client's form)."""
+        if self.settings.approvers and approver.how not in STRONG_METHODS:
+            msg = (f"{approver.how} is not a way to approve in this project: its approvers prove who they "
+                   "are with another OS user, an SSH signature or a passkey")
+            raise ApproverUnverifiedError(msg, hint="see docs/approvals.md")
+
+    def _not_replayed(self, token: str, rec: ApprovalRecord, approver: Approver) -> None:
+        sig = approver.evidence.get("signature_sha256")
+        before = rec.approved_by.evidence.get("signature_sha256") if rec.approved_by is not None else None
+        if sig is not None and sig == before:
+            msg = f"this signature was already used for {token}; a signature counts once"
+            raise SignatureReplayedError(msg, hint="nothing to do: the decision is recorded",
+                                         details={"token": token})
 
     def show(self, token: str) -> Pending:
         """What a usable token confirms (for a person about to approve it)."""
@@ -94,6 +145,8 @@ class ApprovalService:
         with self.store.locked():
             rec = self._usable(token, token_id)
             self._check_binding(token, rec, command, sandbox, cwd, policy_hash)
+            if rec.status == "denied":
+                raise _denied(token, rec)
             if "human" in (rec.mode, self._mode) and rec.approved_by is None:
                 msg = f"token {token} waits for a person's approval; nothing was run"
                 raise ApprovalPendingError(msg, hint="ask a person to approve it",
@@ -109,7 +162,7 @@ class ApprovalService:
     def pending(self) -> list[Pending]:
         """Tokens not yet used and not expired, oldest first."""
         now = self._clock()
-        live = [r for r in self.store.all() if r.status != "consumed" and r.expires_at > now]
+        live = [r for r in self.store.all() if r.status not in ("consumed", "denied") and r.expires_at > now]
         return [Pending.of(tokens.token_for(self._key, r.token_id), r, now)
                 for r in sorted(live, key=lambda r: r.created_at)]
 
@@ -164,3 +217,12 @@ class ApprovalService:
             self._audit.append(event, {"token_id": rec.token_id, "command": rec.command,
                                        "sandbox": rec.sandbox, "cwd": rec.cwd, "rule_ids": rec.rule_ids,
                                        **extra}, actor=extra.get("approver") or "canal")
+
+
+def _denied(token: str, rec: ApprovalRecord) -> ApprovalDeniedError:
+    by = rec.approved_by
+    who = "a person" if by is None else f"{by.user} ({by.how})"
+    reason = "" if by is None else by.reason
+    msg = f"{who} denied {rec.command!r}: {reason}. Nothing was run."
+    return ApprovalDeniedError(msg, hint="do not retry it; take the reason into account or ask the person",
+                               details={"token": token, "denied_by": who, "reason": reason})

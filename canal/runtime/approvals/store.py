@@ -15,25 +15,29 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from canal.core.fsutil import FILE_MODE, atomic_write, private_dir
 from canal.runtime.approvals.errors import ApprovalForgedError, ApprovalStoreError
 
-Status = Literal["pending", "approved", "consumed"]
+Status = Literal["pending", "approved", "denied", "consumed"]
 Mode = Literal["agent", "human"]
-How = Literal["tty", "approver-key", "token", "elicitation"]
+# os-user, ssh and passkey are approver identities (approvals.approvers); tty and approver-key are read in
+# records written before them; elicitation is the MCP client's form, for projects without approvers.
+How = Literal["os-user", "ssh", "passkey", "tty", "approver-key", "token", "elicitation"]
 
 
 class ApproverInfo(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    user: str  # the OS user who approved, or the agent for agent-mode tokens
+    user: str  # the approver's name (approvals.approvers), or the agent for agent-mode tokens
     how: How
     key_name: str | None = None
     at: float
+    evidence: dict[str, Any] = {}  # the proof: peer uid, SSH signature and message, passkey credential
+    reason: str = ""  # a denial's reason, which the agent reads
 
 
 class ApprovalRecord(BaseModel):
@@ -54,6 +58,7 @@ class ApprovalRecord(BaseModel):
     expires_at: float
     approved_by: ApproverInfo | None = None
     consumed_at: float | None = None
+    project: str = ""  # the project id (audit.opened names the same)
     mac: str = ""
 
 

@@ -1,49 +1,103 @@
-"""``canal approve TOKEN`` and ``canal approvals``: a person approves a pending confirmation."""
+"""``canal approve TOKEN`` and ``canal approvals``: an approver decides a pending confirmation.
+
+A terminal never counts. The approver proves who they are:
+
+- as their own OS user: ``canal -C PROJECT approve TOKEN --for AGENT_USER`` reaches the agent's server on
+  its approval door, and the server reads the client's uid from the kernel (the agent's uid is refused);
+- with an SSH key: ``--ssh-key KEY`` signs the approval here (``ssh-keygen -Y sign``), or
+  ``--signature FILE`` carries a signature made elsewhere over the text ``--print-message`` shows.
+"""
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
+from typing import Any
 
 import click
 
-from canal.runtime.approvals import Approver, ApproverUnverifiedError, Pending
+from canal.runtime.approvals import Pending
+from canal.runtime.approvals.decide import Decision, Proof, decide
+from canal.runtime.cli.door_client import confirm_at_terminal, knock, read_signature
 from canal.runtime.cli.shared import App, echo_json, json_option, pass_app
 
 
-def _describe(p: Pending) -> str:
-    rules = ", ".join(p.rule_ids) or "-"
-    left = max(0, int(p.expires_at - time.time()))
-    return (f"  $ {p.command}\n  sandbox {p.sandbox}, cwd {p.cwd}\n  rule {rules}: {p.reason}\n"
-            f"  expires in {left // 60}m{left % 60:02d}s")
+def describe(p: dict[str, Any]) -> str:
+    rules = ", ".join(p.get("rule_ids") or []) or "-"
+    left = max(0, int(float(p.get("expires_at") or 0) - time.time()))
+    return (f"  $ {p.get('command')}\n  sandbox {p.get('sandbox')}, cwd {p.get('cwd')}\n"
+            f"  rule {rules}: {p.get('reason')}\n  expires in {left // 60}m{left % 60:02d}s")
 
 
 @click.command("approve")
 @click.argument("token")
-@click.option("--approver-key", type=click.Path(dir_okay=False, path_type=Path), envvar="CANAL_APPROVER_KEY",
-              help="A registered approver key file, to approve without a terminal (env CANAL_APPROVER_KEY).")
+@click.option("--for", "for_user", metavar="USER", help="The OS user the agent's Canal runs as: approve as "
+              "yourself through its server (your uid is the proof).")
+@click.option("--ssh-key", type=click.Path(dir_okay=False, path_type=Path),
+              help="Sign the approval with this SSH private key (ssh-keygen -Y sign).")
+@click.option("--signature", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="An SSH signature made elsewhere over the text --print-message shows.")
+@click.option("--deny", is_flag=True, help="Refuse the command instead; the agent reads --reason.")
+@click.option("--reason", default="", help="Why (shown to the agent when it re-runs the command).")
+@click.option("--print-message", is_flag=True, help="Print the exact text to sign, and nothing else.")
 @click.option("--yes", is_flag=True, help="Do not ask again at the terminal.")
-@json_option("Print the approved token as JSON.")
+@json_option("Print the decided token as JSON.")
 @pass_app
-def approve(app: App, token: str, approver_key: Path | None, yes: bool, as_json: bool) -> None:
-    """Approve a pending confirmation, as a person (from a terminal, or with an approver key).
+def approve(app: App, token: str, for_user: str | None, ssh_key: Path | None, signature: Path | None,
+            deny: bool, reason: str, print_message: bool, yes: bool, as_json: bool) -> None:
+    """Approve (or --deny) a pending confirmation, as an approver named in canal.yaml.
 
-    Example: canal approve c_k3j9x2mqa7fe
+    Example: canal -C /srv/project approve c_k3j9x2mqa7fe --for agent
     """
-    approver: Approver = app.person(approver_key)
-    service = app.canal.services.approvals
-    pending = service.show(token)
-    if approver.how == "tty" and not yes:
-        click.echo(f"Approve {pending.token} for:\n{_describe(pending)}")
-        if not click.confirm("Approve?", default=False):
-            msg = f"{pending.token} was not approved"
-            raise ApproverUnverifiedError(msg, hint=f"canal approve {pending.token}")
-    approved = service.approve(token, approver)
-    if as_json:
-        echo_json({"status": "approved", **approved.to_json()})
+    decision: Decision = "deny" if deny else "approve"
+    if for_user is not None:
+        done = _through_door(app, token, for_user, decision, reason, ssh_key, signature, print_message, yes)
+    else:
+        done = _here(app, token, decision, reason, ssh_key, signature, print_message, yes)
+    if done is None:
         return
-    click.echo(f"approved {approved.token} as {approved.approved_by}; it can run once, with: "
-               f"canal run --confirm {approved.token} -- {approved.command}")
+    if as_json:
+        echo_json({"status": done["status"], **done})
+        return
+    verb = "denied" if done["status"] == "denied" else "approved"
+    click.echo(f"{verb} {done['token']} as {done['approved_by']}"
+               + (f"; it can run once, with: canal run --confirm {done['token']} -- {done['command']}"
+                  if verb == "approved" else f"; the agent reads: {done.get('denied_reason')}"))
+
+
+def _through_door(app: App, token: str, user: str, decision: Decision, reason: str, ssh_key: Path | None,
+                  signature: Path | None, print_message: bool, yes: bool) -> dict[str, Any] | None:
+    project = str((app.start or Path.cwd()).absolute())
+    shown = knock(user, {"op": "show", "project": project, "token": token})
+    message = str(shown["messages"][decision]).encode()
+    if print_message:
+        click.echo(message.decode(), nl=False)
+        return None
+    click.echo(f"{decision.capitalize()} {token} of {user}'s agent for:\n{describe(shown['pending'])}",
+               err=True)
+    confirm_at_terminal(f"{decision.capitalize()}?", yes)
+    sig = read_signature(ssh_key, signature, message)
+    answer = knock(user, {"op": "decide", "project": project, "token": token, "decision": decision,
+                          "reason": reason, **({"signature": sig} if sig else {})})
+    return dict(answer["pending"])
+
+
+def _here(app: App, token: str, decision: Decision, reason: str, ssh_key: Path | None, signature: Path | None,
+          print_message: bool, yes: bool) -> dict[str, Any] | None:
+    service = app.canal.services.approvals
+    if print_message:
+        click.echo(service.message(token, decision).decode(), nl=False)
+        return None
+    pending: Pending = service.show(token)
+    sig = None
+    if ssh_key is not None or signature is not None:
+        click.echo(f"{decision.capitalize()} {pending.token} for:\n{describe(pending.to_json())}", err=True)
+        confirm_at_terminal(f"{decision.capitalize()}?", yes)
+        sig = read_signature(ssh_key, signature, service.message(token, decision))
+    # without a signature, this process's own uid is the only proof: the agent's, which never counts
+    proof = Proof(peer_uid=None if sig else os.getuid(), signature=sig)
+    return decide(service, token, decision, reason, proof, os.geteuid()).to_json()
 
 
 @click.group("approvals", invoke_without_command=True)
@@ -68,22 +122,6 @@ def approvals(app: App, ctx: click.Context, as_json: bool) -> None:
         who = p.approved_by or ("needs a person" if p.needs_human else "agent may use")
         click.echo(f"{p.token}  {int(p.age_s)}s old, expires in {left}s  [{','.join(p.rule_ids)}] "
                    f"({who})  $ {p.command}")
-
-
-@approvals.command("add-approver")
-@click.argument("name")
-@click.option("--key-out", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="Where to write the new approver key (must not exist). Give it to the person only.")
-@pass_app
-def add_approver(app: App, name: str, key_out: Path) -> None:
-    """Register a person who may approve without a terminal; writes their key (needs a terminal).
-
-    Example: canal approvals add-approver alice --key-out ~/alice.canal-approver
-    """
-    user = app.person_at_terminal().user
-    app.canal.services.approvers.add(name, key_out, added_by=user)
-    click.echo(f"registered approver {name}; key written to {key_out} (0600). "
-               f"They approve with: canal approve TOKEN --approver-key {key_out}")
 
 
 def register(cli: click.Group) -> None:

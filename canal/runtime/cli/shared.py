@@ -29,7 +29,6 @@ from canal.runtime.project import ProjectLocation, locate_project
 
 if TYPE_CHECKING:
     from canal.runtime.api import Canal
-    from canal.runtime.approvals import Approver
     from canal.runtime.checkpoints import Change
     from canal.runtime.trust import TrustStatus
     from canal.sandbox.images import BuildEvent
@@ -99,29 +98,10 @@ class App:
     def canal(self) -> Canal:
         return self._canal if self._canal is not None else self.open()
 
-    def person(self, approver_key: Path | None = None) -> Approver:
-        """The person running this command (a registered approver key, or a terminal), or
-        ``ApproverUnverifiedError``: the one check for confirmations and trusted settings."""
-        from canal.runtime.approvals import identify_person
-
-        return identify_person(approver_key, current_user(), terminal=terminal_flags(),
-                               registry=lambda: self.canal.services.approvers)
-
-    def person_at_terminal(self) -> Approver:
-        """The person at this terminal (an approver key is not enough: registering approvers needs one)."""
-        from canal.runtime.approvals import from_terminal
-
-        return from_terminal(*terminal_flags(), current_user())
-
     def is_person(self) -> bool:
-        """True when a person (not the agent) runs this command: their file operations are not guarded."""
-        from canal.runtime.approvals import ApproverUnverifiedError
-
-        try:
-            self.person()
-        except ApproverUnverifiedError:
-            return False
-        return True
+        """True when this command has a terminal on stdin and stdout: Canal's own file commands may then
+        touch the settings files (canal.yaml still takes effect only once an approver approves it)."""
+        return all(terminal_flags())
 
 
 def app_of(ctx: click.Context) -> App:

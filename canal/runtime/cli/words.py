@@ -23,8 +23,9 @@ class CliWords:
 def _say(action: NextAction) -> str:
     if action.args.get("approval") == "human":  # a confirmation a person must approve first
         token = action.args.get("token", "TOKEN")
-        return (f"a person approves it first (canal approve {token}, from a terminal), then run: "
-                f"{command_line(action)}")
+        from canal.runtime.approvals.verify import ways_text  # here: the thin client imports this module
+
+        return f"{ways_text(token, action.args.get('approvers'))}; then run: {command_line(action)}"
     return command_line(action)
 
 

@@ -35,8 +35,9 @@ def confirmation_text(reason: str, token: str, approval: str, retry: str) -> str
     """CONFIRMATION_REQUIRED in the agent-facing error shape; says who must act and how to re-call."""
     head = f"CONFIRMATION_REQUIRED\n{reason}. Nothing was run."
     if approval == "human":
-        return (f"{head}\nA person must approve it: ask the user to run `canal approve {token}` in a "
-                f"terminal.\nNext: after they approved, {retry}, adding confirm_token \"{token}\"")
+        return (f"{head}\nAn approver named in canal.yaml must decide it (canal approve {token} --for "
+                "AGENT_USER as their own OS user, --ssh-key KEY, or the web console).\n"
+                f"Next: after they approved, {retry}, adding confirm_token \"{token}\"")
     return f"{head}\nNext: ask the user; if they agree, {retry}, adding confirm_token \"{token}\""
 
 

@@ -140,7 +140,8 @@ class CanalMcp:
 
     def _should_ask(self, ctx: ServerRequestContext[Any], reply: Reply) -> bool:
         wanted = reply.confirmation
-        human = self.canal.config.policy.approval == "human"
+        # with approvers named, only their identities count: the client's form is not one of them
+        human = self.canal.config.policy.approval == "human" and not self.canal.config.approvals.approvers
         return (self.options.elicit and human and wanted is not None and wanted.approval == "human"
                 and approval.client_can_elicit(ctx.session))
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from canal.core.errors import CanalError
 from canal.core.next import Kind, NextAction
+from canal.runtime.approvals.verify import ways_text
 from canal.runtime.commands import command_line
 from canal.runtime.errors import Redact, error_json, render_error
 
@@ -123,8 +124,8 @@ class Words:
         if a.get("approval") != "human":
             return then
         token = a.get("token", "TOKEN")
-        return (f"a person must approve it: ask the user to run `canal approve {token}` in a terminal; "
-                f"after they approved, {then}")
+        ways = ways_text(token, a.get("approvers"))
+        return f"a person must approve it: ask the user ({ways}); after they approved, {then}"
 
 
 def error_text(exc: CanalError, tool: str = "", redact: Redact | None = None) -> str:

@@ -22,7 +22,7 @@ FREE_SECTIONS = ("presenter",)
 FREE_SETTINGS = ("sandbox.labels",)
 # Settings compared as whole values (dicts and lists are not walked into).
 WHOLE = ("sandbox.env", "sandbox.labels", "sandbox.mounts", "policy.files", "mount_roots",
-         "sandbox.network")
+         "approvals.approvers", "sandbox.network")
 POLICY_CONTENT = "policy files content"
 
 _RANKS: dict[str, tuple[str, ...]] = {  # least strict first

@@ -19,7 +19,10 @@ from pathlib import Path
 from typing import Literal
 
 from canal.core.next import act
+from canal.runtime.approvals.errors import ApproverUnknownError, ApproverUnverifiedError
+from canal.runtime.approvals.identities import STRONG_METHODS, ApprovalsSettings
 from canal.runtime.approvals.model import Approver
+from canal.runtime.approvals.sshsig import approval_message
 from canal.runtime.config import CanalConfig
 from canal.runtime.ports import AuditSink
 from canal.runtime.project import CONFIG_NAME
@@ -82,6 +85,20 @@ class TrustedConfig:
             self._record(status.snapshot, "canal", TIGHTENING, status.changes, event="config.accept")
         return status.snapshot.config
 
+    def approvers(self) -> ApprovalsSettings:
+        """Who may approve a change: the approvers of the settings approved last, never the new content's
+        (an agent cannot name itself an approver and approve that). None yet: a person at a terminal
+        bootstraps the first ones (docs/approvals.md says what that holds against)."""
+        record = self.store.load(self.project_dir)
+        if record is None:
+            return ApprovalsSettings()
+        return ApprovalsSettings.model_validate(record.settings.get("approvals") or {})
+
+    def message(self, digest: str, expires: int) -> bytes:
+        """The exact text an approver signs with their SSH key to approve the settings ``digest``."""
+        return approval_message({"decision": "approve-config", "project": str(self.project_dir),
+                                 "digest": digest, "expires": expires})
+
     def approve(self, approver: Approver, expect_digest: str) -> TrustRecord:
         """Record the content on disk as approved by ``approver`` (a person, identified by the caller).
 
@@ -94,16 +111,25 @@ class TrustedConfig:
                    f"(shown {expect_digest[:19]}, now {status.snapshot.digest[:19]}); nothing was approved.")
             raise ConfigUnapproved(msg, next=act("config.approve", "review the new content"),
                                    details={"expected": expect_digest, "found": status.snapshot.digest})
-        who = approver.user if approver.key_name is None else f"{approver.user} (key {approver.key_name})"
-        return self._record(status.snapshot, who, approver.how, status.changes, event="config.approve")
+        in_force = self.approvers()
+        if in_force.approvers and approver.how not in STRONG_METHODS:
+            msg = (f"{approver.how} is not a way to approve settings here: the approved settings name "
+                   "approvers, who prove who they are with another OS user, an SSH signature or a passkey")
+            raise ApproverUnverifiedError(msg, hint="see docs/approvals.md")
+        if in_force.approvers and in_force.by_name(approver.user) is None:
+            msg = f"{approver.user} is not an approver of the approved settings"
+            raise ApproverUnknownError(msg, hint="an approver named in the approved canal.yaml approves it")
+        return self._record(status.snapshot, approver.user, approver.how, status.changes,
+                            event="config.approve", evidence=approver.evidence)
 
     def _record(self, snap: Snapshot, who: str, how: str, changes: list[Change], *,
-                event: str) -> TrustRecord:
+                event: str, evidence: dict[str, object] | None = None) -> TrustRecord:
         record = TrustRecord(project=str(self.project_dir), digest=snap.digest, settings=snap.settings,
                              policy=snap.policy, approved_by=who, how=how, approved_at=self._clock())
         if self.audit is not None:  # the audit record first: an approval is never made unrecorded
             self.audit.append(event, {"digest": snap.digest, "config_exists": snap.exists, "how": how,
-                                      "approved_by": who, "changes": [c.to_json() for c in changes]},
+                                      "approved_by": who, "changes": [c.to_json() for c in changes],
+                                      **({"evidence": evidence} if evidence else {})},
                               actor="canal" if how == TIGHTENING else who)
         self.store.save(record)
         return record

@@ -28,6 +28,7 @@ from canal.runtime.trust.compare import FREE_SECTIONS
 
 MAX_IMAGE_FILE = 16 * 1024 * 1024
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+LATER_SECTIONS = ("approvals", "audit")
 
 
 def canonical(data: Any) -> str:
@@ -40,12 +41,30 @@ def trusted_settings(config: CanalConfig, image_files: dict[str, str] | None = N
     empty ``image`` section is left out (approvals made before it existed stay valid)."""
     data = config.model_dump(mode="json")
     settings = {k: v for k, v in data.items() if k not in FREE_SECTIONS}
+    # sections added after projects were approved count only where set: an upgrade keeps every digest
+    defaults = CanalConfig().model_dump(mode="json")
+    for name in (n for n in LATER_SECTIONS if n in settings):
+        settings[name] = _set_only(data[name], defaults[name])
+        if not settings[name]:
+            del settings[name]
     image = {k: v for k, v in settings.pop("image", {}).items() if v not in (None, [])}
     if image_files is not None and image.get("files"):
         image["files"] = [{**f, "sha256": image_files.get(f["source"])} for f in image["files"]]
     if image:
         settings["image"] = image  # only what the section sets: a person reads just those lines
     return settings
+
+
+def _set_only(value: Any, default: Any) -> Any:
+    """``value`` without the entries that equal their defaults (walking into mappings)."""
+    if not isinstance(value, dict) or not isinstance(default, dict):
+        return value
+    out = {}
+    for key, item in value.items():
+        if key in default and item == default[key]:
+            continue
+        out[key] = _set_only(item, default.get(key))
+    return out
 
 
 @dataclass(frozen=True)

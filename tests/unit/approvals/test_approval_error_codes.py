@@ -21,6 +21,13 @@ TABLE = {
     approvals.ApprovalPendingError: ("APPROVAL_PENDING", 120),
     approvals.ApproverUnverifiedError: ("APPROVER_UNVERIFIED", 122),
     approvals.ApprovalStoreError: ("APPROVAL_STORE_FAILED", 125),
+    approvals.ApprovalDeniedError: ("APPROVAL_DENIED", 122),
+    approvals.ApproverIsAgentError: ("APPROVER_IS_AGENT", 122),
+    approvals.ApproverUnknownError: ("APPROVER_UNKNOWN", 122),
+    approvals.ApproversNotConfiguredError: ("APPROVERS_NOT_CONFIGURED", 122),
+    approvals.SignatureInvalidError: ("SIGNATURE_INVALID", 122),
+    approvals.SignerNotAllowedError: ("SIGNER_NOT_ALLOWED", 122),
+    approvals.SignatureReplayedError: ("SIGNATURE_REPLAYED", 122),
 }
 
 

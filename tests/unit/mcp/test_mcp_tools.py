@@ -70,7 +70,7 @@ def test_confirmation_says_nothing_ran_and_who_approves() -> None:
     assert agent.startswith("CONFIRMATION_REQUIRED\nrm-recursive: recursive delete. Nothing was run.\n")
     assert agent.endswith('if they agree, call run_command again, adding confirm_token "c_1"')
     human = confirmation_text("r", "c_2", "human", "call run_command again")
-    assert "`canal approve c_2`" in human
+    assert "canal approve c_2 --for" in human  # an approver decides it, as themselves
 
 
 def test_next_step_is_a_tool_call() -> None:

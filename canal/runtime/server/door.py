@@ -1,0 +1,123 @@
+"""The approval door: a second socket of the server that other OS users may reach, for approvers only.
+
+The server's own socket is its user's alone (a 0700 folder, peer uid checked). Approvers are other
+users, so the server also listens on the door: a Unix socket in the abstract namespace named after the
+server's uid (``@canal-approvals-<uid>``), or the path in ``CANAL_APPROVAL_DOOR``. Anyone local may
+connect; each request is one JSON frame answered by one, and the kernel's word on the client's uid
+(SO_PEERCRED) travels with it to the handler, which decides. No hello and no build check: an approver's
+``canal`` may be another installation. Standard library only (the client side is in the thin client).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import socket
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from canal.runtime.server import wire
+
+log = logging.getLogger("canal.server")
+ENV_DOOR = "CANAL_APPROVAL_DOOR"
+DOOR_PROTOCOL = 1
+MAX_REQUEST = 256 * 1024
+DoorHandler = Callable[[int, dict[str, Any]], dict[str, Any]]
+
+
+def door_address(uid: int, environ: dict[str, str] | None = None) -> str:
+    """The door of the server running as ``uid``: a path, or an abstract name (leading NUL byte)."""
+    env = os.environ if environ is None else environ
+    return env.get(ENV_DOOR) or f"\0canal-approvals-{uid}"
+
+
+def shown(address: str) -> str:
+    return "@" + address[1:] if address.startswith("\0") else address
+
+
+class Door:
+    def __init__(self, address: str, handler: DoorHandler) -> None:
+        self.address = address
+        self.handler = handler
+        self._sock: socket.socket | None = None
+
+    def open(self) -> bool:
+        """Bind the door; False (logged) when another server of this user already holds it."""
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            if not self.address.startswith("\0"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(self.address)
+            sock.bind(self.address)
+            if not self.address.startswith("\0"):
+                os.chmod(self.address, 0o666)  # anyone may knock; the handler decides by peer uid
+        except OSError as exc:
+            log.warning("approval door %s not opened: %s", shown(self.address), exc)
+            sock.close()
+            return False
+        sock.listen(16)
+        self._sock = sock
+        threading.Thread(target=self._serve, name="canal-door", daemon=True).start()
+        log.info("approval door open on %s", shown(self.address))
+        return True
+
+    def close(self) -> None:
+        if self._sock is not None:
+            with contextlib.suppress(OSError):
+                self._sock.shutdown(socket.SHUT_RDWR)
+            self._sock.close()
+            self._sock = None
+            if not self.address.startswith("\0"):
+                with contextlib.suppress(OSError):
+                    os.unlink(self.address)
+
+    def _serve(self) -> None:
+        while self._sock is not None:
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._one, args=(conn,), name="canal-door-request", daemon=True).start()
+
+    def _one(self, conn: socket.socket) -> None:
+        with conn:
+            conn.settimeout(60.0)
+            try:
+                _pid, uid = wire.peer_uid(conn)
+                kind, payload = wire.recv(conn)
+                if kind != wire.REQUEST or len(payload) > MAX_REQUEST:
+                    return
+                answer = self.handler(uid, wire.loads(payload))
+                wire.send_json(conn, wire.DATA, {"door": DOOR_PROTOCOL, **answer})
+            except (wire.WireError, OSError) as exc:
+                log.debug("approval door request failed: %s", exc)
+            except Exception:
+                log.exception("approval door handler failed")
+                with contextlib.suppress(OSError):
+                    failed = {"code": "INTERNAL_ERROR", "hint": "", "details": {},
+                              "message": "the approval door failed (see: canal server logs)"}
+                    wire.send_json(conn, wire.DATA, {"door": DOOR_PROTOCOL, "error": failed})
+
+
+def knock(uid: int, request: dict[str, Any], timeout_s: float = 60.0) -> dict[str, Any]:
+    """Send one request to the door of the server running as ``uid`` and return its answer.
+
+    ``ConnectionError`` when nobody answers, ``PermissionError`` when whoever answers is not ``uid``.
+    """
+    address = door_address(uid)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout_s)
+    with sock:
+        try:
+            sock.connect(address)
+        except (FileNotFoundError, ConnectionRefusedError) as exc:
+            msg = f"nobody answers on {shown(address)}"
+            raise ConnectionError(msg) from exc
+        _pid, server_uid = wire.peer_uid(sock)
+        if server_uid != uid:
+            msg = f"{shown(address)} is held by uid {server_uid}, not by uid {uid}: refused to talk to it"
+            raise PermissionError(msg)
+        wire.send_json(sock, wire.REQUEST, {"door": DOOR_PROTOCOL, **request})
+        return wire.recv_json(sock, wire.DATA)

@@ -1,0 +1,78 @@
+"""What the approval door answers: show a pending token (and the text an SSH approver signs), decide it,
+and the same for changed trusted settings. The proof is the client's uid from the kernel, or a signature.
+
+The project is named by the caller; it must be a folder with Canal state already (the door never makes
+state for a path it is handed), and a token must carry this host's tag before anything is looked up.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from canal.core.errors import CanalError
+from canal.runtime.approvals.decide import Decision, Proof, decide
+from canal.runtime.approvals.errors import ApprovalForgedError
+from canal.runtime.errors import error_json
+
+log = logging.getLogger("canal.server")
+
+
+def _services(request: dict[str, Any]) -> Any:
+    from canal.runtime.paths import data_root, project_key
+    from canal.runtime.services import Services
+
+    project = Path(str(request.get("project") or "")).resolve()
+    state = os.environ.get("CANAL_STATE_DIR")
+    known = Path(state) if state else data_root() / "projects" / project_key(project)
+    if not project.is_dir() or not known.is_dir():
+        msg = f"{project} is not a project this Canal server knows"
+        raise ApprovalForgedError(msg, hint="pass the project folder the agent's message names (-C DIR)")
+    return Services(project)
+
+
+def handle(peer_uid: int, request: dict[str, Any]) -> dict[str, Any]:
+    try:
+        return _dispatch(peer_uid, request)
+    except CanalError as exc:
+        log.info("approval door refused uid %d: %s", peer_uid, exc.code)
+        return {"error": error_json(exc)}
+
+
+def _dispatch(peer_uid: int, request: dict[str, Any]) -> dict[str, Any]:
+    op = str(request.get("op") or "")
+    services = _services(request)
+    if op in ("show", "decide"):
+        approvals = services.approvals
+        token = str(request.get("token") or "")
+        if op == "show":
+            pending = approvals.show(token)
+            return {"pending": pending.to_json(), "agent_uid": os.geteuid(),
+                    "messages": {d: approvals.message(token, d).decode() for d in ("approve", "deny")}}
+        decision: Decision = "deny" if request.get("decision") == "deny" else "approve"
+        signature = request.get("signature")
+        proof = Proof(peer_uid=peer_uid, signature=str(signature) if signature else None)
+        done = decide(approvals, token, decision, str(request.get("reason") or ""), proof, os.geteuid())
+        return {"pending": done.to_json()}
+    if op in ("config-show", "config-approve"):
+        return _config(services, op, peer_uid, request)
+    msg = f"the approval door has no operation {op!r}"
+    raise ApprovalForgedError(msg, hint="update canal on the approver's side")
+
+
+def _config(services: Any, op: str, peer_uid: int, request: dict[str, Any]) -> dict[str, Any]:
+    from canal.runtime.trust.decide import approve_config
+
+    trust = services.trust
+    status = trust.status()
+    if op == "config-show":
+        expires = int(request.get("expires") or 0)
+        message = trust.message(status.snapshot.digest, expires).decode()
+        return {"status": status.to_json(), "message": message}
+    signature = request.get("signature")
+    proof = Proof(peer_uid=peer_uid, signature=str(signature) if signature else None)
+    record = approve_config(trust, str(request.get("digest") or ""), proof, os.geteuid(),
+                            expires=int(request.get("expires") or 0) or None)
+    return {"approved": {"digest": record.digest, "approved_by": record.approved_by, "how": record.how}}

@@ -1,0 +1,108 @@
+"""Real OS users for approval tests: made with useradd, removed with userdel when the test ends.
+
+Each command runs as its user through ``runuser``, inside a private mount namespace (``unshare -m``) that
+makes two things reachable for an unprivileged user on these machines: the interpreter (which may live
+under root's 0700 home, as pyenv's does) and device nodes (a fresh /dev with null, zero, random, tty and
+its own devpts, so ``script`` gets a pseudo-terminal). Nothing of it is visible outside the namespace.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+CANAL = str(Path(sys.executable).with_name("canal"))
+DEV_NODES = (("null", 1, 3), ("zero", 1, 5), ("random", 1, 8), ("urandom", 1, 9), ("tty", 5, 0))
+
+
+def hidden_root() -> Path | None:
+    """The first folder on the way to the interpreter that other users cannot enter, if any."""
+    path = Path(sys.base_prefix).resolve()
+    for folder in [*reversed(path.parents), path]:
+        if folder != Path("/") and not os.stat(folder).st_mode & 0o001:
+            return folder
+    return None
+
+
+def namespace_script(scratch: Path) -> str:
+    """Shell lines (run as root inside ``unshare -m``) that prepare the namespace; argv follows."""
+    lines = ["set -e"]
+    hidden = hidden_root()
+    if hidden is not None:
+        inner = Path(sys.base_prefix).resolve().relative_to(hidden).parts[0]
+        keep = scratch / "keep"
+        lines += [f"mkdir -p {keep}", f"mount --bind {hidden / inner} {keep}",
+                  f"mount -t tmpfs -o mode=755 tmpfs {hidden}", f"mkdir -p {hidden / inner}",
+                  f"mount --bind {keep} {hidden / inner}"]
+    lines += ["mount -t tmpfs -o mode=755 tmpfs /dev"]
+    lines += [f"mknod -m 666 /dev/{name} c {major} {minor}" for name, major, minor in DEV_NODES]
+    lines += ["mkdir /dev/pts /dev/shm",
+              "mount -t devpts -o newinstance,ptmxmode=0666,mode=620 devpts /dev/pts",
+              "ln -s pts/ptmx /dev/ptmx", "mount -t tmpfs -o mode=1777 tmpfs /dev/shm",
+              'u="$1"; shift', 'exec runuser -u "$u" -- "$@"']
+    return "\n".join(lines)
+
+
+@dataclass
+class OsUser:
+    name: str
+    uid: int
+    home: Path
+    scratch: Path
+
+    def env(self, **extra: str) -> dict[str, str]:
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.home), "LANG": "C.UTF-8",
+               "USER": self.name, "LOGNAME": self.name, "CANAL_RUNTIME_DIR": str(self.home / "rt")}
+        if "DOCKER_HOST" in os.environ:
+            env["DOCKER_HOST"] = os.environ["DOCKER_HOST"]
+        return {**env, **extra}
+
+    def run(self, *argv: str, cwd: Path | None = None, timeout: float = 180, input_text: str | None = None,
+            **extra_env: str) -> subprocess.CompletedProcess[str]:
+        """``argv`` as this user (no terminal; stdin empty unless ``input_text``)."""
+        wrapped = ["unshare", "-m", "--propagation", "private", "sh", "-c",
+                   namespace_script(self.scratch), "ns", self.name,
+                   "env", "-i", *(f"{k}={v}" for k, v in self.env(**extra_env).items()), *argv]
+        stdin = subprocess.DEVNULL if input_text is None else None
+        return subprocess.run(wrapped, cwd=cwd or self.home, text=True, capture_output=True, timeout=timeout,
+                              stdin=stdin, input=input_text, check=False)
+
+    def canal(self, *args: str, cwd: Path | None = None,
+              **extra_env: str) -> subprocess.CompletedProcess[str]:
+        return self.run(CANAL, *args, cwd=cwd, **extra_env)
+
+    def canal_in_script(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+        """``script -qc "canal ARGS" /dev/null``: the command gets a pseudo-terminal, as an agent can fake."""
+        line = shlex.join([CANAL, *args])
+        return self.run("script", "-qec", line, "/dev/null", cwd=cwd)
+
+
+def make_user(base: Path, role: str, groups: tuple[str, ...] = ()) -> OsUser:
+    name = f"ct{role[:5]}{secrets.token_hex(3)}"
+    home = base / name
+    home.mkdir(mode=0o755)
+    argv = ["useradd", "--no-create-home", "--home-dir", str(home), "--shell", "/bin/sh", "--user-group"]
+    if groups:
+        argv += ["--groups", ",".join(groups)]
+    subprocess.run([*argv, name], check=True, capture_output=True)
+    uid = int(subprocess.run(["id", "-u", name], check=True, capture_output=True, text=True).stdout)
+    os.chown(home, uid, uid)
+    scratch = base / f"{name}-ns"
+    scratch.mkdir()
+    return OsUser(name, uid, home, scratch)
+
+
+def remove_user(user: OsUser) -> None:
+    subprocess.run(["userdel", user.name], check=False, capture_output=True)
+
+
+@dataclass
+class Team:
+    agent: OsUser
+    approver: OsUser
+    project: Path
