@@ -46,7 +46,7 @@ class ApprovalPendingError(ApprovalError):
 
 
 class ApproverUnverifiedError(ApprovalError):
-    """``canal approve`` was run without a terminal and without a registered approver key."""
+    """An approval without any approver proof (a terminal is none), where approvers are needed."""
 
     code = "APPROVER_UNVERIFIED"
 
