@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from os_users import Team, make_user, remove_user
+from os_users import OsUser, Team, make_user, remove_user
 
 
 def _kill_leftovers(uid: int) -> None:
@@ -33,23 +33,28 @@ def team(docker_client: Any, sandbox_image: str) -> Iterator[Team]:
         pytest.fail("the approval tests create OS users: run them as root (CI does)")
     base = Path(tempfile.mkdtemp(prefix="canal-approvals-", dir="/tmp"))
     base.chmod(0o755)
-    agent = make_user(base, "agent", groups=("docker",))
-    approver = make_user(base, "appr")
     project = base / "project"
-    project.mkdir()
-    (project / "build").mkdir()
-    for made in (project, project / "build"):
-        os.chown(made, agent.uid, agent.uid)
+    users: list[OsUser] = []
     try:
+        users.append(make_user(base, "agent", groups=("docker",)))
+        users.append(make_user(base, "appr"))
+        agent, approver = users
+        project.mkdir()
+        (project / "build").mkdir()
+        for made in (project, project / "build"):
+            os.chown(made, agent.uid, agent.uid)
         yield Team(agent, approver, project)
     finally:
         from project_helpers import remove_project_containers
 
-        for user in (agent, approver):
+        for user in users:
             user.canal("server", "stop")
         time.sleep(0.2)
-        for user in (agent, approver):
+        for user in users:
             _kill_leftovers(user.uid)
-            remove_user(user)
-        remove_project_containers(docker_client, project)
-        shutil.rmtree(base, ignore_errors=True)
+        try:
+            for user in users:
+                remove_user(user)
+        finally:
+            remove_project_containers(docker_client, project)
+            shutil.rmtree(base, ignore_errors=True)

@@ -13,6 +13,7 @@ import secrets
 import shlex
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -98,7 +99,14 @@ def make_user(base: Path, role: str, groups: tuple[str, ...] = ()) -> OsUser:
 
 
 def remove_user(user: OsUser) -> None:
-    subprocess.run(["userdel", user.name], check=False, capture_output=True)
+    """userdel refuses while a process of the user lives (a SIGKILLed one takes a moment to go): retry,
+    and say so if the user is still there."""
+    for _ in range(50):
+        gone = subprocess.run(["userdel", user.name], check=False, capture_output=True, text=True)
+        if gone.returncode == 0 or subprocess.run(["id", "-u", user.name], capture_output=True).returncode:
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"userdel {user.name} failed: {gone.stderr.strip()}")
 
 
 @dataclass
