@@ -93,7 +93,9 @@ _TAILS: dict[Kind, Callable[[Args], str]] = {
                                     + _opt("--type", a.get("type", "TYPE"))),
     "workflow.validate": _positional("name"),
     "tool.meta": _positional("name"),
-    "approve": _positional("token"),
+    "approve": lambda a: (_positional("token")(a) + _opt("--for", a.get("for_user"))
+                          + _opt("--ssh-key", a.get("ssh_key"))),
+    "config.approve": lambda a: _opt("--for", a.get("for_user")) + _opt("--ssh-key", a.get("ssh_key")),
     "undo": _positional("checkpoint"),
     "checkpoints": lambda a: _opt("--prune", a.get("prune")),
     "image.build": lambda a: _opt("--egress", a.get("egress")),
@@ -133,3 +135,20 @@ def command_line(action: NextAction) -> str:
     tail = _TAILS.get(action.kind)
     where = f" -C {quote(a['project'])}" if a.get("project") else ""
     return f"canal{where} {base}{tail(a) if tail else ''}"
+
+
+def ways_text(token: str, ways: object) -> str:
+    """A person's commands for each way in ``approve_ways`` data (both front ends quote them)."""
+    if not isinstance(ways, dict):  # not told this project's approvers: the general way
+        return (f"an approver named in canal.yaml decides it (canal approve {token} --for AGENT_USER as "
+                "their own OS user, or --ssh-key KEY)")
+    data = ways
+    methods = data.get("methods") or []
+    if not methods:
+        return (f"no approver is configured, so nobody can approve {token}: add approvals.approvers to "
+                "canal.yaml (docs/approvals.md); a person approves that change")
+    where = f"canal -C {data.get('project')} approve {token}"
+    said = {"os-user": f"as their own OS user: {where} --for {data.get('agent_user')}",
+            "ssh": f"with their SSH key: {where} --ssh-key KEY",
+            "passkey": f"with their passkey in the web console: http://127.0.0.1:{data.get('console_port')}/"}
+    return "an approver decides it, " + "; or ".join(said[m] for m in methods if m in said)

@@ -6,14 +6,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from canal.core.next import NextAction, act
 from canal.runtime.approvals.errors import ApprovalError, ApproverUnverifiedError
 from canal.runtime.approvals.model import Approver, Pending
 from canal.runtime.approvals.service import ApprovalService
 from canal.runtime.approvals.verify import by_peer_uid, by_signature
 
 Decision = Literal["approve", "deny"]
-NO_PROOF_HINT = ("as an approver's own OS user: canal approve TOKEN --for AGENT_USER; or sign it: "
-                 "canal approve TOKEN --ssh-key KEY; or in the web console (canal console)")
+NO_PROOF_HINT = "an approver decides it as their own OS user (naming the agent's user), or signs it"
+
+
+def no_proof_next(kind: Literal["approve", "config.approve"],
+                  token: str | None = None) -> tuple[NextAction, ...]:
+    """The two ways a person proves who they are from a terminal: their own OS user, their SSH key."""
+    return act(kind, token=token, for_user="AGENT_USER"), act(kind, token=token, ssh_key="KEY")
 
 
 @dataclass(frozen=True)
@@ -33,7 +39,7 @@ def identify(service: ApprovalService, token: str, decision: Decision, proof: Pr
     if proof.peer_uid is not None:
         return by_peer_uid(service.settings, proof.peer_uid, agent_uid)
     msg = "approving needs an approver's proof: a terminal alone does not count"
-    raise ApproverUnverifiedError(msg, hint=NO_PROOF_HINT)
+    raise ApproverUnverifiedError(msg, hint=NO_PROOF_HINT, next=no_proof_next("approve", token))
 
 
 def decide(service: ApprovalService, token: str, decision: Decision, reason: str, proof: Proof,

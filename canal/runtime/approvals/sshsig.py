@@ -98,5 +98,5 @@ def verify(message: bytes, signature: str, approvers: Iterable[ApproverSpec]) ->
     if checked.returncode != 0:
         msg = (f"the signature by {names[0]}'s key does not verify over this approval (tampered, or made "
                "for another token, decision or project)")
-        raise SignatureInvalidError(msg, hint="sign the text `canal approve TOKEN --print-message` shows")
+        raise SignatureInvalidError(msg, hint="sign exactly the text --print-message shows for this token")
     return signers[names[0]]

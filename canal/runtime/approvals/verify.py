@@ -39,8 +39,8 @@ def by_peer_uid(settings: ApprovalsSettings, peer_uid: int, agent_uid: int) -> A
     if peer_uid == agent_uid:
         msg = (f"the approving client runs as {_user_name(peer_uid)} (uid {peer_uid}), the agent's own user: "
                "the agent cannot approve its own commands")
-        raise ApproverIsAgentError(msg, hint="an approver runs `canal approve TOKEN --for "
-                                   f"{_user_name(agent_uid)}` as their own OS user, or signs with their key")
+        raise ApproverIsAgentError(msg, hint="an approver decides it as their own OS user, naming the "
+                                   f"agent's user {_user_name(agent_uid)}, or signs it with their key")
     require_configured(settings)
     found = settings.by_uid(peer_uid)
     if found is None:
@@ -65,19 +65,3 @@ def approve_ways(project: str, settings: ApprovalsSettings) -> dict[str, object]
     methods = sorted({m for a in settings.approvers for m in a.methods()})
     return {"methods": methods, "project": project, "agent_user": _user_name(os.geteuid()),
             "console_port": settings.console.port}
-
-
-def ways_text(token: str, ways: object) -> str:
-    """A person's commands for each way in ``approve_ways`` data (both front ends quote them)."""
-    if not isinstance(ways, dict):  # not told this project's approvers: the general way
-        return (f"an approver named in canal.yaml decides it (canal approve {token} --for AGENT_USER as "
-                "their own OS user, or --ssh-key KEY, or the web console)")
-    data = ways
-    methods = data.get("methods") or []
-    if not methods:
-        return f"no approver is configured, so nobody can approve {token}: {CONFIGURE_HINT}"
-    where = f"canal -C {data.get('project')} approve {token}"
-    said = {"os-user": f"as their own OS user: {where} --for {data.get('agent_user')}",
-            "ssh": f"with their SSH key: {where} --ssh-key KEY",
-            "passkey": f"with their passkey in the web console: http://127.0.0.1:{data.get('console_port')}/"}
-    return "an approver decides it, " + "; or ".join(said[m] for m in methods if m in said)

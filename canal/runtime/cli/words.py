@@ -7,7 +7,7 @@ from typing import Any
 
 from canal.core.errors import CanalError
 from canal.core.next import NextAction, say_all
-from canal.runtime.commands import command_line
+from canal.runtime.commands import command_line, ways_text
 from canal.runtime.errors import Redact, error_json, render_error
 
 
@@ -23,8 +23,6 @@ class CliWords:
 def _say(action: NextAction) -> str:
     if action.args.get("approval") == "human":  # a confirmation a person must approve first
         token = action.args.get("token", "TOKEN")
-        from canal.runtime.approvals.verify import ways_text  # here: the thin client imports this module
-
         return f"{ways_text(token, action.args.get('approvers'))}; then run: {command_line(action)}"
     return command_line(action)
 

@@ -10,8 +10,7 @@ from typing import Any
 
 from canal.core.errors import CanalError
 from canal.core.next import Kind, NextAction
-from canal.runtime.approvals.verify import ways_text
-from canal.runtime.commands import command_line
+from canal.runtime.commands import command_line, ways_text
 from canal.runtime.errors import Redact, error_json, render_error
 
 Args = Mapping[str, Any]

@@ -97,7 +97,7 @@ class Door:
                 log.exception("approval door handler failed")
                 with contextlib.suppress(OSError):
                     failed = {"code": "INTERNAL_ERROR", "hint": "", "details": {},
-                              "message": "the approval door failed (see: canal server logs)"}
+                              "message": "the approval door failed (the server's log has the cause)"}
                     wire.send_json(conn, wire.DATA, {"door": DOOR_PROTOCOL, "error": failed})
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import time
 
-from canal.runtime.approvals.decide import NO_PROOF_HINT, Proof
+from canal.core.next import act
+from canal.runtime.approvals.decide import NO_PROOF_HINT, Proof, no_proof_next
 from canal.runtime.approvals.errors import ApprovalError, ApprovalExpiredError, ApproverUnverifiedError
 from canal.runtime.approvals.model import Approver
 from canal.runtime.approvals.verify import by_peer_uid, by_signature
@@ -23,7 +24,8 @@ def _identify(trust: TrustedConfig, digest: str, proof: Proof, agent_uid: int, *
     if proof.signature:
         if expires is None or expires < time.time():
             msg = "the signed approval of these settings has expired (or names no expiry)"
-            raise ApprovalExpiredError(msg, hint="sign a fresh one: canal config approve --ssh-key KEY")
+            raise ApprovalExpiredError(msg, hint="sign a fresh one",
+                                       next=act("config.approve", ssh_key="KEY"))
         return by_signature(in_force, trust.message(digest, expires), proof.signature)
     if proof.peer_uid is not None:
         return by_peer_uid(in_force, proof.peer_uid, agent_uid)
@@ -31,8 +33,7 @@ def _identify(trust: TrustedConfig, digest: str, proof: Proof, agent_uid: int, *
         return Approver(user=terminal_user, how="tty")
     msg = ("approving these settings needs one of the approvers named in the approved canal.yaml: "
            "a terminal alone does not count")
-    hint = NO_PROOF_HINT.replace("canal approve TOKEN", "canal config approve")
-    raise ApproverUnverifiedError(msg, hint=hint)
+    raise ApproverUnverifiedError(msg, hint=NO_PROOF_HINT, next=no_proof_next("config.approve"))
 
 
 def approve_config(trust: TrustedConfig, digest: str, proof: Proof, agent_uid: int, *,
