@@ -70,6 +70,7 @@ Kind = Literal[
     "fork.start",  # {name, from?}
     "server.logs",
     "audit.checkpoint",
+    "audit.ship",  # send what the OTLP collector has not had yet
     "approvals.add_approver",  # {name}
     "egress.log",  # {denied?}
     "doctor",

@@ -16,6 +16,8 @@ Example::
       approvers:             # who may approve, and how they prove it (a terminal never counts)
         - {name: alice, user: alice, ssh_key: "ssh-ed25519 AAAA... alice@laptop", passkey: true}
       console: {port: 8765}  # the web console on 127.0.0.1 (canal console)
+    audit:
+      otlp: {endpoint: "http://127.0.0.1:4318"}   # send run, approval and config records (docs/audit.md)
     timeouts: {command: 120, idle: 60}
     presenter: {max_lines: 200}
     checkpoints: {exclude: [data/], max_file_bytes: 67108864, keep: 100}   # docs/checkpoints.md
@@ -31,6 +33,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from canal.runtime.approvals.identities import ApprovalsSettings
+from canal.runtime.audit.otlp import OtlpSettings
 from canal.runtime.checkpoints.settings import CheckpointSettings
 from canal.runtime.errors import ConfigError, ProfileLoosened
 from canal.runtime.presenter import PresenterConfig
@@ -57,12 +60,17 @@ class Timeouts(_Model):
     idle: float | None = Field(default=None, gt=0)
 
 
+class AuditSettings(_Model):
+    otlp: OtlpSettings | None = None  # an OpenTelemetry collector that gets a copy of the records
+
+
 class CanalConfig(_Model):
     # user "auto": the project folder's owner (the image's agent, 1000:1000, when root owns it)
     sandbox: SandboxSpec = SandboxSpec(user="auto")
     workspace: Literal["rw", "ro", "none"] = "rw"
     policy: PolicySettings = PolicySettings()
     approvals: ApprovalsSettings = ApprovalsSettings()
+    audit: AuditSettings = AuditSettings()
     timeouts: Timeouts = Timeouts()
     presenter: PresenterConfig = PresenterConfig()
     checkpoints: CheckpointSettings = CheckpointSettings()

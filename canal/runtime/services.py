@@ -9,6 +9,7 @@ from pathlib import Path
 
 from canal.runtime.approvals import ApprovalService
 from canal.runtime.audit import AuditLog, audit_path
+from canal.runtime.audit.shipper import shipper_for
 from canal.runtime.checkpoints import CheckpointStore, Keys
 from canal.runtime.config import CanalConfig, with_profile
 from canal.runtime.egress import EgressRecorder
@@ -56,7 +57,11 @@ class Services:
         """The configuration in force: the one given in code, else canal.yaml once a person approved it
         (or the defaults), with ``profile`` tightening its policy. Read once per object, so a long-lived
         server keeps what it started with."""
-        return with_profile(self._config or self.trust.require(), self._profile)
+        config = with_profile(self._config or self.trust.require(), self._profile)
+        if config.audit.otlp is not None:  # from now on, records go to the collector too
+            shipper = shipper_for(self.audit.path, config.audit.otlp, self.project_id)
+            self.audit.listeners.append(shipper.notify)
+        return config
 
     @cached_property
     def trust(self) -> TrustedConfig:

@@ -62,3 +62,9 @@ class AuditKeyError(AuditError):
     """No usable host key for the audit log or the approvals."""
 
     code = "AUDIT_KEY_UNAVAILABLE"
+
+
+class AuditExportError(AuditError):
+    """The OTLP collector did not accept records (down, unreachable, or it answered with an error)."""
+
+    code = "AUDIT_EXPORT_FAILED"

@@ -65,6 +65,7 @@ class AuditLog:
         self._redact = redact
         self._clock = clock
         self._head: tuple[int, int, int, str] | None = None  # (inode, size, seq, hash) after our append
+        self.listeners: list[Callable[[str], None]] = []  # told each appended event (audit.shipper)
         self._unsynced = False
         # earlier_keys (key id -> key) verify records signed before a key rotation
         self._revisions = RevisionIndex(path, path.with_name("revisions.json"), key, key_id, earlier_keys)
@@ -86,7 +87,10 @@ class AuditLog:
         if not EVENT_NAME.match(event):
             msg = f"event name {event!r} is not dotted lower case like 'run.started'"
             raise AuditRecordInvalidError(msg, details={"event": event})
-        return self._append(event, _redact_values(data, self._redact), actor, durable)
+        record = self._append(event, _redact_values(data, self._redact), actor, durable)
+        for listener in self.listeners:
+            listener(event)
+        return record
 
     def sync(self) -> None:
         """Put records appended with ``durable=False`` on disk."""

@@ -11,6 +11,7 @@ Verification stops at the first bad line and names it with one of these kinds:
 - ``rewritten``: the record a checkpoint covers has another hash now
 - ``foreign``: the log opens with another project's id (swapped for another project's log)
 - ``unbound``: the log does not open with a record naming its project at all
+- ``diverged``: an exported copy and the log hold different records at the same seq (``audit.export``)
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from canal.runtime.audit.reader import iter_lines
 from canal.runtime.audit.record import GENESIS_HASH, OPENED_EVENT, MalformedRecord, Record, parse_line
 
 Kind = Literal["edited", "forged", "deleted", "reordered", "truncated", "corrupt", "rewritten", "foreign",
-               "unbound"]
+               "unbound", "diverged"]
 
 
 @dataclass(frozen=True)

@@ -88,8 +88,8 @@ OPERATOR: frozenset[Kind] = frozenset({
     "policy.check", "policy.show", "policy.test", "workflow.abort", "workflow.runs",
     "workflow.init", "workflow.add_step", "workflow.validate", "discover", "key.show", "key.rotate",
     "key.retire", "audit.show", "audit.verify", "state.verify", "config.status", "config.approve",
-    "up", "down", "ps", "gc", "doctor", "server.logs", "audit.checkpoint", "approvals.add_approver",
-    "egress.log",
+    "up", "down", "ps", "gc", "doctor", "server.logs", "audit.checkpoint", "audit.ship",
+    "approvals.add_approver", "egress.log",
 })
 
 

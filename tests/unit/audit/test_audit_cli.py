@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import base64
 import json
 from pathlib import Path
 
@@ -8,40 +7,6 @@ import click
 import click.testing
 import pytest
 from click.testing import CliRunner
-
-from canal.runtime.cli import audit_cmd
-from canal.runtime.cli.main import CanalGroup
-from canal.runtime.project import find_project_dir
-from canal.runtime.services import Services
-
-MASTER = base64.b64encode(b"m" * 32).decode()
-
-
-@pytest.fixture
-def cli() -> click.Group:
-    group = CanalGroup("canal")
-    audit_cmd.register(group)
-    return group
-
-
-@pytest.fixture
-def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    state = tmp_path / "state"
-    monkeypatch.setenv("CANAL_STATE_DIR", str(state))
-    monkeypatch.setenv("CANAL_CONFIG_DIR", str(tmp_path / "config"))
-    (tmp_path / "project").mkdir(exist_ok=True)
-    monkeypatch.setenv("CANAL_PROJECT_DIR", str(tmp_path / "project"))
-    monkeypatch.setenv("CANAL_KEY", MASTER)
-    log = Services(find_project_dir()).audit
-    log.append("run.started", {"sandbox": "default", "container_id": "c1", "image_digest": "sha256:1",
-                               "command": "rm -rf build/", "cwd": "/workspace", "approver": "alice",
-                               "decision": {"action": "confirm", "rule_ids": ["rm-recursive"],
-                                            "source": "standard", "policy_hash": "p"}})
-    log.append("run.completed", {"started": "a-000001", "sandbox": "default", "exit_code": 0,
-                                 "reason": "exited", "duration_ms": 420, "output_bytes": 0,
-                                 "output_sha256": "e3b0c442"})
-    log.append("trash.put", {"path": "build/", "trash_id": "t1"})
-    return state / "audit" / "audit.jsonl"
 
 
 def test_show_reads_well(cli: click.Group, env: Path) -> None:
