@@ -166,10 +166,9 @@ def export(app: App, since: str | None, after_id: str | None, fmt: str, output: 
         sys.stdout.flush()
     else:
         atomic_write(output, b"".join(lines), private_folder=False)
-    first, last = (parse_line(lines[0]).id, parse_line(lines[-1]).id) if lines else ("-", "-")
-    where = output or "stdout"
-    click.echo(f"exported {len(lines)} records ({first}..{last}, {fmt}) to {where}; check the copy later "
-               f"with: canal audit verify --export FILE", err=True)
+    span = f" ({parse_line(lines[0]).id}..{parse_line(lines[-1]).id}, {fmt})" if lines else ""
+    click.echo(f"exported {len(lines)} records{span} to {output or 'stdout'}; check the copy later with: "
+               "canal audit verify --export FILE", err=True)
 
 
 @audit.command("ship")
