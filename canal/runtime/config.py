@@ -14,8 +14,7 @@ Example::
       approval: agent        # agent | human (an approver must approve: docs/approvals.md)
     approvals:
       approvers:             # who may approve, and how they prove it (a terminal never counts)
-        - {name: alice, user: alice, ssh_key: "ssh-ed25519 AAAA... alice@laptop", passkey: true}
-      console: {port: 8765}  # the web console on 127.0.0.1 (canal console)
+        - {name: alice, user: alice, ssh_key: "ssh-ed25519 AAAA... alice@laptop"}
     audit:
       otlp: {endpoint: "http://127.0.0.1:4318"}   # send run, approval and config records (docs/audit.md)
     timeouts: {command: 120, idle: 60}

@@ -65,7 +65,7 @@ class ApproverIsAgentError(ApprovalError):
 
 
 class ApproverUnknownError(ApprovalError):
-    """The approving OS user, or the console login, is not an approver of this project (canal.yaml)."""
+    """The approving OS user is not an approver of this project (canal.yaml)."""
 
     code = "APPROVER_UNKNOWN"
 

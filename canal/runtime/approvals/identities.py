@@ -6,7 +6,7 @@ proves it. A terminal never counts: every method rests on something the agent's 
   refused whoever it claims to be.
 - ``ssh_key``: an SSH public key (``ssh-keygen -Y sign``, as git's SSH signing; FIDO keys work too). The
   signature travels with the approval and the audit record, so a copy off the host verifies it.
-- ``passkey``: may enrol a WebAuthn passkey and approve in the web console.
+- ``passkey``: reserved for the web console (WebAuthn), which is not built yet: ``passkey: true`` is refused.
 """
 
 from __future__ import annotations
@@ -41,10 +41,19 @@ class ApproverSpec(BaseModel):
             raise ValueError(msg)
         return None if value is None else value.strip()
 
+    @field_validator("passkey")
+    @classmethod
+    def _console_not_served_yet(cls, value: bool) -> bool:
+        if value:
+            msg = ("passkey approval needs the web console, which this version of Canal does not serve yet: "
+                   "give the approver a user or an ssh_key (docs/approvals.md)")
+            raise ValueError(msg)
+        return value
+
     @model_validator(mode="after")
     def _has_a_method(self) -> ApproverSpec:
         if self.user is None and self.ssh_key is None and not self.passkey:
-            msg = f"approver {self.name} has no way to prove who they are: give user, ssh_key or passkey"
+            msg = f"approver {self.name} has no way to prove who they are: give user or ssh_key"
             raise ValueError(msg)
         return self
 

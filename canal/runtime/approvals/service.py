@@ -121,7 +121,7 @@ class ApprovalService:
         """With approvers configured, only their methods count (never a terminal or a client's form)."""
         if self.settings.approvers and approver.how not in STRONG_METHODS:
             msg = (f"{approver.how} is not a way to approve in this project: its approvers prove who they "
-                   "are with another OS user, an SSH signature or a passkey")
+                   "are with another OS user or an SSH signature")
             raise ApproverUnverifiedError(msg, hint="see docs/approvals.md")
 
     def _not_replayed(self, token: str, rec: ApprovalRecord, approver: Approver) -> None:
