@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 import click
 
+from canal.runtime.approvals.decide import Proof
 from canal.runtime.cli.shared import (
     APPROVE_COMMAND,
     App,
+    current_user,
     describe_trust,
     echo_json,
     json_option,
@@ -24,6 +27,7 @@ from canal.runtime.scaffold import (
     render_config,
     write_new_config,
 )
+from canal.runtime.trust import decide
 
 if TYPE_CHECKING:
     from canal.runtime.trust import TrustStatus
@@ -90,7 +94,11 @@ def init(app: App, profile: str | None, preset: str | None, as_json: bool) -> No
 def _offer_approval(app: App, status: TrustStatus) -> None:
     click.echo(describe_trust(status))
     if click.confirm("Approve these settings now?", default=False):
-        record = app.canal.services.trust.approve(app.person(), status.snapshot.digest)
+        trust = app.canal.services.trust
+        # as `canal config approve`: once approvers are named, this uid is the proof (never the agent's)
+        proof = Proof(peer_uid=os.getuid()) if trust.approvers().approvers else Proof()
+        record = decide.approve_config(trust, status.snapshot.digest, proof, os.geteuid(),
+                                       terminal_user=current_user() if all(terminal_flags()) else None)
         click.echo(f"approved {record.digest} as {record.approved_by}")
         click.echo("Next: canal doctor   (the first command builds the project image)")
     else:
