@@ -37,12 +37,12 @@ from canal.sandbox.errors import (
     SandboxError,
     SandboxNotFound,
     SandboxNotRunning,
-    SpecInvalid,
 )
 from canal.sandbox.files import pack, unpack
 from canal.sandbox.image import build_default_image, build_egress_image
 from canal.sandbox.images import DEFAULT_IMAGE, EGRESS_IMAGE, BuildEvent, BuiltImage, Progress
 from canal.sandbox.outcome import KILLED_EXIT, Call, to_result
+from canal.sandbox.protocol import RunReply, SessionBroken, WorkspaceQuota, run_command
 from canal.sandbox.result import EndReason, ExecResult, SessionState
 from canal.sandbox.runtimes import engine_runtime, runtime_failure
 from canal.sandbox.session import (
@@ -52,7 +52,6 @@ from canal.sandbox.session import (
     Reader,
     Request,
     Session,
-    SessionBroken,
     command_deadline,
 )
 from canal.sandbox.spec import SandboxSpec, check_mounts
@@ -69,7 +68,7 @@ class _Handle:
     init: bool
     memory: int | None
     info: SandboxInfo | None = None  # as inspected when the handle was made
-    quota: dict[str, Any] | None = None  # {"path", "bytes"}: the bind-mounted workspace's quota
+    quota: WorkspaceQuota | None = None  # the bind-mounted workspace's quota
     lock: threading.Lock = field(default_factory=threading.Lock)
     session: Session | None = None
 
@@ -299,11 +298,10 @@ class DockerBackend:
              env: Mapping[str, str] | None = None, workdir: str | None = None,
              spool_dir: Path | None = None, on_output: OnOutput | None = None,
              expect_state: str | None = None) -> ExecResult:
-        header = command_header(command, timeout_s, idle_timeout_s, env, workdir)
-        if expect_state:
-            header["expect_state"] = expect_state
+        checked = run_command(command, timeout_s=timeout_s, idle_timeout_s=idle_timeout_s, env=env,
+                              workdir=workdir, expect_state=expect_state)  # SpecInvalid before anything
         handle = self._handle(name)
-        header["quota"] = handle.quota
+        request = checked.model_copy(update={"quota": handle.quota})
         out = Spool(self.output_cap, spool_dir, "stdout", self.spool_limit)
         err = Spool(self.output_cap, spool_dir, "stderr", self.spool_limit)
         call = Call(timeout_s, idle_timeout_s, handle.memory)
@@ -311,32 +309,33 @@ class DockerBackend:
         with handle.lock:
             try:
                 session = self._session(handle)
-                reply = session.request(Request(header, stdin, command_deadline(timeout_s)), out, err,
+                reply = session.request(Request(request, stdin, command_deadline(timeout_s)), out, err,
                                         on_output)
                 if session.stdin_cut:
                     cut = f"stdin was cut at {MAX_STDIN >> 20} MiB (the command saw end of file there)"
-                    reply["detail"] = "; ".join(filter(None, [reply.get("detail"), cut]))
+                    reply = reply.model_copy(update={"detail": "; ".join(filter(None, [reply.detail, cut]))})
             except SessionBroken as exc:
                 reply = self._after_broken_session(name, handle, exc)
         return to_result(reply, out.finish(), err.finish(), time.monotonic() - start, call)
 
-    def _after_broken_session(self, name: str, handle: _Handle, exc: SessionBroken) -> dict[str, Any]:
+    def _after_broken_session(self, name: str, handle: _Handle, exc: SessionBroken) -> RunReply:
+        """The reply the agent could not give: the sandbox is gone, or every process in it was killed."""
         handle.session = None
         container = self._container(name)
         if container is None or container.status != "running":
             self._drop(name)
-            return {"reason": EndReason.SANDBOX_VANISHED.value, "exit_code": None,
-                    "detail": f"{exc.why}: the sandbox is gone or stopped"}
+            return RunReply(reason=EndReason.SANDBOX_VANISHED, exit_code=None,
+                            detail=f"{exc.why}: the sandbox is gone or stopped")
         try:
             with translating("clean up after a broken session in", name=name):
                 container.exec_run(["python3", "-c", AGENT_SOURCE, "sweep"], user=handle.user)
         except SandboxError:  # it stopped meanwhile (its keepalive was killed): gone, not an engine fault
             self._drop(name)
-            return {"reason": EndReason.SANDBOX_VANISHED.value, "exit_code": None,
-                    "detail": f"{exc.why}: the sandbox stopped"}
-        return {"reason": EndReason.KILLED.value, "exit_code": KILLED_EXIT,
-                "detail": f"{exc.why}; every process in the sandbox was killed and a fresh session "
-                          "starts with the next command (working directory and variables are reset)"}
+            return RunReply(reason=EndReason.SANDBOX_VANISHED, exit_code=None,
+                            detail=f"{exc.why}: the sandbox stopped")
+        return RunReply(reason=EndReason.KILLED, exit_code=KILLED_EXIT,
+                        detail=f"{exc.why}; every process in the sandbox was killed and a fresh session "
+                               "starts with the next command (working directory and variables are reset)")
 
     # files -----------------------------------------------------------------------------------
     def put_files(self, name: str, files: Mapping[str, bytes], *, dest: str = "/workspace",
@@ -363,24 +362,9 @@ class DockerBackend:
             return unpack(stream, max_bytes=max_bytes)
 
 
-def _quota(labels: Mapping[str, str], workdir: str) -> dict[str, Any] | None:
+def _quota(labels: Mapping[str, str], workdir: str) -> WorkspaceQuota | None:
     value = labels.get(LABEL_QUOTA, "")
-    return {"path": workdir, "bytes": int(value)} if value.isdigit() else None
-
-
-def command_header(command: str | Sequence[str], timeout_s: float | None, idle_timeout_s: float | None,
-                   env: Mapping[str, str] | None, workdir: str | None) -> dict[str, Any]:
-    header: dict[str, Any] = {"op": "run", "timeout_s": timeout_s, "idle_timeout_s": idle_timeout_s,
-                              "env": dict(env or {}), "workdir": workdir}
-    if isinstance(command, str):
-        header.update(shell=True, command=command)
-    else:
-        argv = list(command)
-        if not argv or not all(isinstance(a, str) for a in argv):
-            msg = "An argv command needs at least one element, all strings."
-            raise SpecInvalid(msg, hint="pass a list such as ['ls', '-la']", details={"argv": repr(argv)})
-        header["argv"] = argv
-    return header
+    return WorkspaceQuota(path=workdir, bytes=int(value)) if value.isdigit() else None
 
 
 def _no_progress(_: BuildEvent) -> None:

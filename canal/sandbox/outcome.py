@@ -1,16 +1,16 @@
-"""Turn the agent's final reply into an ``ExecResult``: exit code, end reason, limits hit (pure)."""
+"""Turn the agent's final reply (a checked ``protocol.RunReply``) into an ``ExecResult``: exit code, end
+reason, limits hit (pure)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from canal.sandbox.result import CapturedOutput, EndReason, ExecResult, SessionState
+from canal.sandbox.protocol import RunReply
+from canal.sandbox.result import CapturedOutput, EndReason, ExecResult
 
 TIMEOUT_EXIT = 124
 KILLED_EXIT = 137
 SIGNAL_NUMBERS = {"HUP": 1, "INT": 2, "TERM": 15, "PIPE": 13}
-_REASONS = {reason.value: reason for reason in EndReason}
 
 
 @dataclass(frozen=True)
@@ -22,19 +22,19 @@ class Call:
     memory_limit_bytes: int | None
 
 
-def limits_hit(reply: dict[str, Any]) -> tuple[str, ...]:
+def limits_hit(reply: RunReply) -> tuple[str, ...]:
     hit = []
-    if int(reply.get("oom_kills") or 0) > 0:
+    if reply.oom_kills > 0:
         hit.append("memory")
-    if int(reply.get("pid_limit_hits") or 0) > 0:
+    if reply.pid_limit_hits > 0:
         hit.append("pids")
     return tuple(hit)
 
 
-def _reason_and_detail(reply: dict[str, Any], call: Call) -> tuple[EndReason, str]:
-    reason = _REASONS.get(str(reply.get("reason")), EndReason.KILLED)
+def _reason_and_detail(reply: RunReply, call: Call) -> tuple[EndReason, str]:
+    reason = reply.reason
     hit = limits_hit(reply)
-    notes = [str(reply["detail"])] if reply.get("detail") else []
+    notes = [reply.detail] if reply.detail else []
     if reason is EndReason.HARD_TIMEOUT:
         notes.append(f"hard timeout after {call.timeout_s}s; every process of the command was killed")
     elif reason is EndReason.IDLE_TIMEOUT:
@@ -43,7 +43,7 @@ def _reason_and_detail(reply: dict[str, Any], call: Call) -> tuple[EndReason, st
         notes.append(f"{_interrupted_by(reply)}; every process of the command was killed")
     if "memory" in hit:
         notes.append(f"memory limit of {call.memory_limit_bytes} bytes reached: a process was OOM-killed")
-        if reason is EndReason.EXITED and reply.get("exit_code") == KILLED_EXIT:
+        if reason is EndReason.EXITED and reply.exit_code == KILLED_EXIT:
             reason = EndReason.OOM_KILLED
     if "pids" in hit:
         notes.append("the process limit was reached (a fork bomb?); every process it started was killed")
@@ -51,35 +51,35 @@ def _reason_and_detail(reply: dict[str, Any], call: Call) -> tuple[EndReason, st
             reason = EndReason.KILLED
     if reason is EndReason.WORKSPACE_QUOTA:
         notes.append("the workspace grew past its quota; every process of the command was killed")
-    if reply.get("swept"):
-        notes.append(f"{reply['swept']} process(es) the command left running were killed when it ended")
-    if reply.get("survivors"):
-        notes.append(f"processes survived the kill: {reply['survivors']}")
+    if reply.swept:
+        notes.append(f"{reply.swept} process(es) the command left running were killed when it ended")
+    if reply.survivors:
+        notes.append(f"processes survived the kill: {list(reply.survivors)}")
     return reason, "; ".join(notes)
 
 
-def _interrupted_by(reply: dict[str, Any]) -> str:
-    signal = str(reply.get("signal") or "")
+def _interrupted_by(reply: RunReply) -> str:
+    signal = reply.signal or ""
     if signal in SIGNAL_NUMBERS:
         return f"SIG{signal} from the client"
     return "the client went away"
 
 
-def to_result(reply: dict[str, Any], stdout: CapturedOutput, stderr: CapturedOutput, duration_s: float,
+def to_result(reply: RunReply, stdout: CapturedOutput, stderr: CapturedOutput, duration_s: float,
               call: Call) -> ExecResult:
     reason, detail = _reason_and_detail(reply, call)
-    quota: dict[str, int] = reply.get("quota") or {}
-    code = reply.get("exit_code")
+    code = reply.exit_code
     if reason in (EndReason.HARD_TIMEOUT, EndReason.IDLE_TIMEOUT):
         code = TIMEOUT_EXIT
     elif reason in (EndReason.KILLED, EndReason.WORKSPACE_QUOTA) and code is None:
         code = KILLED_EXIT
     elif reason is EndReason.INTERRUPTED:
-        code = 128 + SIGNAL_NUMBERS.get(str(reply.get("signal") or ""), 9)
-    return ExecResult(stdout=stdout, stderr=stderr, exit_code=None if code is None else int(code),
+        code = 128 + SIGNAL_NUMBERS.get(reply.signal or "", 9)
+    return ExecResult(stdout=stdout, stderr=stderr, exit_code=code,
                       duration_s=duration_s, reason=reason, timeout_s=call.timeout_s,
                       idle_timeout_s=call.idle_timeout_s, memory_limit_bytes=call.memory_limit_bytes,
                       detail=detail, limits_hit=limits_hit(reply),
-                      survivors=tuple(int(p) for p in reply.get("survivors") or ()),
-                      quota_bytes=quota.get("limit"), quota_used_bytes=quota.get("used"),
-                      session=SessionState.from_reply(reply.get("state")))
+                      survivors=tuple(reply.survivors),
+                      quota_bytes=reply.quota.limit if reply.quota else None,
+                      quota_used_bytes=reply.quota.used if reply.quota else None,
+                      session=reply.state.session() if reply.state else None)

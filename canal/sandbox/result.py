@@ -87,14 +87,6 @@ class SessionState:
         """Changed variables as the policy takes them: name -> value (only PATH's value is known)."""
         return {name: (self.path if name == "PATH" else "") for name in self.changed}
 
-    @classmethod
-    def from_reply(cls, data: object) -> SessionState | None:
-        if not isinstance(data, dict) or not isinstance(data.get("cwd"), str):
-            return None
-        changed = data.get("changed") or []
-        return cls(cwd=data["cwd"], changed=tuple(str(n) for n in changed if isinstance(n, str)),
-                   path=str(data.get("path") or ""))
-
 
 @dataclass(frozen=True)
 class ExecResult:

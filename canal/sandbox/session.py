@@ -17,16 +17,26 @@ import socket
 import struct
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol, TypeVar
 
 import docker
 
 from canal.core.next import act
 from canal.sandbox.docker_errors import translating
 from canal.sandbox.errors import SessionFailed
+from canal.sandbox.protocol import (
+    Control,
+    Hello,
+    HelloReply,
+    RunCommand,
+    RunReply,
+    SessionBroken,
+    WorkspaceQuota,
+    parse_reply,
+)
 from canal.sandbox.result import SessionState
 from canal.sandbox.spool import Spool
 
@@ -71,6 +81,7 @@ MAX_FRAME = 4 * 1024 * 1024  # the agent sends at most 64 KiB at a time; more is
 MAX_STDIN = 16 * 1024 * 1024  # a streamed stdin past this is cut (the command sees end of file)
 STDIN_CHUNK = 64 * 1024
 OnOutput = Callable[[str, bytes], None]  # ("stdout" | "stderr", bytes) as they arrive
+R = TypeVar("R", HelloReply, RunReply)
 
 
 class Reader(Protocol):
@@ -79,17 +90,9 @@ class Reader(Protocol):
     def read(self, n: int = -1, /) -> bytes: ...
 
 
-class SessionBroken(Exception):
-    """The session died, wedged or spoke out of protocol; ``why`` says which."""
-
-    def __init__(self, why: str) -> None:
-        super().__init__(why)
-        self.why = why
-
-
 @dataclass(frozen=True)
 class Request:
-    header: dict[str, Any]
+    command: RunCommand
     stdin: bytes | Reader | None = None  # bytes are sent with the request; a reader is streamed
     deadline_s: float | None = None
 
@@ -143,7 +146,7 @@ class Session:
     """One agent process in one container. Not thread-safe: the backend holds a lock per sandbox."""
 
     def __init__(self, client: docker.DockerClient, container_id: str, *, user: str, workdir: str,
-                 init: bool, quota: dict[str, Any] | None = None) -> None:
+                 init: bool, quota: WorkspaceQuota | None = None) -> None:
         self.container_id = container_id
         mode = "serve" if init else "serve-noinit"
         argv = ["python3", "-c", agent_boot(len(_AGENT_BYTES)), AGENT_NAME, mode]
@@ -166,10 +169,10 @@ class Session:
         self.stdin_cut = False
         self.state: SessionState | None = None  # from the agent's last reply: cwd and changed variables
         try:
-            hello = self.request(Request({"op": "hello", "quota": quota}, deadline_s=30.0), None, None)
+            hello = self._exchange(Hello(quota=quota).wire(), None, 30.0, HelloReply, None, None)
         except SessionBroken as exc:
             raise self._failed(exc) from exc
-        self.agent_pid = int(hello["pid"])
+        self.agent_pid = hello.pid
 
     def _failed(self, exc: SessionBroken) -> SessionFailed:
         said = bytes(self.demux.first + self.demux.agent_stderr)[:600]
@@ -181,15 +184,20 @@ class Session:
                                       "output": said.decode(errors="replace")})
 
     def request(self, req: Request, out: Spool | None, err: Spool | None,
-                on_output: OnOutput | None = None) -> dict[str, Any]:
-        """Send one request and collect its frames until the final one; ``SessionBroken`` on failure."""
+                on_output: OnOutput | None = None) -> RunReply:
+        """Run one command and collect its frames until the final reply; ``SessionBroken`` on failure."""
+        return self._exchange(req.command.wire(), req.stdin, req.deadline_s, RunReply, out, err, on_output)
+
+    def _exchange(self, header: dict[str, object], stdin: bytes | Reader | None, deadline_s: float | None,
+                  model: type[R], out: Spool | None, err: Spool | None,
+                  on_output: OnOutput | None = None) -> R:
         if self.closed:
             msg = "the session is closed"
             raise SessionBroken(msg)
         nonce = secrets.token_hex(8)
-        upfront = req.stdin if isinstance(req.stdin, bytes) else b""
-        header = dict(req.header, id=nonce, stdin_len=len(upfront))
-        streamed = req.stdin is not None and not isinstance(req.stdin, bytes)
+        upfront = stdin if isinstance(stdin, bytes) else b""
+        header = dict(header, id=nonce, stdin_len=len(upfront))
+        streamed = stdin is not None and not isinstance(stdin, bytes)
         if streamed:
             header["stdin"] = "stream"
         done = threading.Event()
@@ -197,10 +205,12 @@ class Session:
         try:
             self._send(header, upfront, nonce)
             if streamed:
-                feeder = threading.Thread(target=self._feed, args=(nonce, req.stdin, done), daemon=True,
+                feeder = threading.Thread(target=self._feed, args=(nonce, stdin, done), daemon=True,
                                           name="canal-stdin-feeder")
                 feeder.start()
-            return self._collect(nonce, req.deadline_s, out, err, on_output)
+            reply = parse_reply(self._collect(deadline_s, out, err, on_output), model, nonce)
+            self.state = reply.state.session() if reply.state is not None else self.state
+            return reply
         except SessionBroken:
             self.close()
             raise
@@ -212,17 +222,17 @@ class Session:
             self._current = None
             done.set()
 
-    def _send(self, header: dict[str, Any], payload: bytes = b"", nonce: str | None = None) -> None:
+    def _send(self, header: Mapping[str, object], payload: bytes = b"", nonce: str | None = None) -> None:
         body = json.dumps(header).encode()
         with self._send_lock:
             self.sock.sendall(struct.pack(">I", len(body)) + body + payload)
             if nonce is not None:
                 self._current = nonce  # a kill sent from now on reaches the agent after the request
 
-    def _control(self, header: dict[str, Any], payload: bytes = b"") -> None:
+    def _control(self, header: Control, payload: bytes = b"") -> None:
         """A control frame for the request in flight; dropped when the session has gone."""
         try:
-            self._send(dict(header, stdin_len=len(payload)), payload)
+            self._send({**header, "stdin_len": len(payload)}, payload)
         except OSError:
             return
 
@@ -255,8 +265,9 @@ class Session:
         if not done.is_set():
             self._control({"ctl": "eof", "id": nonce})
 
-    def _collect(self, nonce: str, deadline_s: float | None, out: Spool | None,
-                 err: Spool | None, on_output: OnOutput | None = None) -> dict[str, Any]:
+    def _collect(self, deadline_s: float | None, out: Spool | None,
+                 err: Spool | None, on_output: OnOutput | None) -> bytes:
+        """Output frames go to the spools as they come; returns the payload of the final frame."""
         deadline = None if deadline_s is None else time.monotonic() + deadline_s
         while True:
             if deadline is not None and time.monotonic() > deadline:
@@ -274,12 +285,7 @@ class Session:
                 if on_output is not None:
                     on_output("stdout" if kind == b"o" else "stderr", payload)
             elif kind == b"x":
-                reply: dict[str, Any] = json.loads(payload)
-                if reply.get("id") != nonce:
-                    msg = "the session answered another request (nonce mismatch)"
-                    raise SessionBroken(msg)
-                self.state = SessionState.from_reply(reply.get("state")) or self.state
-                return reply
+                return payload
             elif kind != b"h":
                 msg = f"the session sent an unknown frame {kind!r}"
                 raise SessionBroken(msg)

@@ -9,6 +9,7 @@ import pytest
 from canal.sandbox.errors import FileTransferRefused
 from canal.sandbox.files import pack, unpack
 from canal.sandbox.outcome import Call, to_result
+from canal.sandbox.protocol import RunReply
 from canal.sandbox.result import EMPTY, EndReason
 from canal.sandbox.spool import Spool
 
@@ -25,14 +26,15 @@ CALL = Call(timeout_s=5.0, idle_timeout_s=None, memory_limit_bytes=1024)
 ])
 def test_reply_maps_to_reason_and_exit_code(reply: dict[str, object], reason: EndReason,
                                             code: int | None) -> None:
-    result = to_result(reply, EMPTY, EMPTY, 0.1, CALL)
+    result = to_result(RunReply.model_validate(reply), EMPTY, EMPTY, 0.1, CALL)
     assert result.reason is reason
     assert result.exit_code == code
 
 
 def test_limits_and_survivors_are_reported() -> None:
-    result = to_result({"reason": "hard_timeout", "exit_code": 137, "survivors": [42], "pid_limit_hits": 1},
-                       EMPTY, EMPTY, 5.0, CALL)
+    reply = RunReply.model_validate({"reason": "hard_timeout", "exit_code": 137, "survivors": [42],
+                                     "pid_limit_hits": 1})
+    result = to_result(reply, EMPTY, EMPTY, 5.0, CALL)
     assert result.limits_hit == ("pids",)
     assert result.survivors == (42,)
     assert "survived" in result.detail
