@@ -44,10 +44,6 @@ class Session:
 DEFAULT_SESSION = Session()
 
 
-def normalize_path(arg: str, cwd: str) -> str:
-    return normalize(arg, cwd)
-
-
 def trusted_path(argv0: str, assignments: Mapping[str, str], session: Session = DEFAULT_SESSION) -> bool:
     if "/" not in argv0:
         return "PATH" not in assignments and session.path_trusted()

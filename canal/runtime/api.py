@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from canal.core.next import Say
 from canal.policy.engine import Policy
 from canal.policy.loader import load_fork_policy, load_policy
-from canal.runtime.checkpoints import Change, DiffResult, History, UndoResult
+from canal.runtime.checkpoints import DiffResult, History, UndoResult
 from canal.runtime.config import CanalConfig
 from canal.runtime.egress import EgressLog
 from canal.runtime.fileops import FileOps
@@ -248,9 +248,6 @@ class Canal:
     def changes(self, name: str) -> ForkChanges:
         """What fork ``name`` changed since it was made: patch plus binary/mode/symlink/deletion list."""
         return self.services.forks.changes(name)
-
-    def apply_plan(self, name: str, paths: Sequence[str] = ()) -> tuple[list[Change], str]:
-        return self.services.forks.plan(name, tuple(paths))
 
     def apply(self, name: str, paths: Sequence[str] = (), *, confirm: str | None = None,
               person: bool = False) -> ApplyResult:

@@ -37,7 +37,7 @@ from canal.runtime.checkpoints.settings import CheckpointSettings
 from canal.runtime.errors import ConfigError, ProfileLoosened
 from canal.runtime.presenter import PresenterConfig
 from canal.runtime.project import CONFIG_NAME
-from canal.runtime.safeyaml import decode_settings, load_yaml, read_settings_bytes
+from canal.runtime.safeyaml import load_yaml
 from canal.runtime.storage.limits import StorageLimits
 from canal.sandbox.project_image import ProjectImage
 from canal.sandbox.spec import SandboxSpec
@@ -120,16 +120,6 @@ def parse_config(text: str, source: str = CONFIG_NAME) -> CanalConfig:
         msg = "Invalid configuration:\n" + "\n".join(problems)
         raise ConfigError(msg, hint=f"edit {source} (see docs/config.md), then re-run",
                           details={"file": source, "errors": problems}) from None
-
-
-def load_config(project_dir: Path) -> CanalConfig:
-    """The project's canal.yaml as written, or the defaults when there is none (not yet trusted:
-    ``canal.runtime.trust`` decides whether it may take effect)."""
-    path = project_dir / CONFIG_NAME
-    data = read_settings_bytes(path)
-    if data is None:
-        return CanalConfig()
-    return parse_config(decode_settings(data, path), str(path))
 
 
 STRICTNESS = {"standard": 0, "strict": 1}

@@ -51,10 +51,6 @@ class ProjectLocation:
     def how(self) -> str:
         return _HOW[self.found_by]
 
-    @property
-    def config_path(self) -> Path:
-        return self.root / CONFIG_NAME
-
     def to_json(self) -> dict[str, str]:
         return {"dir": str(self.root), "found_by": self.found_by}
 

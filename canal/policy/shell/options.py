@@ -64,29 +64,3 @@ def _short_cluster(words: Sequence[Word], i: int, spec: OptionSpec, out: Scanned
             return i + 2
         out.seen[letter] = ""
     return i + 1
-
-
-def short_value_word(words: Sequence[Word], letter: str, start: int, spec: OptionSpec) -> Word | None:
-    """The Word holding the value of short option ``letter`` (separate or glued), if present."""
-    i = start
-    while i < len(words):
-        text = words[i].text
-        if text == "--" or not text.startswith("-") or len(text) < 2:
-            return None
-        if text.startswith("--"):
-            name = text[2:].partition("=")[0]
-            i += 2 if "=" not in text and name in spec.long_values else 1
-            continue
-        for pos in range(1, len(text)):
-            ch = text[pos]
-            if ch in spec.short_values or ch == letter:
-                rest = text[pos + 1:]
-                if ch == letter:
-                    if rest:
-                        return Word(rest, literal=words[i].literal)
-                    return words[i + 1] if i + 1 < len(words) else None
-                i += 1 if rest else 2
-                break
-        else:
-            i += 1
-    return None

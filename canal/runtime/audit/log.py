@@ -31,7 +31,6 @@ from canal.runtime.audit.record import (
     parse_line,
     record_id,
 )
-from canal.runtime.paths import state_dir_for
 from canal.runtime.ports import Redactor, no_redaction
 
 # Values we computed ourselves (hashes, ids): never handed to the redactor, whose entropy checks could
@@ -69,10 +68,6 @@ class AuditLog:
         self._unsynced = False
         # earlier_keys (key id -> key) verify records signed before a key rotation
         self._revisions = RevisionIndex(path, path.with_name("revisions.json"), key, key_id, earlier_keys)
-
-    @classmethod
-    def for_project(cls, project_dir: Path, key: bytes, key_id: str, **kwargs: Any) -> AuditLog:
-        return cls(audit_path(state_dir_for(project_dir)), key, key_id, **kwargs)
 
     # AuditSink
     def append(self, event: str, data: Mapping[str, Any], *, actor: str = "agent",

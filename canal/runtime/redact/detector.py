@@ -35,10 +35,6 @@ class Detector:
         self._entropy = entropy
         self._keywords = sorted({k for r in self._rules.rules for k in r.keywords})
 
-    @property
-    def rule_count(self) -> int:
-        return len(self._rules.rules)
-
     def find(self, text: str) -> list[Finding]:
         """Non-overlapping findings, in text order.
 

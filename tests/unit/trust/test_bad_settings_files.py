@@ -7,16 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from canal.runtime.config import load_config
 from canal.runtime.errors import ConfigError
 from canal.runtime.safeyaml import MAX_SETTINGS_BYTES
+from canal.runtime.trust.snapshot import take_snapshot
 
 HOST_SECRET = "root:$y$j9T$hostsecrethash:20228:0:99999:7:::\ndaemon:*:20228:0:99999:7:::\n"
 
 
 def error_text(project: Path) -> str:
     with pytest.raises(ConfigError) as info:
-        load_config(project)
+        take_snapshot(project)  # how every command reads canal.yaml
     err = info.value
     return f"{err.message}\n{err.hint}\n{err.details}"
 
