@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -43,3 +44,25 @@ def test_no_code_is_written_as_a_bare_literal_outside_the_catalogue() -> None:
     for path in root.rglob("*.py"):
         for code in _LITERAL_CODE.findall(path.read_text()):
             assert code in codes, f"{path}: {code} is not a CanalError code (add a class for it)"
+
+
+_UPPER_SNAKE = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
+
+
+def test_every_code_given_to_anything_is_a_catalogued_class_code() -> None:
+    """``code = "X"`` on a class that is not a CanalError, or ``code="X"`` passed to a constructor, would be a
+    code no catalogue lists (the agent's stdlib-only modules have no codes)."""
+    codes = {e.code for e in entries()}
+    root = Path(__file__).resolve().parents[2] / "canal"
+    seen = 0
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            named = (isinstance(node, ast.keyword) and node.arg == "code") or (
+                isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "code"
+                                                     for t in node.targets))
+            value = getattr(node, "value", None)
+            if named and isinstance(value, ast.Constant) and isinstance(value.value, str) \
+                    and _UPPER_SNAKE.match(value.value):
+                seen += 1
+                assert value.value in codes, f"{path}: {value.value} is not a catalogued CanalError code"
+    assert seen > 80
