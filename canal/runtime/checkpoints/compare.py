@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from canal.runtime.checkpoints.models import Change, ChangeSummary
 from canal.runtime.checkpoints.scan import Entry
 from canal.runtime.files.diff import unified_diff
+from canal.runtime.files.fileio import is_binary
 
 KIND_NAMES = {"f": "file", "l": "symlink", "d": "folder"}
 SUMMARY_PATHS = 10
@@ -64,16 +65,6 @@ def summary(found: list[Change]) -> ChangeSummary:
     for c in found:
         counts["added" if c.kind == "added" else "deleted" if c.kind == "deleted" else "modified"] += 1
     return ChangeSummary(**counts, paths=[c.path for c in found[:SUMMARY_PATHS]])
-
-
-def is_binary(data: bytes) -> bool:
-    if b"\0" in data[:8192]:
-        return True
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return True
-    return False
 
 
 def patch(found: list[Change], old: Mapping[str, Entry], new: Mapping[str, Entry], load_old: Loader,
