@@ -71,7 +71,6 @@ Kind = Literal[
     "server.logs",
     "audit.checkpoint",
     "audit.ship",  # send what the OTLP collector has not had yet
-    "approvals.add_approver",  # {name}
     "egress.log",  # {denied?}
     "doctor",
 ]

@@ -75,7 +75,7 @@ def _positional(*names: str) -> Callable[[Args], str]:
 
 _BASE: dict[str, str] = {"workflow.add_step": "workflow add-step", "fork.changes": "changes",
                          "fork.apply": "apply", "fork.discard": "discard", "fork.start": "fork",
-                         "remove": "rm", "approvals.add_approver": "approvals add-approver"}
+                         "remove": "rm"}
 
 _TAILS: dict[Kind, Callable[[Args], str]] = {
     "view": lambda a: _positional("path")(a) + _opt("--range", a.get("range")),
@@ -102,7 +102,6 @@ _TAILS: dict[Kind, Callable[[Args], str]] = {
     "down": _positional("sandbox"),
     "fork.start": lambda a: _positional("name")(a) + _opt("--from", a.get("from")),
     "audit.checkpoint": lambda a: " > FILE",
-    "approvals.add_approver": lambda a: f" {quote(a.get('name', 'NAME'))} --key-out FILE",
     "egress.log": lambda a: _opt("--denied", a.get("denied")),
     "diff": _positional("checkpoint"),
     "trash.purge": lambda a: _opt("--older-than", a.get("older_than", "30d")),
