@@ -12,7 +12,9 @@ the command (the CLI's approver check) may pass it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import errno
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
@@ -26,9 +28,24 @@ from canal.runtime.files import (
     view_path,
     write_file,
 )
+from canal.runtime.files.errors import FileIOError
 from canal.runtime.services import Services
 from canal.runtime.trash import RemoveOutcome, RestoreResult, Trash, TrashEntry, remove_paths
 from canal.runtime.trust.snapshot import settings_files
+
+
+@contextmanager
+def _os_refusal(op: str, path: object) -> Iterator[None]:
+    """What the operating system refuses (permissions, a full disk, a name too long) is ``FILE_IO_ERROR``
+    naming the path as the caller gave it (the error never names a host path)."""
+    try:
+        yield
+    except OSError as exc:
+        why = exc.strerror or type(exc).__name__
+        msg = f"Could not {op} {path}: {why}."
+        hint = "check the name, the folder's permissions and the free space, then try again"
+        details = {"operation": op, "path": str(path), "errno": errno.errorcode.get(exc.errno or 0, "")}
+        raise FileIOError(msg, hint=hint, details=details) from None
 
 
 class FileOps:
@@ -51,16 +68,18 @@ class FileOps:
     def view(self, path: Path | str = ".", *, base: Path | None = None, start: int | None = None,
              end: int | None = None) -> ViewResult:
         """A file with numbered lines (secrets redacted), a folder's entries, or a binary file's facts."""
-        return view_path(self.workspace, path, base=base, start=start, end=end,
-                         redactor=self.services.redactor)
+        with _os_refusal("read", path):
+            return view_path(self.workspace, path, base=base, start=start, end=end,
+                             redactor=self.services.redactor)
 
     def edit(self, path: Path | str, old: str, new: str, *, replace_all: bool = False,
              base: Path | None = None, expect_sha256: str | None = None, person: bool = False) -> EditResult:
         """Replace exact text (once, or every occurrence); returns the diff."""
         services = self.services
-        return edit_file(self.workspace, path, old, new, replace_all=replace_all, base=base,
-                         expect_sha256=expect_sha256, redactor=services.redactor, audit=services.audit,
-                         actor=self.actor, guard=self._guard(person))
+        with _os_refusal("edit", path):
+            return edit_file(self.workspace, path, old, new, replace_all=replace_all, base=base,
+                             expect_sha256=expect_sha256, redactor=services.redactor, audit=services.audit,
+                             actor=self.actor, guard=self._guard(person))
 
     def write(self, path: Path | str, data: bytes, *, base: Path | None = None,
               person: bool = False) -> WriteResult:
@@ -70,20 +89,24 @@ class FileOps:
         def backup(target: Path) -> str:
             return trash.put(target, workspace=workspace.root, move=False, actor=self.actor).id
 
-        return write_file(workspace, path, data, base=base, backup=backup, redactor=self.services.redactor,
-                          audit=trash.audit, actor=self.actor, guard=self._guard(person))
+        with _os_refusal("write", path):
+            return write_file(workspace, path, data, base=base, backup=backup,
+                              redactor=self.services.redactor, audit=trash.audit, actor=self.actor,
+                              guard=self._guard(person))
 
     def remove(self, paths: Sequence[Path | str], *, recursive: bool = False,
                base: Path | None = None, person: bool = False) -> list[RemoveOutcome]:
         """Move files (folders with ``recursive``) to the trash; a path already gone is reported."""
-        return remove_paths(self.services.trash, self.services.project_dir, [Path(p) for p in paths],
-                            recursive=recursive, base=base, actor=self.actor, guard=self._guard(person))
+        with _os_refusal("remove", ", ".join(str(p) for p in paths)):
+            return remove_paths(self.services.trash, self.services.project_dir, [Path(p) for p in paths],
+                                recursive=recursive, base=base, actor=self.actor, guard=self._guard(person))
 
     def restore(self, entry_id: str, *, to: Path | None = None, force: bool = False,
                 person: bool = False) -> RestoreResult:
         """Put a trashed item back where it was (or at ``to``); ``force`` trashes what is there first."""
-        return self.services.trash.restore(entry_id, to=to, force=force, actor=self.actor,
-                                           guard=self._guard(person))
+        with _os_refusal("restore", to if to is not None else entry_id):
+            return self.services.trash.restore(entry_id, to=to, force=force, actor=self.actor,
+                                               guard=self._guard(person))
 
     def trashed(self) -> list[TrashEntry]:
         """The trash of this project, oldest first (listing needs no key)."""

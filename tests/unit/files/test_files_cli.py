@@ -119,3 +119,19 @@ def test_file_operations_take_a_checkpoint_first_so_undo_reverts_them(project: P
     code, _, err = _run("undo", checkpoint)
     assert (code, err) == (0, "")
     assert (project / "data.txt").read_text() == "before\n"
+
+
+@pytest.mark.parametrize("args", [("view", "N.txt"), ("write", "N.txt"), ("rm", "N.txt"),
+                                  ("edit", "N.txt", "--old", "a", "--new", "b")])
+def test_what_the_operating_system_refuses_is_file_io_error_not_a_traceback(project: Path,
+                                                                            args: tuple[str, ...]) -> None:
+    long_name = "n" * 300 + ".txt"  # ENAMETOOLONG: refused whoever runs it, root included
+    argv = [a.replace("N.txt", long_name) for a in args]
+    code, out, err = _run(*argv, stdin=b"data\n")
+    assert code == 125, out + err
+    assert err.startswith("FILE_IO_ERROR\n"), err
+    assert "File name too long" in err
+    assert str(project) not in err  # the path as given, never the host's
+    code, out, err = _run(*argv, "--json", stdin=b"data\n")
+    reply = json.loads(out)
+    assert (reply["code"], reply["details"]["errno"]) == ("FILE_IO_ERROR", "ENAMETOOLONG")
