@@ -24,6 +24,8 @@ log = logging.getLogger("canal.server")
 ENV_DOOR = "CANAL_APPROVAL_DOOR"
 DOOR_PROTOCOL = 1
 MAX_REQUEST = 256 * 1024
+MAX_OPEN = 16  # requests served at once: anyone local may connect, so what they can make us hold is bounded
+READ_TIMEOUT_S = 10.0  # a client that connects and says nothing is dropped (the handler is not timed)
 DoorHandler = Callable[[int, dict[str, Any]], dict[str, Any]]
 
 
@@ -42,6 +44,7 @@ class Door:
         self.address = address
         self.handler = handler
         self._sock: socket.socket | None = None
+        self._slots = threading.BoundedSemaphore(MAX_OPEN)
 
     def open(self) -> bool:
         """Bind the door; False (logged) when another server of this user already holds it."""
@@ -79,16 +82,27 @@ class Door:
                 conn, _ = self._sock.accept()
             except OSError:
                 return
+            if not self._slots.acquire(blocking=False):  # all slots busy: closed at once, never queued
+                log.warning("approval door busy (%d requests open): a connection was closed", MAX_OPEN)
+                conn.close()
+                continue
             threading.Thread(target=self._one, args=(conn,), name="canal-door-request", daemon=True).start()
 
     def _one(self, conn: socket.socket) -> None:
+        try:
+            self._answer(conn)
+        finally:
+            self._slots.release()
+
+    def _answer(self, conn: socket.socket) -> None:
         with conn:
-            conn.settimeout(60.0)
+            conn.settimeout(READ_TIMEOUT_S)
             try:
                 _pid, uid = wire.peer_uid(conn)
-                kind, payload = wire.recv(conn)
-                if kind != wire.REQUEST or len(payload) > MAX_REQUEST:
+                kind, payload = wire.recv(conn, limit=MAX_REQUEST)
+                if kind != wire.REQUEST:
                     return
+                conn.settimeout(60.0)
                 answer = self.handler(uid, wire.loads(payload))
                 wire.send_json(conn, wire.DATA, {"door": DOOR_PROTOCOL, **answer})
             except (wire.WireError, OSError) as exc:

@@ -54,10 +54,11 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes:
     return b"".join(parts)
 
 
-def recv(sock: socket.socket) -> tuple[bytes, bytes]:
-    """One frame (kind, payload); ``WireError`` when the peer is gone or oversteps the protocol."""
+def recv(sock: socket.socket, limit: int = MAX_FRAME) -> tuple[bytes, bytes]:
+    """One frame (kind, payload); ``WireError`` when the peer is gone or oversteps the protocol (a frame
+    over ``limit`` is refused from its header, before its payload is read)."""
     kind, length = HEADER.unpack(_recv_exact(sock, HEADER.size))
-    if length > MAX_FRAME:
+    if length > limit:
         msg = f"frame of {length} bytes is over the limit"
         raise WireError(msg)
     return kind, _recv_exact(sock, length)
