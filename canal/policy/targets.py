@@ -1,51 +1,43 @@
 """Filesystem paths a destructive command would delete or overwrite, for the host-side backup.
 
-Paths are resolved against the segment's working directory; globs are kept as written (the caller
+Options are read with the same grammar tables as the decision (``shell.getopt``: getopt_long prefixes,
+options that take a value), and the segment's working directory is the one its wrappers and literal
+``cd``s lead to, so a command backs up what it will really touch. Globs are kept as written (the caller
 expands them in the sandbox). Over-reporting is harmless (an extra backup); missing one is not.
 """
 
 from __future__ import annotations
 
-from canal.policy.argfacts import arg_facts
-from canal.policy.paths import normalize
-from canal.policy.shell.model import Segment, basename
-from canal.policy.shell.options import OptionSpec, scan
+import posixpath
 
-_DELETERS = {"rm": OptionSpec(), "rmdir": OptionSpec(), "unlink": OptionSpec(),
-             "shred": OptionSpec("nsu", frozenset({"iterations", "size", "random-source"})),
-             "truncate": OptionSpec("sr", frozenset({"size", "reference"}))}
-_COPIERS = {"mv": OptionSpec("tS", frozenset({"target-directory", "suffix"})),
-            "cp": OptionSpec("tS", frozenset({"target-directory", "suffix"})),
-            "install": OptionSpec("tSmogt", frozenset({"target-directory", "suffix", "mode", "owner",
-                                                       "group"}))}
+from canal.policy.argfacts import arg_facts, split_args
+from canal.policy.gitplace import UNKNOWN, git_place
+from canal.policy.paths import normalize
+from canal.policy.shell.getopt import Scan, scan
+from canal.policy.shell.grammar import grammar_of
+from canal.policy.shell.model import Segment, basename
+
+_DELETERS = frozenset({"rm", "rmdir", "unlink", "shred", "truncate"})
+_COPIERS = frozenset({"mv", "cp", "install"})
 _FIND_DELETING = frozenset({"rm", "rmdir", "unlink", "shred", "truncate"})
 _NOT_FILES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/")
 
 
-def _after_options(seg: Segment, spec: OptionSpec) -> list[str]:
-    words = seg.words
-    s = scan(words, 1, spec)
-    rest = [w.text for w in words[s.index:]]
-    # options may follow operands (GNU): keep only non-option words
-    return [a for a in rest if not a.startswith("-") or a == "-"] if "--" not in rest else rest
+def _scan(seg: Segment, program: str) -> tuple[Scan | None, list[str]]:
+    """The program's options (None without a grammar) and its operands, as it reads them."""
+    grammar = grammar_of(program)
+    if grammar is None:
+        return None, split_args(tuple(w.text for w in seg.words[1:]))[3]
+    found = scan(seg.words, 1, grammar)
+    return found, [seg.words[i].text for i in found.operands]
 
 
-def _copy_targets(seg: Segment, spec: OptionSpec) -> list[str]:
-    s = scan(seg.words, 1, spec)
-    operands = _after_options(seg, spec)
-    target_dir = s.seen.get("t") or s.seen.get("--target-directory")
-    if target_dir:
-        return [f"{target_dir.rstrip('/')}/{a.rstrip('/').rsplit('/', 1)[-1]}" for a in operands]
+def _copy_targets(seg: Segment, program: str) -> list[str]:
+    found, operands = _scan(seg, program)
+    target_dir = found.value("t", "target-directory") if found is not None else None
+    if target_dir is not None:
+        return [posixpath.join(target_dir.text, a.rstrip("/").rsplit("/", 1)[-1]) for a in operands]
     return operands[-1:] if len(operands) >= 2 else []
-
-
-def _find_roots(argv: tuple[str, ...]) -> list[str]:
-    roots: list[str] = []
-    for arg in argv[1:]:
-        if arg.startswith(("-", "(", "!")):
-            break
-        roots.append(arg)
-    return roots or ["."]
 
 
 def _find_deletes(seg: Segment) -> bool:
@@ -59,15 +51,25 @@ def _find_deletes(seg: Segment) -> bool:
     return False
 
 
+def _git_targets(seg: Segment) -> list[str]:
+    """``git clean`` deletes in the work tree: where -C, --work-tree or GIT_WORK_TREE put it."""
+    place = git_place(seg)
+    if place is None or "clean" not in seg.argv[1:]:
+        return []
+    if place.work_tree and place.work_tree != UNKNOWN:
+        return [place.work_tree]
+    return [place.start] if place.start else []
+
+
 def _program_targets(seg: Segment, program: str) -> list[str]:
     if program in _DELETERS:
-        return _after_options(seg, _DELETERS[program])
+        return _scan(seg, program)[1]
     if program in _COPIERS:
-        return _copy_targets(seg, _COPIERS[program])
+        return _copy_targets(seg, program)
     if program == "find" and _find_deletes(seg):
-        return _find_roots(seg.argv)
-    if program == "git" and "clean" in seg.argv[1:]:
-        return ["."]
+        return [w.text for w in arg_facts(seg.words, "find").positionals] or ["."]
+    if program == "git":
+        return _git_targets(seg)
     if program == "dd":
         return [a[3:] for a in seg.argv[1:] if a.startswith("of=")]
     if program == "sed":

@@ -108,20 +108,22 @@ class Emitter:
             code = strongest(seg.code_exec, u.code, self.stdin_code(seg, u), code_kind(seg))
             self.segments.append(dataclasses.replace(seg, code_exec=code, extra_writes=u.writes,
                                                      deletes=u.deletes))
+        cwd = moved(seg.cwd, u.cwd)
         for inner in u.inners:
             self.emit(dataclasses.replace(seg, words=inner, wrappers=(*seg.wrappers, u.wrapper),
                                           dynamic_args=seg.dynamic_args or u.dynamic,
-                                          assignments=seg.assignments + u.assignments), ctx)
+                                          assignments=seg.assignments + u.assignments, cwd=cwd), ctx)
+        run = dataclasses.replace(seg, cwd=cwd)
         for script in u.scripts:
-            self.nested(seg, u.wrapper, script, ctx, dynamic=u.dynamic)
+            self.nested(run, u.wrapper, script, ctx, dynamic=u.dynamic)
         for source in u.sources:
-            self.nested(seg, u.wrapper, source, ctx)
+            self.nested(run, u.wrapper, source, ctx)
         if u.stdin_script:
             feed = next((r for r in reversed(seg.redirects) if r.mode in ("heredoc", "herestring")), None)
             if feed is not None and feed.literal:
-                self.nested(seg, u.wrapper, Word(feed.target), ctx)
+                self.nested(run, u.wrapper, Word(feed.target), ctx)
             elif feed is None and seg.stdin_piped and ctx.piped_text is not None:
-                self.nested(seg, u.wrapper, Word(ctx.piped_text), ctx)
+                self.nested(run, u.wrapper, Word(ctx.piped_text), ctx)
 
     def stdin_code(self, seg: Segment, u: Unwrapped) -> str:
         if not u.stdin_script:
@@ -146,5 +148,15 @@ class Emitter:
                     functions=seg.functions, stdin_piped=seg.stdin_piped, nesting=ctx.nesting + 1,
                     dynamic=dynamic or ctx.dynamic)
         saved = self.cwd
+        self.cwd = seg.cwd  # a wrapper may run it elsewhere (env -C DIR sh -c ...)
         self.script(script.text, inner)
         self.cwd = saved
+
+
+def moved(cwd: str, move: str | None) -> str:
+    """The folder a wrapped command starts in: ``move`` (absolute, or relative to ``cwd``), or ``cwd``."""
+    if move is None:
+        return cwd
+    if not move or move.startswith("~") or (not move.startswith("/") and not cwd):
+        return ""
+    return posixpath.normpath(posixpath.join(cwd, move))

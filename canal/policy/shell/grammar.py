@@ -18,8 +18,8 @@ from pydantic import BaseModel, ConfigDict
 
 DATA = Path(__file__).parent / "data"
 Role = Literal["shell", "program", "command-argv", "code", "code-file", "ssh-option", "git-config",
-               "git-config-env",
-               "exec-action", "ex-command", "gdb-command", "deletes", "writes"]
+               "git-config-env", "exec-action", "ex-command", "gdb-command", "deletes", "writes", "chdir",
+               "login"]
 Custom = Literal["vim", "gdb", "parallel", "find", "xargs", "env", "socat", "sed", "gitconfig", "zip"]
 
 
@@ -34,6 +34,7 @@ class _CommandModel(BaseModel):
     with_option: tuple[str, ...] = ()
     script_flags: tuple[str, ...] = ()
     shell_args: bool = False
+    unknown_cwd: bool = False
 
 
 class _ProgramModel(BaseModel):
@@ -69,6 +70,7 @@ class CommandSpec:
     with_option: frozenset[str] = frozenset()
     script_flags: frozenset[str] = frozenset()  # flock LOCK -c 'cmd': a flag where the command would be
     shell_args: bool = False  # su USER ARGS: ARGS go to the user's shell (runuser -u USER CMD: a command)
+    unknown_cwd: bool = False  # the command starts in a folder the words do not name (chroot: the new /)
 
 
 @dataclass(frozen=True)
@@ -115,7 +117,8 @@ def _build(name: str, model: _ProgramModel | None, generated: dict[str, Any]) ->
     return Grammar(
         name=name,
         short_values="".join(sorted(set(generated.get("short_values", "")) | set(model.short_values) | {
-            k for k, role in model.roles.items() if len(k) == 1 and role != "deletes"})),
+            k for k, role in model.roles.items()
+            if len(k) == 1 and role not in ("deletes", "login") and k not in model.short_optional})),
         short_optional=generated.get("short_optional", "") + model.short_optional,
         long=long, exact_long=model.exact_long, numeric=model.numeric, stop_at_operand=model.stop_at_operand,
         command=None if command is None else CommandSpec(
@@ -123,7 +126,7 @@ def _build(name: str, model: _ProgramModel | None, generated: dict[str, Any]) ->
             shell_if_empty=command.shell_if_empty,
             join_with=frozenset(command.join_with), argv_with=frozenset(command.argv_with),
             with_option=frozenset(command.with_option), script_flags=frozenset(command.script_flags),
-            shell_args=command.shell_args),
+            shell_args=command.shell_args, unknown_cwd=command.unknown_cwd),
         no_command=frozenset(model.no_command), roles=dict(model.roles), stdin_script=model.stdin_script,
         custom=model.custom, subcommands=subcommands)
 

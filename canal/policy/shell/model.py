@@ -96,3 +96,4 @@ class Unwrapped:
     writes: tuple[str, ...] = ()
     deletes: tuple[str, ...] = ()
     sources: tuple[Word, ...] = ()  # files run as scripts (source FILE, bash <(...)): resolved by the parser
+    cwd: str | None = None  # where what it runs starts: None where it runs, "" unknown, else a path (env -C)

@@ -21,6 +21,7 @@ class Payload:
     writes: tuple[str, ...] = ()
     deletes: bool = False
     dynamic: bool = False  # the program appends arguments to the command (sort --compress-program PROG)
+    cwd: str | None = None  # where the command it runs starts: None unchanged, "" unknown (a home), or a path
 
 
 NOTHING = Payload()
@@ -112,6 +113,10 @@ def payload(role: str, value: Word | None) -> Payload:
     """The payload of one option with ``role`` (its value may be missing: the option is a flag)."""
     if role == "deletes":
         return Payload(deletes=True)
+    if role == "login":
+        return Payload(cwd="")
+    if role == "chdir":  # an option without its value (nsenter -w) moves to a folder known at run time
+        return Payload(cwd=value.text if value is not None and value.literal else "")
     if value is None:
         return NOTHING
     if role == "writes":

@@ -48,6 +48,8 @@ def env(words: Sequence[Word]) -> Unwrapped | None:
     g = _grammar("env")
     s = scan(words, 1, Grammar(name="env", short_values=g.short_values, long=g.long, stop_at_operand=True))
     split = s.value("S", "split-string")
+    chdir = s.value("C", "chdir")
+    cwd = None if chdir is None else (chdir.text if chdir.literal else "")
     i = s.stop
     assigns: list[tuple[str, str]] = []
     while i < len(words) and _ASSIGN_RE.match(words[i].text):
@@ -58,7 +60,7 @@ def env(words: Sequence[Word]) -> Unwrapped | None:
     inners = (tuple(words[i:]),) if i < len(words) and split is None else ()
     if not scripts and not inners:
         return Unwrapped("env", keep_outer=True, assignments=tuple(assigns)) if assigns else None
-    return Unwrapped("env", inners=inners, scripts=scripts, assignments=tuple(assigns))
+    return Unwrapped("env", inners=inners, scripts=scripts, assignments=tuple(assigns), cwd=cwd)
 
 
 def xargs(words: Sequence[Word]) -> Unwrapped:

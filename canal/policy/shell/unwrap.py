@@ -7,6 +7,7 @@ makes it write or delete. The parser analyses inner argvs and parses inner scrip
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Sequence
 
 from canal.policy.shell.getopt import Scan, scan
@@ -23,8 +24,11 @@ def _merge(payloads: Sequence[Payload]) -> Payload:
     scripts = tuple(s for p in payloads for s in p.scripts)
     code = "embedded" if any(p.code == "embedded" for p in payloads) else (
         "inline" if any(p.code == "inline" for p in payloads) else "")
+    moves = [p.cwd for p in payloads if p.cwd is not None]
+    cwd = "" if "" in moves else (moves[-1] if moves else None)  # a login anywhere: its home, unknown
     return Payload(scripts=scripts, code=code, writes=tuple(w for p in payloads for w in p.writes),
-                   deletes=any(p.deletes for p in payloads), dynamic=any(p.dynamic for p in payloads))
+                   deletes=any(p.deletes for p in payloads), dynamic=any(p.dynamic for p in payloads),
+                   cwd=cwd)
 
 
 def _roles(s: Scan, g: Grammar) -> Payload:
@@ -42,7 +46,8 @@ def _command(words: Sequence[Word], s: Scan, g: Grammar) -> tuple[tuple[Word, ..
     if spec.shell_args:
         if s.has("u", "user"):
             return (tuple(words[s.stop:]) or None), None, False
-        rest = tuple(words[s.operands[0] + 1:]) if s.operands else ()
+        user = 1 if s.operands and words[s.operands[0]].text == "-" else 0  # su - USER: a login
+        rest = tuple(words[s.operands[user] + 1:]) if len(s.operands) > user else ()
         return (Word("sh"), *rest), None, False
     if len(s.operands) <= spec.skip:
         return None, None, spec.shell_if_empty
@@ -68,6 +73,7 @@ def _generic(name: str, words: Sequence[Word], g: Grammar, depth: int = 0) -> Un
             return _combine(name, outer, inner, words)
     inner_argv, script, reads_stdin = _command(words, s, g)
     found = _roles(s, g)
+    cwd = "" if g.command is not None and (g.command.unknown_cwd or _login_dash(words, s, g)) else found.cwd
     deletes = tuple(words[i].text for i in s.operands) if found.deletes else ()
     is_wrapper = g.command is not None
     if inner_argv is None and script is None and not reads_stdin and found == NOTHING:
@@ -78,7 +84,12 @@ def _generic(name: str, words: Sequence[Word], g: Grammar, depth: int = 0) -> Un
         keep_outer=not is_wrapper or bool(found.writes or found.code or found.deletes) or reads_stdin,
         dynamic=found.dynamic,
         stdin_script=reads_stdin or (g.stdin_script and not s.operands), code=found.code,
-        writes=found.writes, deletes=deletes)
+        writes=found.writes, deletes=deletes, cwd=cwd)
+
+
+def _login_dash(words: Sequence[Word], s: Scan, g: Grammar) -> bool:
+    """``su - USER``: the lone dash is --login (the shell starts in the user's home)."""
+    return bool(g.command and g.command.shell_args and s.operands and words[s.operands[0]].text == "-")
 
 
 def _combine(name: str, outer: Payload, inner: Unwrapped | None, words: Sequence[Word]) -> Unwrapped | None:
@@ -88,7 +99,16 @@ def _combine(name: str, outer: Payload, inner: Unwrapped | None, words: Sequence
     return Unwrapped(wrapper=name, inners=base.inners, scripts=outer.scripts + base.scripts, keep_outer=True,
                      dynamic=outer.dynamic or base.dynamic,
                      stdin_script=base.stdin_script, code=_merge([outer, Payload(code=base.code)]).code,
-                     writes=outer.writes + base.writes, deletes=base.deletes)
+                     writes=outer.writes + base.writes, deletes=base.deletes, cwd=_then(outer.cwd, base.cwd))
+
+
+def _then(first: str | None, second: str | None) -> str | None:
+    """Where a command starts after two moves (``uv --directory A run --directory B``)."""
+    if first is None or second is None:
+        return second if first is None else first
+    if "" in (first, second):
+        return ""
+    return posixpath.join(first, second)
 
 
 def unwrap(words: Sequence[Word]) -> Unwrapped | None:

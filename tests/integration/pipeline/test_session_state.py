@@ -86,3 +86,22 @@ def test_path_planting_chain_needs_a_confirmation(fresh: Canal) -> None:
                      "declare -x PATH=/workspace/.bin:/usr/bin", "PATH=/workspace/.bin"):
         assert fresh.run(spelling).status == "confirmation_required", spelling
     assert "PLANTED" not in fresh.run("ls").output
+
+
+def test_backup_of_a_disguised_delete_follows_cwd_prefixes_and_wrappers(fresh: Canal) -> None:
+    """`rm --rec` (a getopt_long prefix) after `cd sub`, and `env --chd=sub` (a wrapper that changes
+    folder, itself abbreviated): the backup is sub/data, the other data is untouched."""
+    assert fresh.run("cd sub").status == "ok"
+    for command, back_to in (("rm --rec data", "/workspace"), ("env --chd=sub rm --rec data", "")):
+        asked = fresh.run(command)
+        assert asked.status == "confirmation_required", asked.text
+        assert asked.confirmation is not None
+        done = fresh.run(command, confirm=asked.confirmation.token)
+        assert done.status == "ok", done.text
+        assert [b.path for b in done.backups] == ["sub/data"], command
+        assert not (fresh.project_dir / "sub" / "data").exists()
+        assert (fresh.project_dir / "data" / "f.txt").read_text() == "outer\n", command
+        fresh.services.trash.restore(done.backups[0].trash_id)
+        assert (fresh.project_dir / "sub" / "data" / "f.txt").read_text() == "inner\n"
+        if back_to:
+            assert fresh.run(f"cd {back_to}").status == "ok"
