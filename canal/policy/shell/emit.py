@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from tree_sitter import Node
 
-from canal.policy.shell.analysis import analyse
+from canal.policy.shell.analysis import analyse, sink
 from canal.policy.shell.code import code_kind
 from canal.policy.shell.context import Ctx, fail, strongest
 from canal.policy.shell.model import (
@@ -37,6 +37,15 @@ class Emitter:
         self.script = script
         self.segments: list[Segment] = []
         self.produced: dict[str, str] = {}  # substitution text -> what it visibly prints
+        self.deferred: list[tuple[Segment, str, Ctx]] = []  # subscripts that run only if data is evaluated
+        self.stores_data = False  # an assignment of a value known only at run time
+
+    def finish(self) -> None:
+        """Check the deferred strings if the command evaluates or stores run-time data anywhere."""
+        while self.deferred and (self.stores_data or any(sink(s) for s in self.segments)):
+            pending, self.deferred = self.deferred, []
+            for seg, script, ctx in pending:
+                self.probe(seg, script, ctx)
 
     def add(self, words: list[Word], node: Node, ctx: Ctx, assigns: list[tuple[str, str]],
             redirects: list[Redirect], *, assigned: list[str] | None = None, opaque: str = "") -> None:
@@ -89,6 +98,7 @@ class Emitter:
             self.nested(seg, "value", script, ctx)
         for probe in found.probes:
             self.probe(seg, probe, ctx)
+        self.deferred += [(seg, probe, ctx) for probe in found.deferred]
         unwrapped = unwrap(seg.words) if seg.words and seg.words[0].literal else None
         if unwrapped is None:
             self.segments.append(dataclasses.replace(seg, code_exec=strongest(found.code, code_kind(seg))))
@@ -96,12 +106,20 @@ class Emitter:
         self.expand(dataclasses.replace(seg, code_exec=found.code), unwrapped, ctx)
 
     def probe(self, seg: Segment, script: str, ctx: Ctx) -> None:
-        """Substitutions bash would run inside a string (a subscript, a startup variable's value)."""
-        try:
-            self.nested(seg, "expansion", Word(script), ctx)
-        except ShellParseFailure:
-            self.segments.append(dataclasses.replace(seg, code_exec="embedded",
-                                                     opaque_reason="code in a string the parser cannot read"))
+        """Substitutions bash would run inside a string (a subscript, a startup variable's value).
+
+        tree-sitter cannot read some subscripts inside substitutions (``$( ( a[$(cmd)] ) )``); then the
+        brackets go (they hold no command) and it tries again. Unreadable either way: opaque code."""
+        before = len(self.segments)
+        for attempt in (script, script.replace("[", " ").replace("]", " ")):
+            try:
+                self.nested(seg, "expansion", Word(attempt), ctx)
+            except ShellParseFailure:
+                del self.segments[before:]
+                continue
+            return
+        self.segments.append(dataclasses.replace(seg, code_exec="embedded",
+                                                 opaque_reason="code in a string the parser cannot read"))
 
     def expand(self, seg: Segment, u: Unwrapped, ctx: Ctx) -> None:
         if u.keep_outer or u.code or u.writes or u.deletes:
@@ -149,8 +167,10 @@ class Emitter:
                     dynamic=dynamic or ctx.dynamic)
         saved = self.cwd
         self.cwd = seg.cwd  # a wrapper may run it elsewhere (env -C DIR sh -c ...)
-        self.script(script.text, inner)
-        self.cwd = saved
+        try:
+            self.script(script.text, inner)
+        finally:
+            self.cwd = saved
 
 
 def moved(cwd: str, move: str | None) -> str:

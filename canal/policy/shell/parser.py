@@ -79,6 +79,7 @@ def parse(text: str, *, cwd: str = "/workspace", checker: SyntaxChecker = bash_n
     run = _Parse(checker, cwd)
     try:
         run.script(text, Ctx())
+        run.out.finish()
     except ShellParseFailure as exc:
         return ParseResult(failure=str(exc))
     except RecursionError:
@@ -93,6 +94,7 @@ def expand_argv(words: tuple[Word, ...], *, cwd: str = "/workspace",
     seg = Segment(words=words, text=" ".join(w.text for w in words), cwd=cwd)
     try:
         run.out.emit(seg, Ctx())
+        run.out.finish()
     except ShellParseFailure as exc:
         return ParseResult(failure=str(exc))
     except RecursionError:

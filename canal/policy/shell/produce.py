@@ -64,9 +64,16 @@ def expands(text: str) -> bool:
 
 
 def expansion_probe(text: str) -> str:
-    """A script that performs exactly the expansions bash performs on ``text`` as a string."""
+    """A script holding every command substitution bash may perform on ``text`` as a string.
+
+    Arithmetic and parameter expansions are opened up so that tree-sitter (which cannot parse them in a
+    here-document with subscripts inside) sees the substitutions they hold: ``${`` and ``$[`` lose their
+    ``$``, and ``$((`` becomes ``$( (`` (and ``))`` ``) )``), since bash itself runs ``$((cmd) )`` as a
+    command substitution.
+    """
     # tree-sitter reads $( ) in here-document bodies, not backquotes
     text = _BACKQUOTE.sub(lambda m: "$(" + m.group(1) + ")", text)
+    text = text.replace("$((", "$( (").replace("))", ") )").replace("${", "{").replace("$[", "[")
     delim = "CANAL_PROBE"
     while delim in text:
         delim = f"CANAL_PROBE_{secrets.token_hex(4)}"

@@ -99,9 +99,13 @@ class Walker:
                      assigned=arithmetic_assigned(text), opaque="arithmetic on variables' values")
 
     def _n_for_statement(self, node: Node, ctx: Ctx) -> None:
+        """Each word of the list is assigned to the variable in turn: decided as assignments."""
         var = node.child_by_field_name("variable")
         if var is not None:
-            self.out.add([], var, ctx, [], [], assigned=[node_text(var)])
+            name = node_text(var)
+            values = [resolve(v) for v in node.children_by_field_name("value")]
+            self.out.stores_data = self.out.stores_data or not all(v.literal for v in values)
+            self.out.add([], var, ctx, [(name, v.text) for v in values], [], assigned=[name])
         self.children(node, ctx.inside("loop"))
 
     def _n_function_definition(self, node: Node, ctx: Ctx) -> None:
@@ -177,10 +181,12 @@ class Walker:
     def assignment(self, node: Node, ctx: Ctx) -> tuple[str, str]:
         name = node.child_by_field_name("name")
         value = node.child_by_field_name("value")
-        if value is not None:
-            self.walk(value, ctx)
-        return (node_text(name) if name is not None else "",
-                resolve(value).text if value is not None else "")
+        if value is None:
+            return node_text(name) if name is not None else "", ""
+        self.walk(value, ctx)
+        word = resolve(value)
+        self.out.stores_data = self.out.stores_data or not word.literal
+        return node_text(name) if name is not None else "", word.text
 
     def _n_variable_assignment(self, node: Node, ctx: Ctx) -> None:
         self.out.add([], node, ctx, [self.assignment(node, ctx)], list(ctx.redirects))

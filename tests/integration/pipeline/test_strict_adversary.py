@@ -22,6 +22,10 @@ CASES = {
     "arithmetic printf -v": "printf -v 'a[$(touch /workspace/pwned)]' %s x",
     "arithmetic read": "read 'a[$(touch /workspace/pwned)]' <<< 1",
     "arithmetic variable": "[[ x -eq 0 ]]",
+    "arithmetic quoted in (( ))": "(( 'a[$(touch /workspace/pwned)]' ))",
+    "arithmetic quoted in $(( ))": "echo $(( 'a[$(touch /workspace/pwned)]' ))",
+    "subscript assignment": "A['a[$(touch /workspace/pwned)]']=1",
+    "subscript through a pipe": "echo 'a[$(touch /workspace/pwned)]' | { read x; echo $((x)); }",
     "startup BASH_ENV": "BASH_ENV='$(touch /workspace/pwned)' bash -c true",
     "startup ENV": "ENV='$(touch /workspace/pwned)' sh -i < /dev/null",
     "redirect alone": "> pwned",
@@ -73,3 +77,10 @@ def test_the_sandbox_really_would_have_run_them(strict: Canal) -> None:
     assert probe.status == "confirmation_required"  # strict: arithmetic is not read-only
     plain = strict.run("cat keep.txt")
     assert (plain.status, plain.output) == ("ok", "keep")
+
+
+def test_a_subscript_in_plain_data_is_only_data(strict: Canal) -> None:
+    """What is not evaluated runs nothing, so strict lets it print (issue 16's over-approximation)."""
+    shown = strict.run("echo 'a[$(touch /workspace/pwned)]'")
+    assert (shown.status, shown.output) == ("ok", "a[$(touch /workspace/pwned)]"), shown.text
+    assert not (strict.project_dir / "pwned").exists()
