@@ -42,7 +42,7 @@ Kind = Literal[
     "trash.list",
     "trash.purge",  # {older_than}
     "image.build",
-    "policy.check",  # {command}
+    "policy.check",  # {command, cwd?, session_env?, unattended?}: decided as the session would
     "policy.show",
     "policy.test",  # {file}
     "workflow.abort",  # {run_id}

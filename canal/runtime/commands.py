@@ -105,7 +105,10 @@ _TAILS: dict[Kind, Callable[[Args], str]] = {
     "egress.log": lambda a: _opt("--denied", a.get("denied")),
     "diff": _positional("checkpoint"),
     "trash.purge": lambda a: _opt("--older-than", a.get("older_than", "30d")),
-    "policy.check": lambda a: f" -- {shell_words(str(a.get('command', 'CMD')))}",
+    "policy.check": lambda a: (_opt("--cwd", a.get("cwd"))
+                               + "".join(_opt("--session-env", v) for v in a.get("session_env") or ())
+                               + _opt("--unattended", a.get("unattended"))
+                               + f" -- {shell_words(str(a.get('command', 'CMD')))}"),
     "policy.test": lambda a: f" {quote(a.get('file', 'FILE'))}",
     "key.retire": _positional("key_id"),
     "audit.show": lambda a: _opt("--since", a.get("since")),

@@ -113,7 +113,7 @@ class Pipeline:
         view = _decision_view(decision)
         approval: Approval | None = None
         if decision.action == "deny":
-            return self._refused(req, decision, view)
+            return self._refused(req, decision, view, state)
         if decision.action == "confirm":
             if req.confirm is None:
                 return self._ask(req, decision, view, cwd)
@@ -235,7 +235,8 @@ class Pipeline:
         secrets = req.secrets
         return (lambda text: keep(mask_exact(text, secrets))) if secrets else keep
 
-    def _refused(self, req: RunRequest, decision: Decision, view: DecisionView) -> RunResult:
+    def _refused(self, req: RunRequest, decision: Decision, view: DecisionView,
+                 state: SessionState) -> RunResult:
         redact = self._redactor(req)
         redacted = redact(_shown(req.text))
         audit_id = self.services.audit.append("run.denied", {
@@ -243,7 +244,10 @@ class Pipeline:
         rules = ", ".join(decision.rule_ids) or decision.source
         why = decision.reason or "the policy refuses it"
         hint = "ask the user to run it outside the sandbox, or use a command the policy allows"
-        actions = [act("policy.check", "to see why", command=redacted)]
+        # the check decides with what this decision used: the session's cwd and changed variables
+        session = [f"{k}={v}" if v else k for k, v in sorted(state.env().items())]
+        actions = [act("policy.check", "to see why", command=redacted, cwd=state.cwd,
+                       session_env=[redact(v) for v in session] or None, unattended=req.unattended or None)]
         if len(req.text) > MAX_SHOWN_COMMAND:
             hint, actions = "write it to a script file and run that, or split it into shorter commands", []
         message = f"{redact(_shown(decision.segment or req.text))} matches {rules} ({why}). Nothing was run."

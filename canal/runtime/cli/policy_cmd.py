@@ -37,7 +37,11 @@ def _policy_options(fn: Any) -> Any:
                       help=f"Decide with a shipped profile ({', '.join(PROFILES)}) instead of this project's "
                       "policy.")(fn)
     fn = click.option("--cwd", default="/workspace", show_default=True,
-                      help="Working directory for paths.")(fn)
+                      help="The session's working directory (canal run decides with the session's real "
+                           "one; a refusal's hint gives it).")(fn)
+    fn = click.option("--session-env", "session_env", multiple=True, metavar="NAME[=VALUE]",
+                      help="An exported variable the session changed (PATH with its value), as canal run "
+                           "decides with them. Repeatable.")(fn)
     return click.option("--unattended", is_flag=True,
                         help="Decide as an unattended run (confirm -> deny); default: as canal.yaml "
                              "says.")(fn)
@@ -48,7 +52,7 @@ def _line(d: Decision) -> str:
     return f"{d.action.upper()} [{d.source}] rules={rules} segments={d.segments}"
 
 
-def _render(d: Decision, label: str) -> None:
+def _render(d: Decision, label: str, cwd: str, env: dict[str, str]) -> None:
     click.echo(_line(d))
     for reason in d.reasons:
         click.echo(f"  reason: {reason}")
@@ -56,7 +60,15 @@ def _render(d: Decision, label: str) -> None:
         click.echo(f"  segment: {d.segment}")
     for target in d.targets:
         click.echo(f"  target: {target}")
+    click.echo(f"  cwd: {cwd}")
+    if env:
+        click.echo(f"  session: {' '.join(f'{k}={v}' if v else k for k, v in sorted(env.items()))}")
     click.echo(f"  policy: {label} {d.policy_hash}")
+
+
+def _session_env(given: tuple[str, ...]) -> dict[str, str]:
+    """``NAME[=VALUE]`` options as the policy takes the session's changed variables."""
+    return dict((name, value) for name, _, value in (item.partition("=") for item in given))
 
 
 @click.group("policy")
@@ -71,8 +83,8 @@ def policy_group() -> None:
               help="Read one JSON-encoded command string per line; write one JSON decision per line.")
 @click.argument("command", nargs=-1)
 @pass_app
-def check(app: App, profile: str, files: tuple[Path, ...], cwd: str, unattended: bool, as_json: bool,
-          from_stdin: bool, command: tuple[str, ...]) -> None:
+def check(app: App, profile: str, files: tuple[Path, ...], cwd: str, session_env: tuple[str, ...],
+          unattended: bool, as_json: bool, from_stdin: bool, command: tuple[str, ...]) -> None:
     """Decide allow | confirm | deny for COMMAND with the policy canal run uses here (canal.yaml's
     profile and rule files). Exit 0 allow, 120 confirm, 121 deny. COMMAND's words mean what they mean
     to canal run: one is a command line, several an exact argv.
@@ -81,14 +93,18 @@ def check(app: App, profile: str, files: tuple[Path, ...], cwd: str, unattended:
     """
     policy, label = _load(app, profile, files)
     unattended = unattended or _project_unattended(app, profile, files)
+    env = _session_env(session_env)
     if from_stdin:
-        _check_stream(policy, cwd, unattended)
+        _check_stream(policy, cwd, unattended, env)
         return
     if not command:
         msg = "give a command after --, e.g. canal policy check -- git status"
         raise click.UsageError(msg)
-    decision = policy.decide(command_text(command), cwd=cwd, unattended=unattended)
-    echo_json(decision.to_json()) if as_json else _render(decision, label)
+    decision = policy.decide(command_text(command), cwd=cwd, unattended=unattended, env=env)
+    if as_json:
+        echo_json({**decision.to_json(), "cwd": cwd, "session_env": env})
+    else:
+        _render(decision, label, cwd, env)
     sys.exit(_EXIT[decision.action])
 
 
@@ -96,7 +112,7 @@ def _project_unattended(app: App, profile: str, files: tuple[Path, ...]) -> bool
     return not profile and not files and app.canal.unattended
 
 
-def _check_stream(policy: Policy, cwd: str, unattended: bool) -> None:
+def _check_stream(policy: Policy, cwd: str, unattended: bool, env: dict[str, str]) -> None:
     for raw in sys.stdin:
         if not raw.strip():
             continue
@@ -108,7 +124,7 @@ def _check_stream(policy: Policy, cwd: str, unattended: bool) -> None:
             click.echo(json.dumps({"decision": "deny", "rules": [], "segments": 0,
                                    "reason": "input line is not a JSON string"}))
             continue
-        d = policy.decide(text, cwd=cwd, unattended=unattended)
+        d = policy.decide(text, cwd=cwd, unattended=unattended, env=env)
         click.echo(json.dumps({"decision": d.action, "rules": list(d.rule_ids), "reason": d.reason,
                                "segments": d.segments, "source": d.source}))
 
@@ -118,21 +134,22 @@ def _check_stream(policy: Policy, cwd: str, unattended: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print decision, segments and facts as JSON.")
 @click.argument("command", nargs=-1, required=True)
 @pass_app
-def explain(app: App, profile: str, files: tuple[Path, ...], cwd: str, unattended: bool, as_json: bool,
-            command: tuple[str, ...]) -> None:
+def explain(app: App, profile: str, files: tuple[Path, ...], cwd: str, session_env: tuple[str, ...],
+            unattended: bool, as_json: bool, command: tuple[str, ...]) -> None:
     """Show every segment of COMMAND, its facts, and which rules matched (the policy canal run uses).
 
     Example: canal policy explain -- sudo rm -rf /tmp/x
     """
     policy, label = _load(app, profile, files)
     unattended = unattended or _project_unattended(app, profile, files)
-    decision, reports = policy.explain(command_text(command), cwd=cwd, unattended=unattended)
+    env = _session_env(session_env)
+    decision, reports = policy.explain(command_text(command), cwd=cwd, unattended=unattended, env=env)
     if as_json:
         echo_json({"decision": decision.to_json(), "segments": [
             {"facts": r.facts, "matched": list(r.matched), "errors": list(r.errors), "action": r.action}
             for r in reports]})
         return
-    _render(decision, label)
+    _render(decision, label, cwd, env)
     for i, r in enumerate(reports, 1):
         f = r.facts
         click.echo(f"segment {i}: {r.action.upper()} matched={','.join(r.matched) or '-'}  {f['text']}")

@@ -42,4 +42,4 @@ def test_denied_hint_never_repeats_a_secret_in_the_command(canal: Canal) -> None
     refused = canal.run(f"rm -rf build --token={TOKEN}", unattended=True, say=cli_words)
     assert refused.status == "denied"
     assert TOKEN not in refused.text
-    assert "canal policy check -- " in refused.text
+    assert "canal policy check --cwd /workspace --unattended -- " in refused.text

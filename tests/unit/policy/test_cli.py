@@ -49,3 +49,25 @@ def test_explain_json_lists_facts() -> None:
     res = CliRunner().invoke(cli, ["policy", "explain", "--json", "--", "env -i bash -c 'rm x'"])
     data = json.loads(res.stdout)
     assert data["segments"][0]["facts"]["wrappers"] == ["env", "bash"]
+
+
+def test_check_decides_with_the_cwd_it_is_given_and_says_it() -> None:
+    runner = CliRunner()
+    here = runner.invoke(cli, ["policy", "check", "--", "rm -rf workspace"])
+    assert here.exit_code == 120, here.output
+    assert "  cwd: /workspace\n" in here.stdout
+    root = runner.invoke(cli, ["policy", "check", "--cwd", "/", "--", "rm -rf workspace"])
+    assert root.exit_code == 121, root.output
+    assert "  cwd: /\n" in root.stdout
+    assert json.loads(runner.invoke(cli, ["policy", "check", "--json", "--cwd", "/", "--",
+                                          "rm -rf workspace"]).stdout)["cwd"] == "/"
+
+
+def test_check_decides_with_the_session_variables_it_is_given() -> None:
+    runner = CliRunner()
+    args = ["policy", "check", "--profile", "strict"]
+    assert runner.invoke(cli, [*args, "--", "ls"]).exit_code == 0
+    changed = runner.invoke(cli, [*args, "--session-env", "PATH=/workspace/.bin:/usr/bin", "--", "ls"])
+    assert changed.exit_code == 120, changed.output
+    assert "session-environment" in changed.stdout
+    assert "  session: PATH=/workspace/.bin:/usr/bin\n" in changed.stdout

@@ -174,3 +174,30 @@ def test_a_command_proven_read_only_runs_without_a_checkpoint(canal: Canal) -> N
     assert wrote.checkpoint is not None
     assert "GIT_OPTIONAL_LOCKS" not in backend.calls[-1].env
     assert [c.id for c in canal.services.checkpoints.list()] == [wrote.checkpoint.id]
+
+
+def test_a_refusal_says_how_to_check_it_with_the_session_state_it_was_decided_in(canal: Canal) -> None:
+    """After `cd /`, `rm -rf workspace` is the whole project (deny); checked from /workspace it would only
+    be confirmed. The hint's `canal policy check` carries the cwd (and the session's changed variables,
+    and unattended) the decision used, so running it gives the same answer."""
+    from canal.runtime.cli.words import say as cli_words
+
+    assert canal.run("cd /").status == "ok"
+    refused = canal.run("rm -rf workspace", say=cli_words)
+    assert refused.status == "denied", refused.text
+    [check] = [a for a in refused.next if a.kind == "policy.check"]
+    assert check.args["cwd"] == "/"
+    assert "canal policy check --cwd / -- rm -rf workspace " in refused.text
+    late = canal.run("rm -rf /", unattended=True, say=cli_words)
+    assert "canal policy check --cwd / --unattended -- rm -rf / " in late.text
+
+
+def test_the_check_hint_carries_the_variables_the_session_changed(canal: Canal) -> None:
+    from canal.runtime.cli.words import say as cli_words
+
+    asked = canal.run("export PATH=/workspace/.bin:/usr/bin")
+    assert asked.confirmation is not None
+    assert canal.run("export PATH=/workspace/.bin:/usr/bin", confirm=asked.confirmation.token).status == "ok"
+    refused = canal.run("rm -rf /", say=cli_words)
+    assert "canal policy check --cwd /workspace --session-env PATH=/workspace/.bin:/usr/bin -- rm -rf / " \
+        in refused.text, refused.text
