@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Literal
@@ -48,21 +48,24 @@ def _compile(spec_file: PolicyFile, positions: Positions, path: Path) -> list[Co
     return out
 
 
-def _read_chain(path: Path, depth: int = 0) -> list[_Spec]:
+def _read_chain(path: Path, depth: int = 0, texts: Mapping[Path, str] | None = None) -> list[_Spec]:
     if depth > MAX_EXTENDS:
         msg = f"{path}: `extends` chain is longer than {MAX_EXTENDS}"
         raise PolicyLoadError(msg, file=str(path))
-    spec, positions = read_policy_file(path)
+    spec, positions = read_policy_file(path, (texts or {}).get(path))
     chain = _read_chain(profile_path(spec.extends), depth + 1) if spec.extends else []
     return [*chain, (path, spec, positions)]
 
 
 def build_policy(paths: Sequence[Path], checker: SyntaxChecker = bash_n,
-                 verified_dir: Path | None = None, *, fork: bool = False) -> Policy:
+                 verified_dir: Path | None = None, texts: Mapping[Path, str] | None = None, *,
+                 fork: bool = False) -> Policy:
     """Policy from files in order; later files add rules, and the last file names the default.
 
     ``verified_dir``: a private folder remembering which (policy, engine code) pairs already passed
     their inline examples, so a new process does not re-run them. Rules are compiled either way.
+    ``texts``: the content of files already read (and approved): used as given, the file is not read
+    again (a file swapped after the approval cannot slip in). Shipped profiles are read from the package.
     ``fork``: the policy of a fork of a project with these files (``load_fork_policy``).
     """
     rules: list[CompiledRule] = []
@@ -71,7 +74,7 @@ def build_policy(paths: Sequence[Path], checker: SyntaxChecker = bash_n,
         msg = "no policy file given"
         raise PolicyLoadError(msg, hint="pass a policy file or a shipped profile")
     for path in paths:
-        specs += [s for s in _read_chain(path) if s[0] not in [p for p, _, _ in specs]]
+        specs += [s for s in _read_chain(path, texts=texts) if s[0] not in [p for p, _, _ in specs]]
     seen: dict[str, str] = {}
     for path, spec, positions in specs:
         for rule in _compile(spec, positions, path):
@@ -162,14 +165,17 @@ def fires(policy: Policy, rule_id: str, command: str) -> tuple[bool, str]:
 
 
 def load_policy(profile: str = "standard", files: Sequence[Path] = (),
-                checker: SyntaxChecker = bash_n, verified_dir: Path | None = None) -> Policy:
-    """The shipped ``profile`` plus extra rule ``files``; refuses to load on any failure."""
-    return build_policy([profile_path(profile), *files], checker, verified_dir)
+                checker: SyntaxChecker = bash_n, verified_dir: Path | None = None,
+                texts: Mapping[Path, str] | None = None) -> Policy:
+    """The shipped ``profile`` plus extra rule ``files`` (their content from ``texts`` when given);
+    refuses to load on any failure."""
+    return build_policy([profile_path(profile), *files], checker, verified_dir, texts)
 
 
 def load_fork_policy(profile: str = "standard", files: Sequence[Path] = (),
-                     checker: SyntaxChecker = bash_n, verified_dir: Path | None = None) -> Policy:
+                     checker: SyntaxChecker = bash_n, verified_dir: Path | None = None,
+                     texts: Mapping[Path, str] | None = None) -> Policy:
     """The policy of a fork of a project that runs ``profile`` plus ``files``: the same rules, with
     every deny kept, confirmations waived (nobody is asked; the fork's workspace is a copy), and each
     rule marked ``in_fork: deny`` denying where it would have asked (strict's secret reads)."""
-    return build_policy([profile_path(profile), *files], checker, verified_dir, fork=True)
+    return build_policy([profile_path(profile), *files], checker, verified_dir, texts, fork=True)

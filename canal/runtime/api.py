@@ -101,14 +101,20 @@ class Canal:
 
     @cached_property
     def policy(self) -> Policy:
-        settings = self.config.policy
-        files = [self.project_dir / f for f in settings.files]
+        return self._load_policy(self.config.policy.profile)
+
+    def _load_policy(self, profile: str, *, fork: bool = False) -> Policy:
+        """``profile`` plus the project's rule files, compiled from the text that was checked against the
+        approval (never read again from disk); ``fork``: derived for a fork (``load_fork_policy``)."""
+        texts = self.services.policy_texts
+        files = list(texts)
         verified = self.services.state_dir / "policy-verified"
+        load = load_fork_policy if fork else load_policy
         warm = installed()
         if warm is None:
-            return load_policy(settings.profile, files, verified_dir=verified)
-        return warm.policy(policy_key(settings.profile, files),
-                           lambda: load_policy(settings.profile, files, verified_dir=verified))
+            return load(profile, files, verified_dir=verified, texts=texts)
+        return warm.policy(policy_key(f"{FORK_PROFILE}:{profile}" if fork else profile, texts),
+                           lambda: load(profile, files, verified_dir=verified, texts=texts))
 
     @cached_property
     def backend(self) -> SandboxBackend:
@@ -139,14 +145,7 @@ class Canal:
         """Forks run the project's own profile and approved rule files, derived for a copy
         (``load_fork_policy``): deny rules kept, confirmations waived, ``in_fork: deny`` rules (strict's
         secret reads) denied."""
-        profile = self.config.policy.profile
-        files = [self.project_dir / f for f in self.config.policy.files]
-        verified = self.services.state_dir / "policy-verified"
-        warm = installed()
-        if warm is None:
-            return load_fork_policy(profile, files, verified_dir=verified)
-        return warm.policy(policy_key(f"{FORK_PROFILE}:{profile}", files),
-                           lambda: load_fork_policy(profile, files, verified_dir=verified))
+        return self._load_policy(self.config.policy.profile, fork=True)
 
     @cached_property
     def files(self) -> FileOps:

@@ -19,7 +19,8 @@ from canal.runtime.paths import config_dir, data_root, project_key, state_dir_fo
 from canal.runtime.redact import Redactor
 from canal.runtime.sealed.store import SealedStore
 from canal.runtime.trash.store import Trash
-from canal.runtime.trust import TrustedConfig
+from canal.runtime.trust import TrustedConfig, policy_file_path
+from canal.runtime.trust.snapshot import read_policy_text
 from canal.runtime.warm import installed
 
 AUDIT_PURPOSE = "audit-hmac"
@@ -57,11 +58,33 @@ class Services:
         """The configuration in force: the one given in code, else canal.yaml once a person approved it
         (or the defaults), with ``profile`` tightening its policy. Read once per object, so a long-lived
         server keeps what it started with."""
-        config = with_profile(self._config or self.trust.require(), self._profile)
+        config = with_profile(self._settings[0], self._profile)
         if config.audit.otlp is not None:  # from now on, records go to the collector too
             shipper = shipper_for(self.audit.path, config.audit.otlp, self.project_id)
             self.audit.listeners.append(shipper.notify)
         return config
+
+    @cached_property
+    def _settings(self) -> tuple[CanalConfig, dict[str, str] | None]:
+        """(configuration, rule file as written -> the text checked and approved; None: given in code)."""
+        if self._config is not None:
+            return self._config, None
+        snap = self.trust.require_snapshot()
+        return snap.config, snap.policy_texts
+
+    @cached_property
+    def policy_texts(self) -> dict[Path, str]:
+        """Each rule file of the configuration in force -> its text: exactly the bytes read when the
+        settings were checked against the approval (one read: a file swapped since cannot slip in); for
+        a configuration given in code, read now, once, the same safe way (inside the project, no link)."""
+        config, approved = self._settings
+        out: dict[Path, str] = {}
+        for name in config.policy.files:
+            text = (approved or {}).get(str(name))
+            if text is None:
+                text = read_policy_text(policy_file_path(self.project_dir, name))[1]
+            out[self.project_dir / name] = text
+        return out
 
     @cached_property
     def trust(self) -> TrustedConfig:

@@ -1,19 +1,20 @@
 """Warm state shared by every ``Canal`` of a long-lived process (the server installs one).
 
-Compiled policies (keyed by profile and the rule files' identity: change a file and the next call
-compiles it again) and one backend per project, so every front door (the CLI, MCP, the Python API
-through the server) reaches the same sandbox session: its working directory and exported variables are
-the same whichever door a command came through. Commands on one sandbox are serialised by the backend
-(one shell, one command at a time); different sandboxes run in parallel.
+Compiled policies (keyed by profile and the digest of the rule files' approved text: another text, and
+the next call compiles it again) and one backend per project, so every front door (the CLI, MCP, the
+Python API through the server) reaches the same sandbox session: its working directory and exported
+variables are the same whichever door a command came through. Commands on one sandbox are serialised by
+the backend (one shell, one command at a time); different sandboxes run in parallel.
 
 Without an installed ``Warm`` (in-process use) each ``Canal`` owns its policy and backend, as before.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -27,19 +28,14 @@ if TYPE_CHECKING:
 PolicyKey = tuple[object, ...]
 
 
-def policy_key(profile: str, files: Sequence[Path]) -> PolicyKey:
-    """The profile and each rule file's path, size and modification time: a changed file is a new key.
+def policy_key(profile: str, texts: Mapping[Path, str]) -> PolicyKey:
+    """The profile and each rule file's path and the digest of the text it is compiled from: another
+    text is another key (never a file's modification time: the text is what was approved).
 
     Nothing of the project beyond its rule files: projects with the same rules share one compiled
     policy (a new project's first call compiles nothing; its examples already passed in this process)."""
-    stamps: list[object] = []
-    for path in files:
-        try:
-            info = path.stat()
-            stamps.append((str(path), info.st_mtime_ns, info.st_size, info.st_ino))
-        except OSError:
-            stamps.append((str(path), None))  # loading reports the missing file
-    return (profile, tuple(stamps))
+    return (profile, tuple((str(path), hashlib.sha256(text.encode()).hexdigest())
+                           for path, text in texts.items()))
 
 
 class Syncable(Protocol):

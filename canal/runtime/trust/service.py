@@ -78,12 +78,16 @@ class TrustedConfig:
 
     def require(self) -> CanalConfig:
         """The configuration that may take effect now; ``CONFIG_UNAPPROVED`` when a person must look."""
+        return self.require_snapshot().config
+
+    def require_snapshot(self) -> Snapshot:
+        """As ``require``, with the text of each policy file as read for the check (build from that)."""
         status = self.status()
         if status.state == "unapproved":
             raise unapproved_error(status, self.project_dir)
         if status.state == "tightened":
             self._record(status.snapshot, "canal", TIGHTENING, status.changes, event="config.accept")
-        return status.snapshot.config
+        return status.snapshot
 
     def approvers(self) -> ApprovalsSettings:
         """Who may approve a change: the approvers of the settings approved last, never the new content's

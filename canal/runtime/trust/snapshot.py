@@ -12,7 +12,7 @@ import hashlib
 import json
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -73,6 +73,8 @@ class Snapshot:
     settings: dict[str, Any]
     policy: dict[str, str]  # policy file as written in canal.yaml -> sha256 of its bytes
     exists: bool  # canal.yaml is there (else: the defaults)
+    # policy file as written -> the text read (the bytes the digest covers): what the policy is built from
+    policy_texts: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def digest(self) -> str:
@@ -135,25 +137,30 @@ def read_image_file(project_dir: Path, source: str) -> bytes:
     return data
 
 
-def read_policy_digest(path: Path) -> str:
+def read_policy_text(path: Path) -> tuple[str, str]:
+    """(sha256 of the bytes, their text): one safe read, so what is approved is what is compiled."""
     data = read_settings_bytes(path)
     if data is None:
         msg = f"policy file {path} (named in {CONFIG_NAME}) does not exist; nothing was run."
         raise ConfigError(msg, hint=f"create it, or remove it from policy.files in {CONFIG_NAME}",
                           details={"file": str(path), "reason": "missing"})
-    decode_settings(data, path)
-    return hashlib.sha256(data).hexdigest()
+    return hashlib.sha256(data).hexdigest(), decode_settings(data, path)
+
+
+def read_policy_digest(path: Path) -> str:
+    return read_policy_text(path)[0]
 
 
 def take_snapshot(project_dir: Path) -> Snapshot:
     path = project_dir / CONFIG_NAME
     data = read_settings_bytes(path)
     config = CanalConfig() if data is None else parse_config(decode_settings(data, path), str(path))
-    policy = {str(name): read_policy_digest(policy_file_path(project_dir, name))
-              for name in config.policy.files}
+    read = {str(name): read_policy_text(policy_file_path(project_dir, name)) for name in config.policy.files}
     files = {f.source: hashlib.sha256(read_image_file(project_dir, f.source)).hexdigest()
              for f in config.image.files}
-    return Snapshot(config, trusted_settings(config, files), policy, exists=data is not None)
+    digests = {name: digest for name, (digest, _) in read.items()}
+    return Snapshot(config, trusted_settings(config, files), digests, exists=data is not None,
+                    policy_texts={name: text for name, (_, text) in read.items()})
 
 
 def defaults_snapshot() -> Snapshot:
