@@ -23,6 +23,10 @@ class Decision:
     policy_hash: str
     source: Source
     targets: tuple[str, ...] = ()  # paths a destructive command would delete or overwrite
+    # where git commands start looking for their repository, and the repositories --git-dir/GIT_DIR name:
+    # the sandbox-side override scans those inside the workspace before the command (runtime.gitguard)
+    git_starts: tuple[str, ...] = ()
+    git_dirs: tuple[str, ...] = ()
     profile: str = ""
     segments: int = 0
     parser_version: str = ""
@@ -38,4 +42,6 @@ class Decision:
         data["rule_ids"] = list(self.rule_ids)
         data["reasons"] = list(self.reasons)
         data["targets"] = list(self.targets)
+        data["git_starts"] = list(self.git_starts)
+        data["git_dirs"] = list(self.git_dirs)
         return data

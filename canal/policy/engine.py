@@ -14,6 +14,7 @@ from canal.policy.decision import STRICTNESS, Action, Decision, Source
 from canal.policy.facts import DEFAULT_SESSION, Session, segment_facts
 from canal.policy.fastcel import run
 from canal.policy.fastops import plain
+from canal.policy.gitplace import repositories
 from canal.policy.readonly import command_read_only
 from canal.policy.shell import PARSER_VERSION, Segment, parse
 from canal.policy.shell.model import MAX_ARG_CHARS, MAX_ARGV, MAX_COMMAND_CHARS, Word
@@ -228,7 +229,8 @@ class Policy:
             matched, errors = self._evaluate(cmd_rules, {}, cmd, ctx)
             self._merge(out, text, matched, errors)
         return self._final(out, tuple(targets), len(segments), unattended, start,
-                           read_only=command_read_only(segments, all_facts))
+                           read_only=command_read_only(segments, all_facts),
+                           git=repositories(segments, session.env))
 
     def _merge(self, out: _Outcome, seg_text: str, matched: list[CompiledRule], errors: list[str]) -> None:
         if errors:
@@ -255,7 +257,8 @@ class Policy:
                 out.rule_ids += [r.id for r in matched if r.id not in out.rule_ids]
 
     def _final(self, out: _Outcome, targets: tuple[str, ...], count: int, unattended: bool,
-               start: float, *, read_only: bool = False) -> Decision:
+               start: float, *, read_only: bool = False,
+               git: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())) -> Decision:
         action, source, reasons = out.action, out.source, list(out.reasons)
         if self.confirmations == "none" and action == "confirm":
             action = "allow"
@@ -265,6 +268,7 @@ class Policy:
             reasons.append("unattended run: a command that needs confirmation is denied")
         return Decision(action=action, rule_ids=tuple(out.rule_ids), reasons=tuple(reasons),
                         segment=out.segment, policy_hash=self.hash, source=source, targets=targets,
+                        git_starts=git[0], git_dirs=git[1],
                         profile=self.name, segments=count, parser_version=PARSER_VERSION,
                         elapsed_ms=round((time.monotonic() - start) * 1000, 3),
                         read_only=read_only and action != "deny")

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from canal.policy.argfacts import arg_facts, git_subcommand
+from canal.policy.gitplace import UNKNOWN, git_place
 from canal.policy.paths import expand, normalize
 from canal.policy.shell.gitconfig import CODE_CONFIG_PATH
 from canal.policy.shell.model import Segment
@@ -118,5 +119,16 @@ def segment_facts(seg: Segment, session: Session = DEFAULT_SESSION) -> dict[str,
         "stdin_piped": seg.stdin_piped,
         "recursive": bool(program) and program in seg.functions,
         "cwd": here,
+        "git_repo": _git_repo(seg, session),
         "text": seg.text,
     }
+
+
+def _git_repo(seg: Segment, session: Session) -> str:
+    """Where git finds the repository whose configuration it reads: --git-dir/GIT_DIR, else the folder
+    it starts in; "" when not git or known only at run time."""
+    place = git_place(seg, session.env)
+    if place is None:
+        return ""
+    found = place.git_dir or place.start
+    return "" if found == UNKNOWN else found

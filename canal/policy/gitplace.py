@@ -9,6 +9,7 @@ this names inside the workspace; a git command whose repository cannot be named 
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from canal.policy.shell.getopt import scan
@@ -16,6 +17,7 @@ from canal.policy.shell.grammar import grammar_of
 from canal.policy.shell.model import Segment, basename
 
 UNKNOWN = "?"
+_PLACE_VARIABLES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")
 
 
 @dataclass(frozen=True)
@@ -42,17 +44,21 @@ def _resolved(base: str, path: str) -> str:
     return found or UNKNOWN
 
 
-def git_place(seg: Segment) -> GitPlace | None:
+def git_place(seg: Segment, env: Mapping[str, str] | None = None) -> GitPlace | None:
     """None when ``seg`` does not run git. Relative ``--git-dir``/``GIT_DIR`` paths are relative to the
     folder the ``-C`` options lead to (git changes folder while it reads its options, and looks for the
-    repository after)."""
+    repository after). ``env``: the variables the session exported (its ``GIT_DIR`` holds unless the
+    command sets its own); ``GIT_COMMON_DIR`` names a repository git reads configuration from: unknown."""
     words = seg.words
     if not words or basename(words[0]) != "git":
         return None
     grammar = grammar_of("git")
     assert grammar is not None  # shipped in programs.yaml
     start = seg.cwd
-    given = {name: text for name, text in seg.assignments if name in ("GIT_DIR", "GIT_WORK_TREE")}
+    given = {name: text for name, text in (env or {}).items() if name in _PLACE_VARIABLES}
+    given.update((name, text) for name, text in seg.assignments if name in _PLACE_VARIABLES)
+    if "GIT_COMMON_DIR" in given:
+        given["GIT_DIR"] = "$"
     for opt in scan(words, 1, grammar).options:
         value = opt.value
         literal = value is not None and value.literal and not (seg.dynamic_args and "{}" in value.text)
@@ -65,3 +71,21 @@ def git_place(seg: Segment) -> GitPlace | None:
     found = {name: UNKNOWN if "$" in text or "`" in text else _resolved(start, text)
              for name, text in given.items()}
     return GitPlace(start, found.get("GIT_DIR", ""), found.get("GIT_WORK_TREE", ""))
+
+
+def repositories(segments: Iterable[Segment],
+                 env: Mapping[str, str] | None = None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(start folders, --git-dir repositories) of the git commands among ``segments``, known ones only,
+    in order, once each: what the sandbox-side override scans before the command."""
+    starts: dict[str, None] = {}
+    dirs: dict[str, None] = {}
+    for seg in segments:
+        place = git_place(seg, env)
+        if place is None:
+            continue
+        if place.git_dir:
+            if place.git_dir != UNKNOWN:
+                dirs[place.git_dir] = None
+        elif place.start:
+            starts[place.start] = None
+    return tuple(starts), tuple(dirs)

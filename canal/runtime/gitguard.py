@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -150,14 +150,16 @@ def _read(path: Path) -> str | None:
     return data.decode("utf-8", errors="replace")
 
 
-def _git_dirs(ws: WorkspaceView) -> Iterator[Path]:
-    dot = ws.host / ".git"
+def _git_dirs(ws: WorkspaceView, dot: Path) -> Iterator[Path]:
+    """The folders git reads configuration from for the repository ``dot`` (a ``.git`` folder, a
+    ``gitdir:`` file, or a folder --git-dir names): itself, its common folder, its submodules'."""
     if dot.is_symlink():
-        raise _unsafe(dot, 1, ".git is a symlink")
+        raise _unsafe(dot, 1, f"{dot.name} is a symlink")
     if dot.is_file():
         text = _read(dot) or ""
         target = text.strip().removeprefix("gitdir:").strip()
-        host = ws.to_host(ws.inside / target if not target.startswith("/") else PurePosixPath(target))
+        base = ws.to_sandbox(dot.parent)
+        host = ws.to_host(base / target if not target.startswith("/") else PurePosixPath(target))
         if host is None:
             raise _unsafe(dot, 1, f"the repository lives outside the workspace ({target})")
         dot = host
@@ -176,10 +178,45 @@ def _git_dirs(ws: WorkspaceView) -> Iterator[Path]:
         yield from (p.parent for p in sorted(modules.rglob("config"))[:MAX_FILES])
 
 
-def scan(ws: WorkspaceView) -> Names:
-    """Every name in the workspace repository's configuration files (and their includes)."""
+def _unlinked(ws: WorkspaceView, folder: PurePosixPath, why: str) -> Path | None:
+    """``folder`` (a sandbox path) on the host when it lies in the workspace, else None; refused when a
+    folder on the way is a symlink (it would lead the host somewhere else than the sandbox)."""
+    host = ws.to_host(folder)
+    if host is None:
+        return None
+    step = ws.host
+    for part in host.relative_to(ws.host).parts:
+        step = step / part
+        if step.is_symlink():
+            raise _unsafe(step, 1, f"{why} {folder} is reached through the symlink {ws.to_sandbox(step)}")
+    return host
+
+
+def _discovered(ws: WorkspaceView, start: PurePosixPath) -> Iterator[Path]:
+    """The repositories git may find from ``start``: every ``.git`` between it and the workspace's top
+    (git takes the nearest valid one; reading them all over-approximates)."""
+    host = _unlinked(ws, start, "git starts in")
+    if host is None:
+        return
+    while host != ws.host:
+        dot = host / ".git"
+        if dot.is_symlink() or dot.exists():
+            yield from _git_dirs(ws, dot)
+        host = host.parent
+
+
+def scan(ws: WorkspaceView, starts: Sequence[str] = (), git_dirs: Sequence[str] = ()) -> Names:
+    """Every name in the configuration files (and their includes) of the workspace's repository and of
+    the repositories inside it that git commands starting in ``starts`` or given ``git_dirs`` (sandbox
+    paths, from the policy's decision) would read."""
     names = Names()
-    queue = [d / name for d in _git_dirs(ws) for name in ("config", "config.worktree")]
+    found = list(_git_dirs(ws, ws.host / ".git"))
+    for folder in starts:
+        found += _discovered(ws, PurePosixPath(folder))
+    for given in git_dirs:
+        host = _unlinked(ws, PurePosixPath(given), "the repository")
+        found += _git_dirs(ws, host) if host is not None else []
+    queue = [d / name for d in dict.fromkeys(found) for name in ("config", "config.worktree")]
     seen: set[Path] = set()
     while queue:
         path = queue.pop()
@@ -217,9 +254,12 @@ def overrides(names: Names) -> list[tuple[str, str]]:
     return pairs
 
 
-def guard_env(project_dir: Path | None, workdir: str = "/workspace") -> dict[str, str]:
-    """The environment that neutralises git's code-running configuration for one command."""
-    names = Names() if project_dir is None else scan(WorkspaceView(project_dir, PurePosixPath(workdir)))
+def guard_env(project_dir: Path | None, workdir: str = "/workspace", starts: Sequence[str] = (),
+              git_dirs: Sequence[str] = ()) -> dict[str, str]:
+    """The environment that neutralises git's code-running configuration for one command; ``starts``
+    and ``git_dirs``: where its git commands start and the repositories they name (Decision)."""
+    view = WorkspaceView(project_dir, PurePosixPath(workdir)) if project_dir is not None else None
+    names = Names() if view is None else scan(view, starts, git_dirs)
     pairs = overrides(names)
     if len(pairs) > MAX_OVERRIDES:
         raise _unsafe(project_dir or Path("."), 1, f"the git configuration names more than "

@@ -119,7 +119,8 @@ class Pipeline:
                 return self._ask(req, decision, view, cwd)
             approval = self.services.approvals.redeem(req.confirm, req.text, req.ref.name, cwd,
                                                       decision.policy_hash)
-        git_env = self._git_env(req, self.services.config.sandbox.workdir)  # GIT_CONFIG_UNSAFE first
+        # GIT_CONFIG_UNSAFE before anything is changed
+        git_env = self._git_env(req, self.services.config.sandbox.workdir, decision)
         info = self.backend.ready(req.ref.container) or ensure_sandbox(self.services, self.backend, req.ref,
                                                                         self.on_build)
         backups = self._backup(decision, req) if approval is not None else []
@@ -186,13 +187,15 @@ class Pipeline:
             return [f"egress attempts not read yet ({exc.code})" + (f"; {log} reads them" if log else "")]
         return denied_footer(attempts, req.ref.container, req.say)
 
-    def _git_env(self, req: RunRequest, workdir: str) -> dict[str, str]:
-        """Overrides that keep git from running programs its configuration names (runtime.gitguard)."""
+    def _git_env(self, req: RunRequest, workdir: str, decision: Decision) -> dict[str, str]:
+        """Overrides that keep git from running programs its configuration names (runtime.gitguard): the
+        workspace's repository and those inside it the decision's git commands start in or name."""
         forks = self.services.forks
+        starts, dirs = decision.git_starts, decision.git_dirs
         if forks.is_fork(req.ref.name):
-            return guard_env(forks.workspace(req.ref.name), workdir)
+            return guard_env(forks.workspace(req.ref.name), workdir, starts, dirs)
         mounted = self.services.config.workspace != "none"
-        return guard_env(self.services.project_dir if mounted else None, workdir)
+        return guard_env(self.services.project_dir if mounted else None, workdir, starts, dirs)
 
     def _exec(self, req: RunRequest, state: SessionState, git_env: Mapping[str, str]) -> ExecResult:
         """Run it; an interrupt of the request (Ctrl-C, SIGTERM, a client gone) kills it in the sandbox."""

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict
 DATA = Path(__file__).parent / "data"
 Role = Literal["shell", "program", "command-argv", "code", "code-file", "ssh-option", "git-config",
                "git-config-env", "exec-action", "ex-command", "gdb-command", "deletes", "writes", "chdir",
-               "login"]
+               "login", "code-source"]
 Custom = Literal["vim", "gdb", "parallel", "find", "xargs", "env", "socat", "sed", "gitconfig", "zip"]
 
 

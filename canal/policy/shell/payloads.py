@@ -127,6 +127,8 @@ def payload(role: str, value: Word | None) -> Payload:
         return Payload(scripts=(value,), dynamic=True)
     if role in ("code", "code-file"):
         return Payload(code="inline") if role == "code" else NOTHING
+    if role == "code-source":
+        return Payload(code="embedded")
     interpret = {"ssh-option": ssh_option, "git-config": git_config, "git-config-env": git_config_env,
                  "exec-action": exec_action, "ex-command": ex_command, "gdb-command": gdb_command}.get(role)
     return interpret(value) if interpret is not None else _opaque(value)

@@ -205,8 +205,10 @@ def gitconfig(words: Sequence[Word]) -> Unwrapped | None:
     """``git config [set] KEY VALUE``: setting a code-executing key is running its value later."""
     s = scan(words, 1, _grammar("git").subcommands.get("config") or Grammar(name="config"))
     operands = [words[i] for i in s.operands]
-    if operands and operands[0].text in ("set", "get", "unset", "list", "edit", "rename-section",
-                                         "remove-section"):
+    if s.has("rename-section") or (operands and operands[0].text == "rename-section"):
+        # a section renamed into a driver, alias or core section: its values become code git runs
+        return Unwrapped("git config", keep_outer=True, code="embedded")
+    if operands and operands[0].text in ("set", "get", "unset", "list", "edit", "remove-section"):
         if operands[0].text != "set":
             return None
         operands = operands[1:]

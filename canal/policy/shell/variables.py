@@ -18,11 +18,12 @@ from canal.policy.shell.model import Word
 # confirmed under standard and never read-only under strict.
 SESSION = re.compile(r"^(PATH|BASH_ENV|ENV|LD_\w+|DYLD_\w+|PROMPT_COMMAND|IFS|SHELLOPTS|BASHOPTS|PS[0-4]|"
                      r"CDPATH|GLOBIGNORE|EXECIGNORE|BASH_LOADABLES_PATH|BASH_XTRACEFD|BASH_COMPAT|"
-                     r"GIT_CONFIG_\w+|GIT_CONFIG|GIT_EXEC_PATH|GIT_DIR|GIT_WORK_TREE|GIT_TEMPLATE_DIR|\?)$")
+                     r"GIT_CONFIG_\w+|GIT_CONFIG|GIT_EXEC_PATH|GIT_DIR|GIT_COMMON_DIR|GIT_WORK_TREE|"
+                     r"GIT_TEMPLATE_DIR|GIT_ALLOW_PROTOCOL|\?)$")
 # Values that are command strings: parsed and decided as commands.
 COMMAND_VALUED = re.compile(r"^(PAGER|GIT_PAGER|MANPAGER|SYSTEMD_PAGER|EDITOR|VISUAL|GIT_EDITOR|SUDO_EDITOR|"
                             r"FCEDIT|GIT_SEQUENCE_EDITOR|GIT_SSH_COMMAND|GIT_EXTERNAL_DIFF|PROMPT_COMMAND|"
-                            r"BROWSER|GIT_PROXY_COMMAND)$")
+                            r"BROWSER|GIT_PROXY_COMMAND|GIT_ASKPASS|SSH_ASKPASS|SUDO_ASKPASS|GIT_SSH)$")
 # Values a starting shell expands ($(...) in them runs): BASH_ENV for bash, ENV for sh -i, prompts.
 EXPANDED = re.compile(r"^(BASH_ENV|ENV|PS[0-4])$")
 # Everything that makes a strict read-only command run something else.

@@ -96,3 +96,29 @@ def test_git_status_diff_and_log_run_nothing_the_repository_names(project: Path,
     assert fired == [], (fired, [r.text for r in results])
     statuses = [r.status for r in results]
     assert statuses[:3] == ["ok", "ok", "ok"], [r.text for r in results]
+
+
+def test_git_in_a_repository_nested_in_the_workspace_runs_nothing_it_names(project: Path,
+                                                                            docker_client) -> None:  # type: ignore[no-untyped-def]
+    """A repository the agent made inside the workspace (sub/.git) is read before each command whose git
+    starts in it: from the command's cd, and from the session's cwd."""
+    from canal.runtime.paths import project_key
+
+    sub = project / "sub"
+    sub.mkdir()
+    (sub / "a.txt").write_text("one\n")
+    chown_tree(project)
+    with Canal(project) as canal:
+        canal.up()
+        container = docker_client.containers.get(f"canal-{project_key(project)}-default")
+        init = container.exec_run(["sh", "-c", "git init -q . && git add a.txt && git -c user.email=a@b "
+                                   "-c user.name=a commit -qm init"], workdir="/workspace/sub")
+        assert init.exit_code == 0, init.output
+        plant(sub)
+        results = [canal.run(command) for command in (
+            "cd sub && git status", "cd /workspace/sub && git diff",
+            "cd /workspace && cd sub/. && git log -p", "cd /workspace", "cd sub", "git diff", "git status")]
+    fired = sorted(p.name for p in sub.glob("FIRED.*")) + sorted(p.name for p in project.glob("FIRED.*"))
+    assert fired == [], (fired, [r.text for r in results])
+    statuses = [r.status for r in results]
+    assert statuses == ["ok"] * 7, [r.text for r in results]

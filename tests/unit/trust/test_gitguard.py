@@ -62,3 +62,41 @@ def test_a_git_file_pointing_outside_the_workspace_is_refused(tmp_path: Path) ->
     (tmp_path / ".git").write_text("gitdir: /tmp/elsewhere\n")
     with pytest.raises(GitConfigUnsafe, match="outside the workspace"):
         guard_env(tmp_path)
+
+
+def nested(tmp_path: Path, where: str, config: str) -> Path:
+    """The workspace's own repository (no drivers) and another one at ``where`` inside it."""
+    repo(tmp_path, "[core]\n\tbare = false\n")
+    (tmp_path / where / ".git").mkdir(parents=True)
+    (tmp_path / where / ".git" / "config").write_text(config)
+    return tmp_path
+
+
+def test_a_repository_inside_the_workspace_is_read_where_git_starts_in_it(tmp_path: Path) -> None:
+    project = nested(tmp_path, "sub", '[diff "evil"]\n\ttextconv = x\n[alias]\n\tst = !x\n')
+    assert "diff.evil.textconv" not in pairs(guard_env(project))
+    for start in ("/workspace/sub", "/workspace/sub/deeper/still", "/workspace/sub/.git/.."):
+        found = pairs(guard_env(project, starts=[start]))
+        assert found["diff.evil.textconv"] == "cat"
+        assert found["alias.st"] == ""
+    assert "diff.evil.textconv" not in pairs(guard_env(project, starts=["/workspace", "/tmp/sub"]))
+
+
+def test_a_repository_given_by_git_dir_is_read_and_a_git_file_followed(tmp_path: Path) -> None:
+    project = nested(tmp_path, "mods/x.git", '[filter "f"]\n\tclean = x\n')
+    (project / "mods" / "x.git" / ".git").rename(project / "mods" / "x")
+    (project / "mods" / "x.git").rmdir()
+    assert pairs(guard_env(project, git_dirs=["/workspace/mods/x"]))["filter.f.clean"] == ""
+    (project / "w").mkdir()
+    (project / "w" / ".git").write_text("gitdir: ../mods/x\n")  # a linked work tree
+    assert pairs(guard_env(project, starts=["/workspace/w"]))["filter.f.clean"] == ""
+
+
+def test_a_start_reached_through_a_symlink_is_refused(tmp_path: Path) -> None:
+    project = nested(tmp_path, "real", '[filter "f"]\n\tclean = x\n')
+    (project / "link").symlink_to("/tmp")
+    with pytest.raises(GitConfigUnsafe, match="symlink"):
+        guard_env(project, starts=["/workspace/link/repo"])
+    (project / "real" / "gitlink").symlink_to(project / "real" / ".git")
+    with pytest.raises(GitConfigUnsafe, match="symlink"):
+        guard_env(project, git_dirs=["/workspace/real/gitlink"])
