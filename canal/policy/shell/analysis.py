@@ -127,10 +127,14 @@ def analyse(seg: Segment) -> Analysis:
             continue
         if COMMAND_VALUED.match(name):
             if value.literal or value.text:
-                scripts.append(Word(value.text))
+                # less runs LESSOPEN "|cmd %s" / "||cmd" / "|-cmd" through the shell
+                text = value.text.lstrip("|-") if name in ("LESSOPEN", "LESSCLOSE") else value.text
+                scripts.append(Word(text))
             else:
                 code = "embedded"
-        if EXPANDED.match(name):
+        if name in ("BASH_ENV", "ENV") and "<(" in value.text:
+            scripts.append(Word(value.text, literal=False))  # a startup file fed by a substitution
+        elif EXPANDED.match(name):
             if value.literal and value.text and expands(value.text):
                 probes.append(expansion_probe(value.text))
             elif not value.literal and not value.text:

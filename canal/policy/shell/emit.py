@@ -27,6 +27,8 @@ from canal.policy.shell.unwrap import Unwrapped, basename, unwrap
 from canal.policy.shell.words import node_text
 
 ScriptParser = Callable[[str, Ctx], None]
+_IN_SHELL = ("builtin", "command")  # run a builtin in this shell: `builtin cd /` moves it too
+_HERE = ("eval", "source", ".")  # run their script in this shell: a cd in it holds after
 
 
 class Emitter:
@@ -39,6 +41,8 @@ class Emitter:
         self.produced: dict[str, str] = {}  # substitution text -> what it visibly prints
         self.deferred: list[tuple[Segment, str, Ctx]] = []  # subscripts that run only if data is evaluated
         self.stores_data = False  # an assignment of a value known only at run time
+        # functions and aliases defined in the command whose body changes folder: name -> (from, to)
+        self.moves: dict[str, tuple[str, str]] = {}
 
     def finish(self) -> None:
         """Check the deferred strings if the command evaluates or stores run-time data anywhere."""
@@ -61,12 +65,17 @@ class Emitter:
         self.track_cd(seg)
 
     def track_cd(self, seg: Segment) -> None:
-        name = basename(seg.words[0]) if seg.words else ""
+        words = _in_shell(seg.words)
+        name = basename(words[0]) if words else ""
+        if name in self.moves:  # a function or alias of this command that changes folder
+            start, end = self.moves[name]
+            self.cwd = end if self.cwd == start else ""
+            return
         if name == "popd":
             self.cwd = ""
         if name not in ("cd", "pushd"):
             return
-        args = [w for w in seg.words[1:] if w.text not in ("-P", "-L", "-n", "--")]
+        args = [w for w in words[1:] if w.text not in ("-P", "-L", "-n", "--")]
         if (len(args) == 1 and args[0].literal and not args[0].glob and self.cwd and args[0].text != "-"
                 and not args[0].text.startswith(("+", "-"))):
             target = args[0].text
@@ -74,6 +83,13 @@ class Emitter:
             self.cwd = "" if home_rel else posixpath.normpath(posixpath.join(self.cwd, target))
         else:
             self.cwd = ""
+
+    def define(self, name: str, start: str, end: str) -> None:
+        """``name`` (a function or alias) was defined in ``start`` and its body ends in ``end``."""
+        if end != start:
+            self.moves[name] = (start, end)
+        else:
+            self.moves.pop(name, None)
 
     def printed(self, before: int) -> str | None:
         """What the one command emitted since ``before`` visibly prints, if it is a literal producer."""
@@ -132,13 +148,18 @@ class Emitter:
                                           dynamic_args=seg.dynamic_args or u.dynamic,
                                           assignments=seg.assignments + u.assignments, cwd=cwd), ctx)
         run = dataclasses.replace(seg, cwd=cwd)
-        for script in u.scripts:
-            self.nested(run, u.wrapper, script, ctx, dynamic=u.dynamic)
+        names = _alias_names(seg.words) if u.wrapper == "alias" else []
+        for i, script in enumerate(u.scripts):
+            end = self.nested(run, u.wrapper, script, ctx, dynamic=u.dynamic)
+            if i < len(names) and names[i]:
+                self.define(names[i], run.cwd, end)
         for source in u.sources:
             self.nested(run, u.wrapper, source, ctx)
         if u.stdin_script:
-            feed = next((r for r in reversed(seg.redirects) if r.mode in ("heredoc", "herestring")), None)
-            if feed is not None and feed.literal:
+            feed = _stdin(seg)
+            if feed is not None and feed.mode == "read" and feed.target.startswith("<("):
+                self.nested(run, u.wrapper, Word(feed.target, literal=False), ctx)  # sh < <(cmd)
+            elif feed is not None and feed.mode != "read" and feed.literal:
                 self.nested(run, u.wrapper, Word(feed.target), ctx)
             elif feed is None and seg.stdin_piped and ctx.piped_text is not None:
                 self.nested(run, u.wrapper, Word(ctx.piped_text), ctx)
@@ -146,17 +167,22 @@ class Emitter:
     def stdin_code(self, seg: Segment, u: Unwrapped) -> str:
         if not u.stdin_script:
             return ""
-        feed = next((r for r in reversed(seg.redirects) if r.mode in ("heredoc", "herestring", "read")), None)
+        feed = _stdin(seg)
         if feed is not None:
             return "" if feed.mode == "read" or feed.literal else "embedded"
         return "stdin" if seg.stdin_piped else ""
 
-    def nested(self, seg: Segment, wrapper: str, script: Word, ctx: Ctx, *, dynamic: bool = False) -> None:
+    def nested(self, seg: Segment, wrapper: str, script: Word, ctx: Ctx, *, dynamic: bool = False) -> str:
+        """Parse ``script``, run by ``seg`` through ``wrapper``; the folder it ends in ("" unknown)."""
+        if (dynamic or seg.dynamic_args or ctx.dynamic) and "{}" in script.text:
+            script = Word(script.text, literal=False)  # find/parallel splice run-time names into the code
         if not script.literal:
             seen = self.produced.get(script.text) or self.produced.get(script.text.strip('"'))
             if seen is None:
                 self.segments.append(dataclasses.replace(seg, code_exec="embedded"))
-                return
+                if wrapper in _HERE:
+                    self.cwd = ""
+                return ""
             script = Word(seen)
         if ctx.nesting + 1 > MAX_SCRIPT_NESTING:
             msg = f"scripts nested more than {MAX_SCRIPT_NESTING} levels deep"
@@ -169,8 +195,43 @@ class Emitter:
         self.cwd = seg.cwd  # a wrapper may run it elsewhere (env -C DIR sh -c ...)
         try:
             self.script(script.text, inner)
+            return self.cwd
         finally:
-            self.cwd = saved
+            if wrapper not in _HERE:  # eval and source run it in this shell: its cd holds after
+                self.cwd = saved
+
+
+def _stdin(seg: Segment) -> Redirect | None:
+    """The redirect that feeds the command's input: the last here-document, here-string or ``<``."""
+    return next((r for r in reversed(seg.redirects) if r.mode in ("heredoc", "herestring")
+                 or (r.mode == "read" and r.fd in ("", "0"))), None)
+
+
+def _in_shell(words: tuple[Word, ...]) -> tuple[Word, ...]:
+    """``words`` without leading ``builtin``/``command`` (which run the builtin in this shell);
+    nothing for ``command -v``/``-V`` (a lookup)."""
+    i = 0
+    while i < len(words) and words[i].text in _IN_SHELL:
+        prog, i = words[i].text, i + 1
+        while i < len(words) and words[i].text.startswith("-") and words[i].text != "-":
+            if prog == "command" and {"v", "V"} & set(words[i].text[1:]):
+                return ()
+            i += 1
+            if words[i - 1].text == "--":
+                break
+    return words[i:]
+
+
+def _alias_names(words: tuple[Word, ...]) -> list[str]:
+    """The names of ``alias`` operands, in the order special.alias gives their bodies ("" unknown)."""
+    names = []
+    for word in words[1:]:
+        name, eq, _body = word.text.partition("=")
+        if eq:
+            names.append(name if word.literal else "")
+        elif not word.literal:
+            names.append("")
+    return names
 
 
 def moved(cwd: str, move: str | None) -> str:

@@ -4,6 +4,7 @@ vi/vim, gdb, parallel, socat, sed and ``git config``. Each handler says what els
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Callable, Sequence
 
 from canal.policy.shell.getopt import scan
@@ -16,7 +17,6 @@ _SHELL = Grammar(name="sh", short_values="oO", long={"rcfile": "=", "init-file":
 _STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _FIND_WRITES = frozenset({"-fprint", "-fprint0", "-fprintf", "-fls"})
-_ASSIGN_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _PARALLEL_MARKERS = frozenset({":::", "::::", ":::+", "::::+"})
 _SOCAT_CODE = re.compile(r"^(exec|system):(.*)$", re.I | re.S)
 _SED_EXEC = re.compile(r"(^|[;{}\n]|\s)\s*(?:[0-9$,~+]*|/[^/]*/)?\s*!?\s*e(\s|;|$)"
@@ -37,7 +37,8 @@ def shell(name: str, words: Sequence[Word]) -> Unwrapped:
     if command_flag:
         if s.stop < len(words):
             return Unwrapped(name, scripts=(words[s.stop],))
-        return Unwrapped(name, keep_outer=True)
+        # no script word: bash refuses, unless a wrapper appends it at run time (xargs sh -c)
+        return Unwrapped(name, keep_outer=True, code="embedded")
     if s.stop < len(words) and not s.has("s") and words[s.stop].text not in _STDIN_FILES:
         script = words[s.stop]
         return Unwrapped(name, keep_outer=True, sources=(script,) if script.substitution else ())
@@ -51,12 +52,17 @@ def env(words: Sequence[Word]) -> Unwrapped | None:
     chdir = s.value("C", "chdir")
     cwd = None if chdir is None else (chdir.text if chdir.literal else "")
     i = s.stop
+    if i < len(words) and words[i].text == "-":  # env - CMD: env -i CMD
+        i += 1
     assigns: list[tuple[str, str]] = []
-    while i < len(words) and _ASSIGN_RE.match(words[i].text):
+    functions: list[Word] = []
+    while i < len(words) and "=" in words[i].text[1:]:  # env takes any NAME=VALUE, not only shell names
         key, _, value = words[i].text.partition("=")
         assigns.append((key, value))
+        if key.startswith("BASH_FUNC_") and key.endswith("%%"):  # an exported function bash imports
+            functions.append(Word(f"{key[10:-2]} {value}", literal=words[i].literal))
         i += 1
-    scripts = (_join([split, *words[i:]]),) if split is not None else ()
+    scripts = (*functions, *((_join([split, *words[i:]]),) if split is not None else ()))
     inners = (tuple(words[i:]),) if i < len(words) and split is None else ()
     if not scripts and not inners:
         return Unwrapped("env", keep_outer=True, assignments=tuple(assigns)) if assigns else None
@@ -68,6 +74,10 @@ def xargs(words: Sequence[Word]) -> Unwrapped:
     s = scan(words, 1, Grammar(name="xargs", short_values=g.short_values, short_optional=g.short_optional,
                                long=g.long, stop_at_operand=True))
     inner = tuple(words[s.stop:]) or (Word("echo"),)
+    given = s.value("I", "replace")
+    replace = given.text if given is not None else ("{}" if s.has("i", "replace") else "")
+    if replace:  # input lines spliced into the words: their text is known only at run time
+        inner = tuple(Word(w.text, literal=False) if replace in w.text else w for w in inner)
     return Unwrapped("xargs", inners=(inner,), dynamic=True)
 
 
@@ -175,8 +185,10 @@ def parallel(words: Sequence[Word]) -> Unwrapped | None:
     if not template:
         return Unwrapped("parallel", scripts=tuple(args)) if args else None
     text = _join(template)
-    scripts = [Word(text.text.replace("{}", a.text) if "{}" in text.text else f"{text.text} {a.text}",
-                    literal=text.literal and a.literal) for a in args] or [text]
+    # parallel quotes each argument it puts in the command (a name with spaces stays one word)
+    scripts = [Word(text.text.replace("{}", shlex.quote(a.text)) if "{}" in text.text
+                    else f"{text.text} {shlex.quote(a.text)}", literal=text.literal and a.literal)
+               for a in args] or [text]
     return Unwrapped("parallel", scripts=tuple(scripts), dynamic=not args)
 
 
@@ -242,12 +254,40 @@ def zip_(words: Sequence[Word]) -> Unwrapped | None:
                      dynamic=True, deletes=deletes)
 
 
+# bubblewrap: options with two values, with one; any other option is a flag (--unshare-all, --clearenv)
+_BWRAP_TWO = frozenset({"--bind", "--ro-bind", "--dev-bind", "--bind-try", "--ro-bind-try", "--dev-bind-try",
+                        "--symlink", "--setenv", "--file", "--bind-data", "--ro-bind-data", "--chmod"})
+_BWRAP_ONE = frozenset(f"--{name}" for name in (
+    "chdir", "dir", "tmpfs", "proc", "dev", "mqueue", "remount-ro", "unsetenv", "hostname", "uid", "gid",
+    "lock-file", "sync-fd", "info-fd", "json-status-fd", "block-fd", "userns-block-fd", "seccomp",
+    "add-seccomp-fd", "exec-label", "file-label", "userns", "userns2", "pidns", "cap-add", "cap-drop",
+    "perms", "size", "argv0", "overlay-src", "tmp-overlay", "ro-overlay", "level-prefix"))
+
+
+def bwrap(words: Sequence[Word]) -> Unwrapped | None:
+    """``bwrap [OPTIONS] COMMAND``: the command, in --chdir's folder; ``--args FD`` (options read from a
+    file descriptor) and an unknown option's values: opaque."""
+    i, cwd = 1, None
+    while i < len(words) and words[i].text.startswith("--"):
+        text = words[i].text
+        if text == "--":
+            i += 1
+            break
+        if text == "--args" or not words[i].literal:
+            return Unwrapped("bwrap", keep_outer=True, code="embedded")
+        if text == "--chdir" and i + 1 < len(words):
+            cwd = words[i + 1].text if words[i + 1].literal else ""
+        i += 1 + (2 if text in _BWRAP_TWO else 1 if text in _BWRAP_ONE else 0)
+    inner = tuple(words[i:])
+    return Unwrapped("bwrap", inners=(inner,), cwd=cwd) if inner else None
+
+
 _CUSTOM: dict[str, Callable[[Sequence[Word]], Unwrapped | None]] = {
     "env": env, "xargs": xargs, "find": find, "vim": vim, "gdb": gdb, "parallel": parallel, "socat": socat,
     "sed": sed, "gitconfig": gitconfig, "zip": zip_,
 }
 _BY_NAME: dict[str, Callable[[Sequence[Word]], Unwrapped | None]] = {
-    "trap": trap, "alias": alias, "source": source, ".": source,
+    "trap": trap, "alias": alias, "source": source, ".": source, "bwrap": bwrap,
     "eval": lambda w: Unwrapped("eval", scripts=(_join(w[1:]),)) if len(w) > 1 else None,
 }
 

@@ -76,15 +76,20 @@ def _generic(name: str, words: Sequence[Word], g: Grammar, depth: int = 0) -> Un
     cwd = "" if g.command is not None and (g.command.unknown_cwd or _login_dash(words, s, g)) else found.cwd
     deletes = tuple(words[i].text for i in s.operands) if found.deletes else ()
     is_wrapper = g.command is not None
-    if inner_argv is None and script is None and not reads_stdin and found == NOTHING:
+    stdin = reads_stdin or (g.stdin_script and not _script_file(s, g))
+    if inner_argv is None and script is None and not stdin and found == NOTHING:
         return None
     return Unwrapped(
         wrapper=name, inners=(inner_argv,) if inner_argv else (),
         scripts=found.scripts + ((script,) if script is not None else ()),
         keep_outer=not is_wrapper or bool(found.writes or found.code or found.deletes) or reads_stdin,
         dynamic=found.dynamic,
-        stdin_script=reads_stdin or (g.stdin_script and not s.operands), code=found.code,
+        stdin_script=stdin, code=found.code,
         writes=found.writes, deletes=deletes, cwd=cwd)
+
+
+def _script_file(s: Scan, g: Grammar) -> bool:
+    return any(g.roles.get(name) == "code-file" for opt in s.options for name in opt.names)
 
 
 def _login_dash(words: Sequence[Word], s: Scan, g: Grammar) -> bool:

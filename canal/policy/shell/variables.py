@@ -23,13 +23,14 @@ SESSION = re.compile(r"^(PATH|BASH_ENV|ENV|LD_\w+|DYLD_\w+|PROMPT_COMMAND|IFS|SH
 # Values that are command strings: parsed and decided as commands.
 COMMAND_VALUED = re.compile(r"^(PAGER|GIT_PAGER|MANPAGER|SYSTEMD_PAGER|EDITOR|VISUAL|GIT_EDITOR|SUDO_EDITOR|"
                             r"FCEDIT|GIT_SEQUENCE_EDITOR|GIT_SSH_COMMAND|GIT_EXTERNAL_DIFF|PROMPT_COMMAND|"
-                            r"BROWSER|GIT_PROXY_COMMAND|GIT_ASKPASS|SSH_ASKPASS|SUDO_ASKPASS|GIT_SSH)$")
+                            r"BROWSER|GIT_PROXY_COMMAND|GIT_ASKPASS|SSH_ASKPASS|SUDO_ASKPASS|GIT_SSH|"
+                            r"LESSOPEN|LESSCLOSE)$")
 # Values a starting shell expands ($(...) in them runs): BASH_ENV for bash, ENV for sh -i, prompts.
 EXPANDED = re.compile(r"^(BASH_ENV|ENV|PS[0-4])$")
 # Everything that makes a strict read-only command run something else.
 EXEC = re.compile(r"^(PAGER|GIT_\w+|MANPAGER|SYSTEMD_PAGER|LESS\w*|EDITOR|VISUAL|SUDO_EDITOR|FCEDIT|LD_\w+|"
                   r"DYLD_\w+|PATH|CDPATH|BASH_ENV|ENV|SHELLOPTS|BASHOPTS|PS[0-4]|PROMPT_COMMAND|IFS|GLOBIGNORE|"
-                  r"EXECIGNORE|BASH_\w+|PYTHON\w*|PERL5?\w*|RUBY\w*|NODE_OPTIONS|NODE_PATH|JAVA_TOOL_OPTIONS|"
+                  r"EXECIGNORE|BASH_\S+|PYTHON\w*|PERL5?\w*|RUBY\w*|NODE_OPTIONS|NODE_PATH|JAVA_TOOL_OPTIONS|"
                   r"_JAVA_OPTIONS|BROWSER|RIPGREP_CONFIG_PATH|GREP_OPTIONS|TAR_OPTIONS|XARGS\w*|SSH_ASKPASS|"
                   r"SUDO_ASKPASS|LOCALDOMAIN|HOSTALIASES|TMPDIR|HOME|ZDOTDIR|XDG_CONFIG_HOME|MANOPT|"
                   r"MANPATH|TERMINFO\w*|\?)$")

@@ -28,6 +28,7 @@ class Walker:
     def __init__(self, out: Emitter) -> None:
         self.out = out
         self.heredocs: dict[str, tuple[str, bool]] = {}  # bodies cut out by the two-heredoc fallback
+        self.descriptors: set[int] = set()  # start bytes of `0` words that are a redirect's descriptor
 
     def walk(self, node: Node, ctx: Ctx) -> None:
         kind = node.type
@@ -118,6 +119,7 @@ class Walker:
         if body is not None:
             saved = self.out.cwd
             self.walk(body, body_ctx)
+            self.out.define(fn, saved, self.out.cwd)
             self.out.cwd = saved
 
     # --- redirects ------------------------------------------------------------------------------
@@ -127,6 +129,10 @@ class Walker:
         for child in node.named_children:
             if child is not body and child.type.endswith("redirect"):
                 redirects.extend(self.redirect(child, ctx))
+        fd = _glued_descriptor(body, node)
+        if fd is not None and redirects:  # `cmd 0< f`: tree-sitter-bash reads the 0 as an argument
+            self.descriptors.add(fd.start_byte)
+            redirects[0] = dataclasses.replace(redirects[0], fd=node_text(fd))
         inner = dataclasses.replace(ctx, redirects=ctx.redirects + tuple(redirects))
         before = len(self.out.segments)
         if body is not None:
@@ -168,12 +174,18 @@ class Walker:
         words: list[Word] = []
         assigns: list[tuple[str, str]] = []
         redirects = list(ctx.redirects)
-        for child in node.named_children:
+        kids = node.named_children
+        for i, child in enumerate(kids):
             if child.type == "variable_assignment":
                 assigns.append(self.assignment(child, ctx))
             elif child.type.endswith("redirect"):
-                redirects.extend(self.redirect(child, ctx))
-            else:
+                found = self.redirect(child, ctx)
+                glued = i > 0 and kids[i - 1].type == "number" and kids[i - 1].end_byte == child.start_byte
+                if glued and found:  # `cmd 0<<<x`: the 0 is the redirect's descriptor
+                    words.pop()
+                    found[0] = dataclasses.replace(found[0], fd=node_text(kids[i - 1]))
+                redirects.extend(found)
+            elif child.type != "number" or child.start_byte not in self.descriptors:
                 self.walk(child, ctx)
                 words.append(resolve(child))
         self.out.add(words, node, ctx, assigns, redirects)
@@ -222,3 +234,13 @@ class Walker:
                 stack.extend(reversed(current.named_children))
         opener = "[[" if node_text(node).startswith("[[") else "["
         self.out.add([Word(opener), *leaves], node, ctx, [], list(ctx.redirects))
+
+
+def _glued_descriptor(body: Node | None, statement: Node) -> Node | None:
+    """The ``number`` argument that ends right where the statement's first redirect starts (``0<``)."""
+    if body is None or body.type != "command" or not body.named_children:
+        return None
+    last = body.named_children[-1]
+    first = next((c for c in statement.named_children if c is not body and c.type.endswith("redirect")), None)
+    glued = last.type == "number" and first is not None and last.end_byte == first.start_byte
+    return last if glued else None

@@ -41,6 +41,9 @@ CASES = {
     "secret by brace": "cat .{e,x}nv",
     "secret environ by ..": "cat /proc/self/../1/environ",
     "secret environ by cd": "cd /proc/1 && cat environ",
+    "input spliced into a script by xargs": "echo 'touch /workspace/pwned' | xargs -I{} sh -c {}",
+    "names spliced into a script by xargs": "echo x | xargs -I X sh -c 'touch /workspace/pwnedX'",
+    "secret named at run time": "ls -a | xargs cat",
 }
 
 
@@ -64,11 +67,11 @@ def test_strict_runs_nothing_writes_nothing_prints_nothing(strict: Canal, comman
     assert result.exit_code is None
     assert SECRET not in result.text
     assert not result.output
-    assert not (strict.project_dir / "pwned").exists()
+    assert not [p.name for p in strict.project_dir.glob("pwned*")]
     assert (strict.project_dir / "keep.txt").read_text() == "keep\n"
     listing = strict.run("ls -a")
     assert listing.status == "ok", listing.text
-    assert "pwned" not in listing.output.split()
+    assert not [name for name in listing.output.split() if name.startswith("pwned")]
 
 
 def test_the_sandbox_really_would_have_run_them(strict: Canal) -> None:
@@ -83,4 +86,4 @@ def test_a_subscript_in_plain_data_is_only_data(strict: Canal) -> None:
     """What is not evaluated runs nothing, so strict lets it print (issue 16's over-approximation)."""
     shown = strict.run("echo 'a[$(touch /workspace/pwned)]'")
     assert (shown.status, shown.output) == ("ok", "a[$(touch /workspace/pwned)]"), shown.text
-    assert not (strict.project_dir / "pwned").exists()
+    assert not [p.name for p in strict.project_dir.glob("pwned*")]
