@@ -21,8 +21,10 @@ first checkpoint (every byte read, hashed and copied) is timed once for canal an
 Forks (``--fork-rounds``, root only: kernel overlayfs), side by side in the same run with ``cp -a`` of
 the same tree: ``ForkStore.create`` = a checkpoint + the lower layer (hard links to stored objects; built
 once per checkpoint, so measured both after a change and again from the same checkpoint) + the overlay
-mount + the stat cache seed, on the watched store (as the server makes forks). Starting the fork's
-container is not included (``docker run``, see the sandbox benchmarks).
+mount + the stat cache seed, on the watched store (as the server makes forks), interleaved with the
+baseline (``BaselineForks``: the same steps as they were before the lower layer was built with plain
+strings and its stat keys kept beside it). Starting the fork's container is not included (``docker
+run``, see the sandbox benchmarks).
 
 The load average is printed at the start and at the end: the figures mean little without it.
 """
@@ -41,8 +43,11 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
+from canal.core.fsutil import private_dir
 from canal.runtime.checkpoints import CheckpointSettings, CheckpointStore, Keys
-from canal.runtime.forks import ForkStore
+from canal.runtime.checkpoints.records import write_index
+from canal.runtime.checkpoints.scan import Entry
+from canal.runtime.forks import Fork, ForkStore, overlay
 
 KEYS = Keys("bench", {"bench": b"b" * 32})
 GIT_ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null",
@@ -99,23 +104,62 @@ def stat_walk(ws: Path) -> int:
     return n
 
 
+class BaselineForks(ForkStore):
+    """Fork creation as it was before the lower layer was built with plain strings and the seed kept
+    beside it: pathlib for every entry, and an ``lstat`` of every entry through the fresh mount."""
+
+    def _make_workspace(self, fork: Fork, entries: dict[str, Entry]) -> None:
+        root_st = self.checkpoints.workspace.stat()
+        lower = self.lowers / fork.manifest
+        private_dir(self.lowers)
+        if not lower.is_dir():
+            tmp = lower.with_name(lower.name + ".tmp")
+            tmp.mkdir(parents=True)
+            for path in sorted(entries, key=lambda p: p.count("/")):
+                kind, mode, _size, _mtime, uid, gid, ref = entries[path]
+                target = tmp / path
+                if kind == "d":
+                    target.mkdir()
+                    os.chown(target, uid, gid)
+                    os.chmod(target, mode)
+                elif kind == "l":
+                    target.symlink_to(ref)
+                    os.lchown(target, uid, gid)
+                else:
+                    os.link(self.checkpoints.objects.path(ref), target)
+            os.rename(tmp, lower)
+        folder = self.folder(fork.name)
+        overlay.mount(lower, folder / "upper", folder / "work", folder / "merged", root_st)
+
+    def _seed(self, fork: Fork, entries: dict[str, Entry]) -> None:
+        merged = self.workspace(fork.name)
+        items = {}
+        for path, entry in entries.items():
+            st = os.lstat(merged / path)
+            key = (st.st_mode, st.st_size, st.st_ino, st.st_ctime_ns, st.st_mtime_ns, st.st_uid, st.st_gid)
+            items[path] = (None if entry[0] == "d" else key, entry)
+        write_index(self.folder(fork.name) / "index", fork.manifest, fork.manifest, items,
+                    self.checkpoints.keys)
+
+
 def fork_rows(root: Path, ws: Path, store: CheckpointStore, paths: list[Path], rounds: int,
               rng: random.Random) -> None:
-    forks = ForkStore(root / "forks", store)
+    stores = {"": ForkStore(root / "forks", store), "baseline ": BaselineForks(root / "forks", store)}
     rows: dict[str, list[float]] = {}
     for i in range(rounds):
         copy = root / "copy"
         argv = ["cp", "-a", str(ws), str(copy)]
         rows.setdefault("cp -a of the workspace", []).append(timed(partial(subprocess.run, argv, check=True)))
         shutil.rmtree(copy)
-        for path in rng.sample(paths, 10):  # a new checkpoint: its lower layer is built
-            path.write_bytes(os.urandom(25_000))
-        first, second, base = f"a{i}", f"b{i}", store.get().id
-        rows.setdefault("fork after a change", []).append(timed(partial(forks.create, first)))
-        rows.setdefault("fork, same checkpoint", []).append(
-            timed(partial(forks.create, second, from_id=base)))
-        forks.discard(f"a{i}")
-        forks.discard(f"b{i}")
+        for label, forks in (list(stores.items()) if i % 2 else list(stores.items())[::-1]):
+            for path in rng.sample(paths, 10):  # a new checkpoint: its lower layer is built
+                path.write_bytes(os.urandom(25_000))
+            first, second, base = f"a{i}", f"b{i}", store.get().id
+            rows.setdefault(f"{label}fork after a change", []).append(timed(partial(forks.create, first)))
+            rows.setdefault(f"{label}fork, same checkpoint", []).append(
+                timed(partial(forks.create, second, from_id=base)))
+            forks.discard(f"a{i}")
+            forks.discard(f"b{i}")
     for label, xs in rows.items():
         print(f"{label:<32} {pct(xs)}")
 

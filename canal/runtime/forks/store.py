@@ -208,17 +208,30 @@ class ForkStore:
         overlay.mount(lower, folder / "upper", folder / "work", folder / "merged", root_st)
 
     def _seed(self, fork: Fork, entries: dict[str, Entry]) -> None:
-        """Stat keys of the fresh fork workspace, each paired with the checkpoint entry it shows."""
+        """Stat keys of the fresh fork workspace, each paired with the checkpoint entry it shows.
+
+        In an overlay fork they are the lower layer's keys (one filesystem: overlayfs shows a lower
+        file's own inode), kept beside the lower layer while no lower layer was made or removed since
+        (a link or an unlink changes the shared objects' ctime). A key is a cache key: one that no
+        longer matches makes a file be read again, never skipped."""
         merged = self.workspace(fork.name)
-        items: dict[str, IndexItem] = {}
-        for path, entry in entries.items():
-            with contextlib.suppress(OSError):
-                st = os.lstat(merged / path)
-                key = (st.st_mode, st.st_size, st.st_ino, st.st_ctime_ns, st.st_mtime_ns, st.st_uid,
-                       st.st_gid)
-                items[path] = (None if entry[0] == "d" else key, entry)
+        items = self._lower_items(fork, entries) if fork.mode == "overlay" else None
+        if items is None or not _shows(merged, items):
+            items = _items(str(merged), entries)
         index = self.folder(fork.name) / "index"
         write_index(index, fork.manifest, fork.manifest, items, self.checkpoints.keys)
+
+    def _lower_items(self, fork: Fork, entries: dict[str, Entry]) -> dict[str, IndexItem]:
+        cache = self.checkpoints.root / "lower-keys" / fork.manifest
+        generation = _generation(self.lowers)
+        cached = read_index(cache, generation, self.checkpoints.keys)
+        if cached is not None and cached[0] == fork.manifest:
+            return cached[2]
+        keys = overlay.stat_keys(self.lowers / fork.manifest, entries)
+        items: dict[str, IndexItem] = {p: (keys.get(p), e) for p, e in entries.items()}
+        private_dir(cache.parent)
+        write_index(cache, generation, fork.manifest, items, self.checkpoints.keys)
+        return items
 
     def _write(self, fork: Fork) -> None:
         payload = sign_json(fork.model_dump(mode="json", exclude={"hmac"}), self.checkpoints.keys)
@@ -234,10 +247,15 @@ class ForkStore:
 
     def _collect_lowers(self) -> None:
         used = {f.manifest for f in self.list()}
-        if self.lowers.is_dir():
-            for lower in self.lowers.iterdir():
-                if lower.name not in used:
-                    shutil.rmtree(lower, ignore_errors=True)
+        for folder in (self.lowers, self.checkpoints.root / "lower-keys"):
+            if folder.is_dir():
+                for lower in folder.iterdir():
+                    if lower.name in used:
+                        continue
+                    if lower.is_dir():
+                        shutil.rmtree(lower, ignore_errors=True)
+                    else:
+                        lower.unlink(missing_ok=True)
 
 
 def _conflict(name: str, clash: list[Conflict], checkpoint: str) -> ForkConflict:
@@ -249,6 +267,39 @@ def _conflict(name: str, clash: list[Conflict], checkpoint: str) -> ForkConflict
     look = [act("fork.changes", name=name), act("diff", checkpoint=checkpoint),
             act("fork.apply", name=name, paths=["PATH..."])]
     return ForkConflict(msg, hint=hint, next=look, details={"conflicts": [c.model_dump() for c in clash]})
+
+
+def _generation(lowers: Path) -> str:
+    """Changes whenever a lower layer is made or removed: its rename or removal in ``lowers`` comes
+    after all its links or unlinks."""
+    with contextlib.suppress(FileNotFoundError):
+        st = os.stat(lowers)
+        return f"lowers-{st.st_ino}-{st.st_mtime_ns}"
+    return "lowers-none"
+
+
+def _key(st: os.stat_result) -> tuple[int, int, int, int, int, int, int]:
+    return st.st_mode, st.st_size, st.st_ino, st.st_ctime_ns, st.st_mtime_ns, st.st_uid, st.st_gid
+
+
+def _items(root: str, entries: dict[str, Entry]) -> dict[str, IndexItem]:
+    items: dict[str, IndexItem] = {}
+    for path, entry in entries.items():
+        with contextlib.suppress(OSError):
+            key = _key(os.lstat(f"{root}/{path}"))
+            items[path] = (None if entry[0] == "d" else key, entry)
+    return items
+
+
+def _shows(merged: Path, items: dict[str, IndexItem]) -> bool:
+    """Whether the mounted workspace shows the keys ``items`` holds (checked on one file: on another
+    layout, layers on two filesystems say, overlayfs shows other inode numbers)."""
+    for path, (key, _) in items.items():
+        if key is not None:
+            with contextlib.suppress(OSError):
+                return _key(os.lstat(f"{merged}/{path}")) == key
+            return False
+    return True
 
 
 def _digest(data: object) -> str:

@@ -158,3 +158,28 @@ def test_apply_refuses_protected_files_unless_a_person_runs_it(
     canal.apply("settings", rest, person=True, confirm=person_asked.value.details["token"])
     assert (project / ".git" / "config").read_text().startswith("[core]")
     assert (project / "canal.yaml").exists()
+
+
+SNEAKY = """set -e
+cd /workspace
+cp -p src/app.py /tmp/was
+printf "print('bad')\\n" > src/app.py
+touch -r /tmp/was src/app.py
+"""
+
+
+def test_forks_from_one_checkpoint_share_its_seed_and_see_a_same_size_same_time_edit(
+        host_env: Path, open_canal: Callable[[Path], Canal]) -> None:
+    """The second fork of a checkpoint takes the lower layer's stat keys from the first fork's seed;
+    a rewrite that keeps the size and the mtime is still a change, in that fork only."""
+    project = make_project(host_env)
+    before = tree(project)
+    canal = open_canal(project)
+    first = canal.fork("one")
+    canal.fork("two", from_checkpoint=first.base)
+    result = canal.run(SNEAKY, sandbox="two")
+    assert result.status == "ok", result.text
+    assert {c.path: c.kind for c in canal.changes("two").changes} == {"src/app.py": "modified"}
+    assert "+print('bad')" in canal.changes("two").patch
+    assert canal.changes("one").changes == []
+    assert tree(project) == before
