@@ -26,34 +26,68 @@ OPTIONS = "redirect_dir=off,metacopy=off,index=off"
 
 
 def materialize(lower: Path, entries: Mapping[str, Entry], objects: ObjectStore,
-                owner: tuple[int, int]) -> None:
+                owner: tuple[int, int], spare: tuple[Path, Mapping[str, Entry]] | None = None) -> None:
     """Build the lower layer for ``entries`` (once per manifest), then make it read-only by mode.
 
-    Plain strings and a descriptor of the new folder, not ``Path`` objects: 20,000 entries through
-    pathlib cost more than the links themselves."""
+    ``spare``: a lower layer no fork uses and the entries it was built for; it is taken (renamed) and
+    only the entries that differ are unlinked and made again, instead of linking every file anew.
+    Plain strings and a descriptor of the folder, not ``Path`` objects: 20,000 entries through pathlib
+    cost more than the links themselves."""
     if lower.is_dir():
         return
     tmp = lower.with_name(lower.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+    old: Mapping[str, Entry] = {}
+    if spare is not None:
+        with contextlib.suppress(FileNotFoundError):  # another process took it first
+            os.rename(spare[0], tmp)
+            old = spare[1]
+    if not tmp.is_dir():
+        tmp.mkdir(parents=True)
     os.chown(tmp, *owner)
-    store = str(objects.root)
     top = os.open(tmp, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        for path in sorted(entries, key=lambda p: p.count("/")):
-            kind, mode, _size, _mtime, uid, gid, ref = entries[path]
-            if kind == "d":
-                os.mkdir(path, dir_fd=top)
-                os.chown(path, uid, gid, dir_fd=top)
-                os.chmod(path, mode, dir_fd=top)
-            elif kind == "l":
-                os.symlink(ref, path, dir_fd=top)
-                os.chown(path, uid, gid, dir_fd=top, follow_symlinks=False)
-            else:
-                _link(f"{store}/{ref[:2]}/{ref}", path, (top, str(tmp)), uid, gid)
+        _unlink_stale(top, str(tmp), old, entries)
+        _make(top, str(tmp), str(objects.root), old, entries)
     finally:
         os.close(top)
     os.rename(tmp, lower)
+
+
+def _same(old: Entry, new: Entry) -> bool:
+    """The lower layer holds the same thing for both: a file's object names its bytes, mode and owner
+    (the mtime is the object's own); a symlink's target and owner; a folder's mode and owner."""
+    return old[0] == new[0] and old[1] == new[1] and old[4:] == new[4:]
+
+
+def _unlink_stale(top: int, root: str, old: Mapping[str, Entry], new: Mapping[str, Entry]) -> None:
+    for path in sorted(old, key=lambda p: p.count("/"), reverse=True):  # a folder's entries first
+        entry, now = old[path], new.get(path)
+        if now is not None and (_same(entry, now) or entry[0] == now[0] == "d"):
+            continue  # a folder that stays a folder keeps what stays in it; _make sets its mode
+        if entry[0] == "d":
+            shutil.rmtree(f"{root}/{path}")
+        else:
+            os.unlink(path, dir_fd=top)
+
+
+def _make(top: int, root: str, store: str, old: Mapping[str, Entry], new: Mapping[str, Entry]) -> None:
+    for path in sorted(new, key=lambda p: p.count("/")):
+        entry = new[path]
+        was = old.get(path)
+        if was is not None and _same(was, entry):
+            continue
+        kind, mode, _size, _mtime, uid, gid, ref = entry
+        if kind == "d":
+            if was is None or was[0] != "d":
+                os.mkdir(path, dir_fd=top)
+            os.chown(path, uid, gid, dir_fd=top)
+            os.chmod(path, mode, dir_fd=top)
+        elif kind == "l":
+            os.symlink(ref, path, dir_fd=top)
+            os.chown(path, uid, gid, dir_fd=top, follow_symlinks=False)
+        else:
+            _link(f"{store}/{ref[:2]}/{ref}", path, (top, root), uid, gid)
 
 
 def _link(source: str, target: str, into: tuple[int, str], uid: int, gid: int) -> None:

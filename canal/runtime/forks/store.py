@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import fcntl
 import json
 import os
 import shutil
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
@@ -23,6 +25,7 @@ from pydantic import ValidationError
 from canal.core.fsutil import atomic_write, private_dir
 from canal.core.next import act
 from canal.runtime.checkpoints import compare
+from canal.runtime.checkpoints.errors import CheckpointError
 from canal.runtime.checkpoints.models import Change, NotCovered
 from canal.runtime.checkpoints.records import (
     canonical,
@@ -42,6 +45,7 @@ from canal.runtime.forks.models import ApplyResult, Conflict, Fork, ForkChanges
 from canal.runtime.forks.plan import conflicts, selected
 
 RESERVED = ("default",)
+SPARE = "@spare-lower"  # the pin of the spare lower layer's manifest (no fork name has an @)
 
 
 class ForkStore:
@@ -86,9 +90,10 @@ class ForkStore:
         private_dir(self.folder(name))
         self.checkpoints.pin(name, cp.manifest)
         try:
-            self._make_workspace(fork, entries)
-            self._seed(fork, entries)
-            self._write(fork)
+            with self._lowers_locked():  # no other process takes a lower layer before the record names it
+                self._make_workspace(fork, entries)
+                self._seed(fork, entries)
+                self._write(fork)
         except BaseException:
             self._remove(name)
             raise
@@ -120,13 +125,15 @@ class ForkStore:
         fork = self.get(name)
         merged = self.workspace(name)
         if fork.mode == "overlay" and not os.path.ismount(merged):
-            self._make_workspace(fork, self.checkpoints.read_manifest(fork.manifest))
+            with self._lowers_locked():
+                self._make_workspace(fork, self.checkpoints.read_manifest(fork.manifest))
         return merged
 
     def discard(self, name: str) -> Fork:
         fork = self.get(name)
-        self._remove(name)
-        self._collect_lowers()
+        with self._lowers_locked():
+            self._remove(name)
+            self._collect_lowers()
         return fork
 
     # -- changes and apply ----------------------------------------------------------------------
@@ -203,7 +210,10 @@ class ForkStore:
         root_st = self.checkpoints.workspace.stat()
         lower = self.lowers / fork.manifest
         private_dir(self.lowers)
-        overlay.materialize(lower, entries, self.checkpoints.objects, (root_st.st_uid, root_st.st_gid))
+        spare = None if lower.is_dir() else self._spare()
+        overlay.materialize(lower, entries, self.checkpoints.objects, (root_st.st_uid, root_st.st_gid), spare)
+        if spare is not None:
+            self.checkpoints.pin(SPARE, None)  # taken
         folder = self.folder(fork.name)
         overlay.mount(lower, folder / "upper", folder / "work", folder / "merged", root_st)
 
@@ -246,16 +256,44 @@ class ForkStore:
         shutil.rmtree(folder, ignore_errors=True)
 
     def _collect_lowers(self) -> None:
+        """Remove the lower layers no fork uses, but the newest: it is kept as the spare the next new
+        lower layer is made from (only what differs is linked again). Its manifest stays pinned."""
         used = {f.manifest for f in self.list()}
-        for folder in (self.lowers, self.checkpoints.root / "lower-keys"):
-            if folder.is_dir():
-                for lower in folder.iterdir():
-                    if lower.name in used:
-                        continue
-                    if lower.is_dir():
-                        shutil.rmtree(lower, ignore_errors=True)
-                    else:
-                        lower.unlink(missing_ok=True)
+        unused = sorted((p for p in self.lowers.iterdir() if p.name not in used),
+                        key=lambda p: p.stat().st_mtime_ns) if self.lowers.is_dir() else []
+        spare = next((p for p in reversed(unused) if p.is_dir() and not p.name.endswith(".tmp")), None)
+        self.checkpoints.pin(SPARE, spare.name if spare else None)
+        for lower in unused:
+            if lower != spare:
+                shutil.rmtree(lower, ignore_errors=True)
+        keys = self.checkpoints.root / "lower-keys"
+        if keys.is_dir():
+            for cache in keys.iterdir():
+                if cache.name not in used:
+                    cache.unlink(missing_ok=True)
+
+    def _spare(self) -> tuple[Path, dict[str, Entry]] | None:
+        """The spare lower layer and the entries it holds (None when there is none, or its manifest
+        cannot be read: the lower layer is then built whole)."""
+        path = self.checkpoints.root / "pins" / SPARE
+        with contextlib.suppress(OSError, CheckpointError):
+            manifest = path.read_text().strip()
+            if manifest and not self.is_used(manifest):
+                return self.lowers / manifest, self.checkpoints.read_manifest(manifest)
+        return None
+
+    def is_used(self, manifest: str) -> bool:
+        return any(f.manifest == manifest for f in self.list())
+
+    @contextlib.contextmanager
+    def _lowers_locked(self) -> Iterator[None]:
+        private_dir(self.checkpoints.root)
+        fd = os.open(self.checkpoints.root / "lowers.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
 
 
 def _conflict(name: str, clash: list[Conflict], checkpoint: str) -> ForkConflict:
