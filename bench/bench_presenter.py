@@ -2,11 +2,13 @@
 
     python bench/bench_presenter.py            # 1 GiB, 5 rounds
     python bench/bench_presenter.py --mib 64 --rounds 3
+    python bench/bench_presenter.py --mib 32 --rounds 3 --redact   # and the run pipeline's redacted save
 
 Each round runs ``cat SPOOL > FILE`` and the presenter (in a fresh subprocess, so its peak RSS is its
 own) on the same spool file, alternating which goes first. The presenter copies the whole output to the
-output folder (as ``cat`` does) and indexes it in the same pass. Everything lives in a temp folder that
-is removed at the end.
+output folder (as ``cat`` does) and indexes it in the same pass. With ``--redact`` a third mode saves it
+as the run pipeline does: every secret replaced, block by block, line numbers kept. Everything lives in a
+temp folder that is removed at the end.
 """
 
 from __future__ import annotations
@@ -29,12 +31,14 @@ import json, resource, sys, time
 from pathlib import Path
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 from canal.runtime.presenter import PresenterConfig, present
+from canal.runtime.redact import Redactor
 from canal.sandbox.result import CapturedOutput, ExecResult
 spool, out, link = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3] == "link"
+redact_saved = Redactor(b"k" * 32).redact_keep_lines if sys.argv[3] == "redact" else None
 imported = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 result = ExecResult(CapturedOutput(size=spool.stat().st_size, path=spool), CapturedOutput.of(b""), 0, 1.0)
 t0 = time.perf_counter()
-p = present(result, config=PresenterConfig(link_spooled=link), output_dir=out)
+p = present(result, config=PresenterConfig(link_spooled=link), output_dir=out, redact_saved=redact_saved)
 wall = time.perf_counter() - t0
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(json.dumps({"wall_s": wall, "maxrss_kib": peak, "maxrss_start_kib": before,
@@ -87,12 +91,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--mib", type=int, default=1024, help="size of the output in MiB (default 1024)")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--redact", action="store_true", help="also the redacted save (slow: 1.5-3.5 MiB/s)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="canal-bench-presenter-") as tmp:
         root = Path(tmp)
         spool, out_dir = root / "spool.out", root / "output"
         make_spool(spool, args.mib)
-        modes = ("link", "copy")
+        modes = ("link", "copy", "redact") if args.redact else ("link", "copy")
         walls: dict[str, list[float]] = {m: [] for m in ("cat", *modes)}
         rss: dict[str, list[float]] = {m: [] for m in modes}
         last: dict[str, float] = {}

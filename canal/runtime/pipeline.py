@@ -32,7 +32,7 @@ from canal.runtime.interrupt import current as current_interrupt
 from canal.runtime.interrupt import on_interrupt, signal_name
 from canal.runtime.outputs_cap import outputs_note
 from canal.runtime.ports import Redactor
-from canal.runtime.presenter import PresenterConfig, present
+from canal.runtime.presenter import Presentation, PresenterConfig, present
 from canal.runtime.recovery import recover_dangling
 from canal.runtime.result import (
     BackupView,
@@ -45,6 +45,7 @@ from canal.runtime.result import (
 )
 from canal.runtime.sandboxes import OUTPUT_MOUNT, SandboxRef, ensure_sandbox, sandbox_user, uid_gid
 from canal.runtime.services import Services
+from canal.runtime.spooled import drop_spools, release_spools
 from canal.runtime.trash.errors import CannotTrashWorkspace
 from canal.runtime.trash.limits import check_backup_size
 from canal.sandbox.backend import SandboxBackend
@@ -140,12 +141,7 @@ class Pipeline:
         if decision.read_only:  # git status would refresh .git/index: a write no checkpoint came before
             git_env = {**git_env, "GIT_OPTIONAL_LOCKS": "0"}
         result = self._exec(req, state, git_env)
-        egress = [redact(part) for part in self._egress_footer(req)]  # a host name may carry a secret
-        shown = present(result, config=req.presenter or self.services.config.presenter,
-                        output_dir=self.services.outputs_dir(req.ref.name), sandbox_output_dir=OUTPUT_MOUNT,
-                        redact=redact, file_owner=_file_owner(self.services),
-                        name_hint=req.ref.name, redact_saved=self._saved_redactor(req),
-                        footer_extra=[*checkpoint_footer(view_cp, say), *egress])
+        shown, result = self._present(req, result, redact, checkpoint_footer(view_cp, say))
         size, digest = _digest(result)
         audit_id = self.services.audit.append(RunCompleted.event, RunCompleted(
             started=started, sandbox=req.ref.name, exit_code=result.exit_code, reason=result.reason.value,
@@ -160,6 +156,22 @@ class Pipeline:
             output_file=shown.output_file, decision=view, backups=backups, checkpoint=view_cp,
             sandbox=req.ref.name,
             audit_id=audit_id, text=text, exec_result=result)
+
+    def _present(self, req: RunRequest, result: ExecResult, redact: Redactor,
+                 footer: list[str]) -> tuple[Presentation, ExecResult]:
+        """What the agent reads, and the result once its spool files are gone (runtime.spooled): they
+        hold the output as printed, secrets and all, and go even when presenting fails."""
+        folder = self.services.outputs_dir(req.ref.name)
+        try:
+            egress = [redact(part) for part in self._egress_footer(req)]  # a host name may carry a secret
+            shown = present(result, config=req.presenter or self.services.config.presenter,
+                            output_dir=folder, sandbox_output_dir=OUTPUT_MOUNT, redact=redact,
+                            file_owner=_file_owner(self.services), name_hint=req.ref.name,
+                            redact_saved=self._saved_redactor(req), footer_extra=[*footer, *egress])
+        except BaseException:
+            drop_spools(result)
+            raise
+        return shown, release_spools(result, shown, folder)
 
     def _checkpoint(self, req: RunRequest, decision: Decision, redact: Redactor) -> Checkpoint | None:
         """Record the workspace before a command that may change it. A failure stops the command:

@@ -20,6 +20,7 @@ from typing import BinaryIO
 from canal.core.fsutil import FILE_MODE, private_dir
 from canal.runtime.ports import Redactor, no_redaction
 from canal.runtime.presenter.binclean import clean_binary_stream
+from canal.runtime.presenter.textclean import clean_text_stream
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.]+")
 _OPEN_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -58,6 +59,15 @@ class OutputStore:
         clean = self.redact_saved(text).encode("utf-8", "surrogateescape")
         with self.create(suffix) as (sink, saved):
             sink.write(clean)
+        return saved
+
+    def write_text_clean(self, src: BinaryIO, suffix: str, chunk: int) -> SavedFile:
+        """Save a text stream of any size with secrets replaced, block by block (``textclean``: line
+        numbers kept)."""
+        assert self.redact_saved is not None
+        with self.create(suffix) as (sink, saved):
+            for block in clean_text_stream(src, self.redact_saved, chunk):
+                sink.write(block)
         return saved
 
     def write_binary_clean(self, src: BinaryIO, suffix: str, chunk: int) -> SavedFile:

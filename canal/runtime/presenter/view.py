@@ -58,7 +58,8 @@ def render_stream(captured: CapturedOutput, limits: StreamLimits, *, config: Pre
 
 def _save(src: BinaryIO, spool: Path | None, store: OutputStore, suffix: str, keep: tuple[int, int],
           chunk: int, text: bytes | None = None) -> tuple[StreamIndex, str | None, str]:
-    """Put the stream in the output folder (a link to its spool file, else a copy), then index it.
+    """Put the stream in the output folder, then index it: redacted when the store has a redactor
+    (held in memory, or streamed from its spool file), else a link to its spool file or a copy.
 
     When saving fails the stream is still indexed, so the agent sees head and tail either way.
     """
@@ -69,11 +70,17 @@ def _save(src: BinaryIO, spool: Path | None, store: OutputStore, suffix: str, ke
     try:
         if text is not None and store.redact_saved is not None:
             return index(), store.write_clean(text, suffix).sandbox_path, ""
+        if store.redact_saved is not None:  # a spooled stream is never linked as it came
+            src.seek(0)
+            saved = store.write_text_clean(src, suffix, chunk)
+            return index(), saved.sandbox_path, ""
         linked = store.link(spool, suffix) if spool is not None else None
         if linked is not None:
             return index(), linked.sandbox_path, ""
         with store.create(suffix) as (sink, file):
             return copy_while(src, sink, chunk, index), file.sandbox_path, ""
+    except NotRedactable as exc:
+        return index(), None, str(exc)
     except OSError as exc:
         return index(), None, exc.strerror or exc.__class__.__name__
 

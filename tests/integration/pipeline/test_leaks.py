@@ -43,3 +43,30 @@ def test_denied_hint_never_repeats_a_secret_in_the_command(canal: Canal) -> None
     assert refused.status == "denied"
     assert TOKEN not in refused.text
     assert "canal policy check --cwd /workspace --unattended -- " in refused.text
+
+
+def test_text_output_over_the_memory_cap_is_saved_redacted_with_its_line_numbers(canal: Canal) -> None:
+    """Past 1 MiB a stream is spooled to disk by the sandbox layer: the saved file is redacted all the
+    same, line N still line N (the hints name line numbers), and the spool is gone once presented."""
+    folder = canal.services.outputs_dir("default")
+    before = set(folder.rglob("*"))
+    # 40,000 lines (about 1.3 MiB), a token on line 20,000 and on the last line
+    script = (f"for ((i = 1; i <= 40000; i++)); do echo \"log line $i of a long build output\"; "
+              f"if [ $i = 19999 ] || [ $i = 39999 ]; then echo token={HALVES[0]}{HALVES[1]}; fi; done")
+    result = canal.run(["bash", "-c", script])
+    assert result.status == "ok", result.text
+    assert result.output_file is not None
+    assert result.exec_result is not None
+    assert result.exec_result.stdout.size > 1 << 20  # it was spooled
+    new = set(folder.rglob("*")) - before
+    [saved] = [p for p in new if p.is_file()]
+    assert saved.name == Path(result.output_file).name
+    data = saved.read_bytes()
+    assert TOKEN.encode() not in data
+    lines = data.split(b"\n")
+    assert len(lines) == 40003  # 40,002 lines and the empty piece after the last line break
+    assert lines[19999].startswith(b"token=[REDACTED_SECRET:github-pat:")
+    assert lines[20000] == b"log line 20000 of a long build output"
+    assert lines[40000].startswith(b"token=[REDACTED_SECRET:github-pat:")
+    assert lines[40001] == b"log line 40000 of a long build output"
+    assert TOKEN not in result.text
