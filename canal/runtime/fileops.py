@@ -57,6 +57,11 @@ class FileOps:
     def workspace(self) -> Workspace:
         return Workspace.at(self.services.project_dir)
 
+    @property
+    def max_bytes(self) -> int:
+        """The largest file one operation reads or writes (storage.file_per_operation)."""
+        return self.services.config.storage.file_per_operation
+
     def _guard(self, person: bool) -> Protected | None:
         return None if person else Protected.of(settings_files(self.services.project_dir))
 
@@ -70,7 +75,7 @@ class FileOps:
         """A file with numbered lines (secrets redacted), a folder's entries, or a binary file's facts."""
         with _os_refusal("read", path):
             return view_path(self.workspace, path, base=base, start=start, end=end,
-                             redactor=self.services.redactor)
+                             redactor=self.services.redactor, max_bytes=self.max_bytes)
 
     def edit(self, path: Path | str, old: str, new: str, *, replace_all: bool = False,
              base: Path | None = None, expect_sha256: str | None = None, person: bool = False) -> EditResult:
@@ -79,7 +84,7 @@ class FileOps:
         with _os_refusal("edit", path):
             return edit_file(self.workspace, path, old, new, replace_all=replace_all, base=base,
                              expect_sha256=expect_sha256, redactor=services.redactor, audit=services.audit,
-                             actor=self.actor, guard=self._guard(person))
+                             actor=self.actor, guard=self._guard(person), max_bytes=self.max_bytes)
 
     def write(self, path: Path | str, data: bytes, *, base: Path | None = None,
               person: bool = False) -> WriteResult:
@@ -92,7 +97,7 @@ class FileOps:
         with _os_refusal("write", path):
             return write_file(workspace, path, data, base=base, backup=backup,
                               redactor=self.services.redactor, audit=trash.audit, actor=self.actor,
-                              guard=self._guard(person))
+                              guard=self._guard(person), max_bytes=self.max_bytes)
 
     def remove(self, paths: Sequence[Path | str], *, recursive: bool = False,
                base: Path | None = None, person: bool = False) -> list[RemoveOutcome]:

@@ -115,7 +115,8 @@ def check_regular(st: os.stat_result, loc: Located, max_bytes: int) -> None:
 def check_size(size: int, loc: Located, max_bytes: int) -> None:
     if size > max_bytes:
         msg = f"{loc.display} is {size} bytes, over the {max_bytes}-byte limit for this operation."
-        raise FileTooLarge(msg, hint="work on it inside the sandbox",
+        raise FileTooLarge(msg, hint="work on it inside the sandbox (the limit is storage.file_per_operation "
+                                "in canal.yaml, which a person may raise)",
                            next=act("run", command=f"sed -n 1,50p {shlex.quote(loc.display)}"),
                            details={"path": loc.display, "size": size, "limit": max_bytes})
 

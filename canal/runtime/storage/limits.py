@@ -7,6 +7,7 @@ Example::
       outputs_total: 2g         # every saved output of the project; the oldest go first
       backup_per_command: 1g    # what one confirmed command backs up; past it BACKUP_TOO_LARGE
       trash_total: 5g           # the whole trash; past it TRASH_FULL (nothing is evicted)
+      file_per_operation: 8m    # one file that canal view / edit / write (CLI and MCP) reads or writes
 
 These are safety settings: raising one is a person's decision (trusted configuration).
 """
@@ -28,3 +29,4 @@ class StorageLimits(BaseModel):
     outputs_total: Bytes = 2 * GIB
     backup_per_command: Bytes = 1 * GIB
     trash_total: Bytes = 5 * GIB
+    file_per_operation: Bytes = 8 * MIB  # past it FILE_TOO_LARGE, nothing written

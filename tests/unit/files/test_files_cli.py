@@ -135,3 +135,30 @@ def test_what_the_operating_system_refuses_is_file_io_error_not_a_traceback(proj
     code, out, err = _run(*argv, "--json", stdin=b"data\n")
     reply = json.loads(out)
     assert (reply["code"], reply["details"]["errno"]) == ("FILE_IO_ERROR", "ENAMETOOLONG")
+
+
+def test_the_file_size_cap_is_canal_yaml_storage_file_per_operation(project: Path) -> None:
+    (project / "canal.yaml").write_text("storage:\n  file_per_operation: 1k\n")  # lower: applies at once
+    (project / "big.txt").write_text("x" * 1500)
+    code, _, err = _run("write", "small.txt", stdin=b"y" * 1000)
+    assert code == 0, err
+    code, _, err = _run("write", "notes.txt", stdin=b"y" * 1025)
+    assert code == 2
+    assert err.startswith("FILE_TOO_LARGE\n")
+    assert "1024-byte limit" in err
+    assert "storage.file_per_operation" in err
+    assert not (project / "notes.txt").exists()
+    code, _, err = _run("view", "big.txt")
+    assert code == 2
+    assert err.startswith("FILE_TOO_LARGE\n")
+    code, _, err = _run("edit", "small.txt", "--old", "y", "--new", "zz", "--all")
+    assert code == 2, "the result of an edit counts too"
+    assert err.startswith("FILE_TOO_LARGE\n")
+    assert (project / "small.txt").read_bytes() == b"y" * 1000
+
+
+def test_the_file_size_cap_defaults_to_8_mib(project: Path) -> None:
+    code, _, err = _run("write", "eight.bin", stdin=b"y" * (8 << 20))
+    assert code == 0, err
+    code, _, err = _run("write", "over.bin", stdin=b"y" * ((8 << 20) + 1))
+    assert (code, err.split("\n")[0]) == (2, "FILE_TOO_LARGE")
