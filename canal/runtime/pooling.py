@@ -10,7 +10,9 @@ container's mount follows the folder) and the sandbox's running session to the p
 A pool is kept per spec (image, limits, user, network...). The server starts one for each such spec it
 creates a sandbox for, and fills it in the background, so the next new project with that spec starts in
 a few milliseconds instead of a ``docker run``. Pooled sandboxes carry ``canal.pool=1`` and the pool's
-owner; ``close()`` removes those not handed out, and a new server removes what a crashed one left.
+owner; ``close()`` removes those not handed out, and a new server removes what a crashed one left (by
+their pool names: one handed out carries its project's name and counts as the project's,
+``canal.sandbox.backend.handed_to``, since Docker cannot change a container's labels).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from canal.runtime.sandboxes import OUTPUT_MOUNT
-from canal.sandbox.backend import LABEL_POOL, SandboxInfo
+from canal.sandbox.backend import LABEL_POOL, SandboxInfo, is_pooled_name
 from canal.sandbox.docker_backend import DockerBackend
 from canal.sandbox.pool import WarmPool
 from canal.sandbox.spec import Mount, SandboxSpec
@@ -54,8 +56,8 @@ class Pools:
     def sweep_leftovers(self) -> list[str]:
         """Remove pooled sandboxes (and output folders) a stopped or crashed server left behind."""
         gone = []
-        for info in self.backend.list():
-            if info.labels.get(LABEL_POOL) == "1":
+        for info in self.backend.list():  # a sandbox it handed out is a project's now: left alone
+            if info.labels.get(LABEL_POOL) == "1" and is_pooled_name(info.name):
                 self.backend.remove(info.name)
                 gone.append(info.name)
         shutil.rmtree(self.root, ignore_errors=True)

@@ -53,6 +53,22 @@ def check_name(name: str) -> str:
     return name
 
 
+POOLED_PREFIX = "canal-pool-"
+_POOLED_NAME = re.compile(r"^canal-pool-[0-9a-f]{12}$")
+
+
+def is_pooled_name(name: str) -> bool:
+    """A warm pool's name for a sandbox it made and has not handed out yet."""
+    return _POOLED_NAME.match(name) is not None
+
+
+def handed_to(labels: Mapping[str, str], name: str, owner: str) -> bool:
+    """True when a warm pool made this sandbox and handed it to ``owner``. Docker fixes labels when a
+    container is made, so a pooled sandbox keeps the pool's owner label; handing it out renames it into
+    ``owner``'s names (``<owner>-<sandbox>``), which makes it ``owner``'s like one made on demand."""
+    return (labels.get(LABEL_POOL) == "1" and name.startswith(f"{owner}-") and not is_pooled_name(name))
+
+
 class SandboxStatus(StrEnum):
     CREATED = "created"
     RUNNING = "running"

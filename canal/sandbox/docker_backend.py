@@ -18,12 +18,14 @@ from docker.models.containers import Container
 
 from canal.sandbox.backend import (
     LABEL_OWNER,
+    LABEL_POOL,
     LABEL_QUOTA,
     LABEL_SANDBOX,
     MAX_TRANSFER_BYTES,
     OUTPUT_MEMORY_CAP,
     SandboxInfo,
     check_name,
+    handed_to,
 )
 from canal.sandbox.docker_errors import translating
 from canal.sandbox.docker_info import info_of
@@ -140,8 +142,19 @@ class DockerBackend:
         return None if container is None else info_of(container)
 
     def list(self, *, all_owners: bool = False, name_prefix: str = "") -> list[SandboxInfo]:
+        """This owner's sandboxes (those a warm pool handed to it included: ``handed_to``), or every
+        owner's; only names starting with ``name_prefix``."""
         label = LABEL_OWNER if all_owners else f"{LABEL_OWNER}={self.owner}"
-        filters: dict[str, Any] = {"label": [label, LABEL_SANDBOX]}
+        found = self._listed([label, LABEL_SANDBOX], name_prefix)
+        if not all_owners:
+            prefix = f"{self.owner}-" if f"{self.owner}-".startswith(name_prefix) else name_prefix
+            handed = [i for i in self._listed([f"{LABEL_POOL}=1", LABEL_SANDBOX], prefix)
+                      if handed_to(i.labels, i.name, self.owner)]
+            found += [i for i in handed if i.id not in {f.id for f in found}]
+        return found
+
+    def _listed(self, labels: list[str], name_prefix: str) -> list[SandboxInfo]:
+        filters: dict[str, Any] = {"label": labels}
         if name_prefix:
             filters["name"] = f"^/?{re.escape(name_prefix)}"  # the engine matches names by regex
         with translating("list sandboxes"):

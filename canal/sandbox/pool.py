@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from canal.sandbox.backend import LABEL_POOL, SandboxInfo
+from canal.sandbox.backend import LABEL_POOL, POOLED_PREFIX, SandboxInfo
 from canal.sandbox.docker_backend import DockerBackend
 from canal.sandbox.errors import SandboxNotFound
 from canal.sandbox.spec import SandboxSpec
@@ -49,7 +49,7 @@ class WarmPool:
             self._add_one()
 
     def _add_one(self) -> None:
-        name = f"canal-pool-{secrets.token_hex(6)}"
+        name = f"{POOLED_PREFIX}{secrets.token_hex(6)}"
         spec = self.spec if self.spec_for is None else self.spec_for(name)
         self.backend.create(name, spec, extra_labels={LABEL_POOL: "1"}, extra_ttl_s=self.max_idle_s)
         self.backend.warm(name)

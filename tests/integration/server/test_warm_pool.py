@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import os
 import time
+import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,12 @@ from project_helpers import remove_project_containers
 from served_cli import ServedProject
 from server_helpers import stop_servers
 
+from canal.runtime.pooling import Pools
+from canal.runtime.sandboxes import OUTPUT_MOUNT
 from canal.sandbox.backend import LABEL_POOL
+from canal.sandbox.docker_backend import DockerBackend
+from canal.sandbox.reaper import reap
+from canal.sandbox.spec import Mount, SandboxSpec
 
 
 @pytest.fixture
@@ -69,3 +76,38 @@ def test_a_new_projects_first_sandbox_comes_from_the_pool(two_projects: list[Ser
         time.sleep(0.5)
     left = docker_client.containers.list(all=True, filters=pooled)
     assert [c.name for c in left] == [container]  # the spare is gone; the handed-out one is the project's
+
+
+def test_a_handed_out_sandbox_is_the_projects_for_gc_and_a_new_servers_sweep(
+        tmp_path: Path, docker_client: Any, sandbox_image: str) -> None:
+    """Docker labels are fixed at creation, so a pooled sandbox keeps the pool's owner label when it is
+    handed out; the project's backend must still list it as the project's (canal gc reaps it, a pool
+    sweep of a restarted server leaves it alone), as it does a sandbox made on demand."""
+    tag = uuid.uuid4().hex[:10]
+    pool_backend = DockerBackend(docker_client, owner=f"canal-pool-{os.geteuid()}-t{tag}")
+    project = DockerBackend(docker_client, owner=f"canal-proj{tag}-{tag}ab")
+    pools = Pools(pool_backend, tmp_path / "pool")
+    name = f"{project.owner}-default"
+    outputs = tmp_path / "outputs"
+    outputs.mkdir()
+    spec = SandboxSpec(image=sandbox_image,  # type: ignore[arg-type]
+                       mounts=(Mount(source=outputs, target=OUTPUT_MOUNT, read_only=True),))
+    try:
+        pools.remember(spec, None)
+        deadline = time.monotonic() + 120
+        while pools.status()["pooled_ready"] < 1 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert pools.take(spec, name, outputs, project) is not None
+        assert project.exec(name, "echo pooled").stdout.read_bytes() == b"pooled\n"
+        assert [i.name for i in project.list()] == [name]
+        pools.close()  # the server stops: its spares go, the handed-out sandbox stays
+        # a new server sweeps what the old one left in its pool, never what it handed out
+        after_restart = Pools(DockerBackend(docker_client, owner=pool_backend.owner), tmp_path / "pool2")
+        assert name not in after_restart.sweep_leftovers()
+        assert project.get(name) is not None
+        assert reap(project, now=datetime.now(tz=UTC) + timedelta(days=2)) == [name]
+    finally:
+        pools.close()
+        project.remove(name)
+        for info in pool_backend.list():
+            pool_backend.remove(info.name)
