@@ -145,21 +145,13 @@ class DockerBackend:
         """This owner's sandboxes (those a warm pool handed to it included: ``handed_to``), or every
         owner's; only names starting with ``name_prefix``."""
         label = LABEL_OWNER if all_owners else f"{LABEL_OWNER}={self.owner}"
-        found = self._listed([label, LABEL_SANDBOX], name_prefix)
+        found = _listed(self.client, [label, LABEL_SANDBOX], name_prefix)
         if not all_owners:
             prefix = f"{self.owner}-" if f"{self.owner}-".startswith(name_prefix) else name_prefix
-            handed = [i for i in self._listed([f"{LABEL_POOL}=1", LABEL_SANDBOX], prefix)
-                      if handed_to(i.labels, i.name, self.owner)]
-            found += [i for i in handed if i.id not in {f.id for f in found}]
+            seen = {f.id for f in found}
+            found += [i for i in _listed(self.client, [f"{LABEL_POOL}=1", LABEL_SANDBOX], prefix)
+                      if handed_to(i.labels, i.name, self.owner) and i.id not in seen]
         return found
-
-    def _listed(self, labels: list[str], name_prefix: str) -> list[SandboxInfo]:
-        filters: dict[str, Any] = {"label": labels}
-        if name_prefix:
-            filters["name"] = f"^/?{re.escape(name_prefix)}"  # the engine matches names by regex
-        with translating("list sandboxes"):
-            containers = self.client.containers.list(all=True, filters=filters)
-        return [info_of(c) for c in containers if c.name.startswith(name_prefix)]
 
     def stop(self, name: str) -> None:
         container = self._require(name)
@@ -373,6 +365,15 @@ class DockerBackend:
         result = self.exec(name, ["tar", "-c", "-C", parent, "--", base])
         with result.stdout.open() as stream:
             return unpack(stream, max_bytes=max_bytes)
+
+
+def _listed(client: docker.DockerClient, labels: list[str], name_prefix: str) -> list[SandboxInfo]:
+    filters: dict[str, Any] = {"label": labels}
+    if name_prefix:
+        filters["name"] = f"^/?{re.escape(name_prefix)}"  # the engine matches names by regex
+    with translating("list sandboxes"):
+        containers = client.containers.list(all=True, filters=filters)
+    return [info_of(c) for c in containers if c.name.startswith(name_prefix)]
 
 
 def _quota(labels: Mapping[str, str], workdir: str) -> WorkspaceQuota | None:

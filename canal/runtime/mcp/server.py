@@ -8,7 +8,9 @@ call at a time, so the protocol loop keeps answering (pings, elicitation replies
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -26,6 +28,7 @@ from canal.core.errors import CanalError
 from canal.core.next import act
 from canal.runtime.api import Canal
 from canal.runtime.errors import InternalError
+from canal.runtime.interrupt import Interrupt, current, interruptible
 from canal.runtime.mcp import approval, capabilities
 from canal.runtime.mcp import schemas as s
 from canal.runtime.mcp.descriptions import INSTRUCTIONS
@@ -39,6 +42,7 @@ from canal.runtime.mcp.workflow import WorkflowTool
 
 log = logging.getLogger("canal.mcp")
 PROGRESS_EVERY_S = 2.0
+CANCELLED = "SIGINT"  # the client cancelled the call: what Ctrl-C is to the CLI
 RESULT_META_KEY = "canal/result"  # the --json shape of a result, for programs; models read the text
 
 T = TypeVar("T")
@@ -70,9 +74,33 @@ class CanalMcp:
                                "discard": rev.discard})
 
     async def blocking(self, fn: Callable[[], T]) -> T:
-        """Run ``fn`` in a worker thread, one at a time (``Canal`` is not thread-safe)."""
+        """Run ``fn`` in a worker thread, one at a time (``Canal`` is not thread-safe).
+
+        A call the client cancels (``notifications/cancelled``: the SDK cancels this task) interrupts
+        ``fn`` as Ctrl-C does on the CLI (a command in the sandbox is killed with its process tree), and
+        the next call waits only for ``fn`` to end. The request's own interrupt (the client of the server
+        went away) still reaches ``fn`` too."""
+        interrupt, done = Interrupt(), threading.Event()
+        outer = current()
+
+        def work() -> T:
+            try:
+                with contextlib.ExitStack() as stack:
+                    if outer is not None:
+                        stack.enter_context(outer.hook(interrupt.fire))
+                    stack.enter_context(interruptible(interrupt))
+                    return fn()
+            finally:
+                done.set()
+
         async with self._lock:
-            return await anyio.to_thread.run_sync(fn)
+            try:
+                return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+            except anyio.get_cancelled_exc_class():
+                interrupt.fire(CANCELLED)
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(done.wait)
+                raise
 
     def warm(self) -> None:
         """Compile the policy and start the sandbox session before the first call needs them."""
