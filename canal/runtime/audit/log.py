@@ -131,7 +131,7 @@ class AuditLog:
             line, mac = self._line(seq + 1, event, data, actor, prev_hash)
             _write_durably(fd, line, size, self.path, event, sync=durable)
             self._unsynced = not durable
-            self._head = (stat.st_ino, size + len(line), seq + 1, mac)
+            self._head = _HEADS[str(self.path)] = (stat.st_ino, size + len(line), seq + 1, mac)
             return record_id(seq + 1)
         finally:
             os.close(fd)  # also releases the lock
@@ -160,8 +160,9 @@ class AuditLog:
         return fd
 
     def _tail(self, fd: int, inode: int, size: int) -> tuple[int, str]:
-        if self._head is not None and self._head[:2] == (inode, size):
-            return self._head[2], self._head[3]
+        head = self._head or _HEADS.get(str(self.path))
+        if head is not None and head[:2] == (inode, size):
+            return head[2], head[3]
         line = last_line(fd, size)
         if line is None:
             return 0, GENESIS_HASH
@@ -175,6 +176,12 @@ class AuditLog:
             msg = f"the last line of {self.path} is not a record ({exc})"
             raise AuditLogCorruptError(msg, next=verify, details={"path": str(self.path)}) from exc
         return last.seq, last.hash
+
+
+# The head each log of this process last appended, by path: a later AuditLog of the same file (the server
+# makes one per request) chains to it without reading and parsing the last line. Used only while the
+# file's inode and size, read under the lock, are what that append left; any other writer changes them.
+_HEADS: dict[str, tuple[int, int, int, str]] = {}
 
 
 def _lock(fd: int, path: Path) -> None:

@@ -8,6 +8,7 @@ needs approval just like an edited ``canal.yaml``.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -151,15 +152,26 @@ def read_policy_digest(path: Path) -> str:
     return read_policy_text(path)[0]
 
 
+@functools.lru_cache(maxsize=64)
+def _parsed(data: bytes | None, source: str) -> tuple[CanalConfig, str]:
+    """canal.yaml's content (None: no file) parsed and validated, with its trusted settings (image files
+    aside) as JSON. Keyed by the content itself, never by a file's name or time: a long-lived server
+    reads the bytes at every call and parses only content it has not seen. Validation reads nothing but
+    the text, so equal bytes always give an equal (frozen) configuration; errors are not kept."""
+    config = CanalConfig() if data is None else parse_config(decode_settings(data, Path(source)), source)
+    return config, json.dumps(trusted_settings(config), ensure_ascii=False)
+
+
 def take_snapshot(project_dir: Path) -> Snapshot:
     path = project_dir / CONFIG_NAME
     data = read_settings_bytes(path)
-    config = CanalConfig() if data is None else parse_config(decode_settings(data, path), str(path))
+    config, settings = _parsed(data, str(path))
     read = {str(name): read_policy_text(policy_file_path(project_dir, name)) for name in config.policy.files}
     files = {f.source: hashlib.sha256(read_image_file(project_dir, f.source)).hexdigest()
              for f in config.image.files}
     digests = {name: digest for name, (digest, _) in read.items()}
-    return Snapshot(config, trusted_settings(config, files), digests, exists=data is not None,
+    trusted = trusted_settings(config, files) if files else json.loads(settings)  # each snapshot its own
+    return Snapshot(config, trusted, digests, exists=data is not None,
                     policy_texts={name: text for name, (_, text) in read.items()})
 
 
