@@ -168,3 +168,17 @@ def test_concurrent_processes_never_fork_the_chain(log_path: Path) -> None:
     per_writer = {f"w{n}": [r["data"]["i"] for r in recs if r["data"]["writer"] == f"w{n}"]  # type: ignore[index]
                   for n in range(writers)}
     assert all(v == list(range(each)) for v in per_writer.values())
+
+
+def test_the_process_wide_head_is_used_only_while_nobody_else_appended(log_path: Path, fill: Fill) -> None:
+    """Each request of the server makes a new AuditLog; it chains to the head this process last wrote,
+    but only while the file's inode and size are what that append left: a record another process wrote
+    meanwhile (here: written by an instance whose head the process then forgets) is chained to."""
+    from canal.runtime.audit import log as log_module
+
+    fill(AuditLog(log_path, KEY, KEY_ID), 2)
+    stale = log_module._HEADS[str(log_path)]
+    AuditLog(log_path, KEY, KEY_ID).append("test.other", {})  # "another process"
+    log_module._HEADS[str(log_path)] = stale  # ... whose append this process did not see
+    assert AuditLog(log_path, KEY, KEY_ID).append("test.event", {}) == "a-000004"
+    assert verify_log(log_path, KEY, KEY_ID).ok

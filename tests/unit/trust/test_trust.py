@@ -159,3 +159,18 @@ def test_a_policy_file_outside_the_project_is_refused(project: Path) -> None:
 def test_what_counts_as_loosening(before: dict[str, object], after: dict[str, object], loosens: bool) -> None:
     (change,) = compare(before, after, {}, {})
     assert change.loosens is loosens
+
+
+def test_a_snapshot_sees_changed_content_with_the_same_size_and_time(tmp_path: Path) -> None:
+    """The parsed canal.yaml is kept per content, not per file stamp: an edit that keeps the size and
+    the modification time (an agent can set both) is read as the new content."""
+    from canal.runtime.trust.snapshot import take_snapshot
+
+    config = tmp_path / "canal.yaml"
+    config.write_text("workspace: ro\n")
+    stamp = config.stat()
+    assert take_snapshot(tmp_path).config.workspace == "ro"
+    config.write_text("workspace: rw\n")
+    os.utime(config, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    assert config.stat().st_size == stamp.st_size
+    assert take_snapshot(tmp_path).config.workspace == "rw"
