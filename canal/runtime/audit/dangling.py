@@ -11,6 +11,7 @@ process checks once), so the cost stays flat however long the log grows.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from dataclasses import dataclass
@@ -33,7 +34,9 @@ class Dangling:
     runner_pid: int | None
 
 
+@functools.cache
 def _boot_id() -> str:
+    """This boot's id (a process lives in one boot only: read once)."""
     try:
         return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
     except OSError:
@@ -51,9 +54,14 @@ def _start_time(pid: int) -> int | None:
 
 
 def runner() -> dict[str, Any]:
-    """Who runs commands in this process, as written in each intent record."""
-    pid = os.getpid()
-    return {"pid": pid, "start": _start_time(pid), "boot": _boot_id()}
+    """Who runs commands in this process, as written in each intent record (read from /proc once per
+    process: a forked child has its own pid, so its own entry)."""
+    return dict(_runner(os.getpid()))
+
+
+@functools.cache
+def _runner(pid: int) -> tuple[tuple[str, Any], ...]:
+    return (("pid", pid), ("start", _start_time(pid)), ("boot", _boot_id()))
 
 
 def alive(who: Any) -> bool:
