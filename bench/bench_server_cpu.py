@@ -7,14 +7,16 @@ Each tree gets its own server (started here in the foreground, ``PYTHONPATH`` = 
 data and config folders) and its own project (``workspace: ro``). A server's request threads are timed
 with ``time.thread_time()`` around each request (the server's whole share of a call: reading the
 request, the CLI inside the server, policy, trust check, audit, the session round trip, the presenter),
-so the figure is CPU time, which a loaded machine inflates far less than wall time. Rounds alternate the
-trees and ``docker exec`` so load hits all alike.
+so the figure is CPU time, which a loaded machine inflates far less than wall time. The CPU of each process
+started (the ``canal`` client, the ``docker`` client) is read from the children's resource usage. Rounds
+alternate the trees and ``docker exec`` so load hits all alike.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import signal
 import statistics
@@ -42,6 +44,12 @@ from canal.runtime.cli import serve
 serve.main(["--idle-timeout", "900"])
 """
 CLIENT = "import sys; from canal.runtime.cli.client import main; sys.argv[0] = 'canal'; main()"
+
+
+def child_cpu() -> float:
+    """User and system CPU of the processes this one waited for, so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def pct(samples: list[float], q: float) -> float:
@@ -74,6 +82,7 @@ class Tree:
                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                        stderr=subprocess.DEVNULL)
         self.wall: list[float] = []
+        self.client_cpu: list[float] = []
 
     def wait_ready(self) -> None:
         """Until this tree's server (the timed one, not one a client would start) answers."""
@@ -87,11 +96,13 @@ class Tree:
         raise SystemExit(f"{self.label}: the timed server did not start")
 
     def call(self) -> float:
+        before = child_cpu()
         start = time.perf_counter()
         done = subprocess.run([sys.executable, "-c", CLIENT, "run", "--", "true"],
                               env=self.env, cwd=self.project, stdin=subprocess.DEVNULL, capture_output=True,
                               check=False)
         took = time.perf_counter() - start
+        self.client_cpu.append(child_cpu() - before)
         if done.returncode != 0:
             raise SystemExit(f"{self.label}: canal run failed: {done.stderr.decode()}")
         return took
@@ -135,19 +146,26 @@ def run(trees: list[Tree], rounds: int) -> None:
         for _ in range(3):  # the sandbox made, the policy compiled
             tree.call()
         tree.cpu_file.unlink(missing_ok=True)  # only the timed rounds count
+        tree.client_cpu.clear()
     container = trees[0].container()
     docker: list[float] = []
+    docker_cpu: list[float] = []
     print(f"load average before: {os.getloadavg()[0]:.2f}")
     for i in range(rounds):
         for tree in trees[i % len(trees):] + trees[:i % len(trees)]:
             tree.wall.append(tree.call())
-        start = time.perf_counter()
+        before, start = child_cpu(), time.perf_counter()
         subprocess.run(["docker", "exec", container, "true"], capture_output=True, check=True)
         docker.append(time.perf_counter() - start)
+        docker_cpu.append(child_cpu() - before)
     print(f"load average after: {os.getloadavg()[0]:.2f}; {rounds} rounds")
     for tree in trees:
         row(f"{tree.label}: canal run -- true (wall)", tree.wall)
     row("docker exec CONTAINER true (wall)", docker)
+    print("CPU of the process started (the client; for docker exec its Go client, not dockerd):")
+    for tree in trees:
+        row(f"{tree.label}: canal client CPU", tree.client_cpu)
+    row("docker exec client CPU", docker_cpu)
 
 
 if __name__ == "__main__":
