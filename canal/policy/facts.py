@@ -99,7 +99,7 @@ def segment_facts(seg: Segment, session: Session = DEFAULT_SESSION) -> dict[str,
         "file_writes": file_writes,
         "writes_device": _device_writes(seg, program, paths),
         "code_writes": sorted({w for w in writes if CODE_CONFIG_PATH.search(w)}),
-        "deletes": list(seg.deletes),
+        "deletes": [normalize(d, here) for d in seg.deletes],
         "stdin_text": "\n".join(r.target for r in seg.redirects
                                 if r.mode in ("heredoc", "herestring"))[:MAX_STDIN_TEXT],
         "reads": [normalize(r.target, here) for r in seg.redirects if r.mode == "read"],

@@ -17,6 +17,7 @@ _SHELL = Grammar(name="sh", short_values="oO", long={"rcfile": "=", "init-file":
 _STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _FIND_WRITES = frozenset({"-fprint", "-fprint0", "-fprintf", "-fls"})
+_FIND_DELETERS = frozenset({"rm", "rmdir", "unlink", "shred"})
 _PARALLEL_MARKERS = frozenset({":::", "::::", ":::+", "::::+"})
 _SOCAT_CODE = re.compile(r"^(exec|system):(.*)$", re.I | re.S)
 _SED_EXEC = re.compile(r"(^|[;{}\n]|\s)\s*(?:[0-9$,~+]*|/[^/]*/)?\s*!?\s*e(\s|;|$)"
@@ -98,9 +99,26 @@ def find(words: Sequence[Word]) -> Unwrapped | None:
             writes.append(words[i + 1].text)
             i += 1
         i += 1
-    if not inners and not writes:
+    # -delete, -exec rm {}: find deletes under its starting points
+    deleting = any(w.text == "-delete" for w in words) or any(
+        inner and basename(inner[0]) in _FIND_DELETERS for inner in inners)
+    if not inners and not writes and not deleting:
         return None
-    return Unwrapped("find", inners=tuple(inners), keep_outer=True, dynamic=True, writes=tuple(writes))
+    deletes = tuple(w.text for w in _find_roots(words)) or (".",) if deleting else ()
+    return Unwrapped("find", inners=tuple(inners), keep_outer=True, dynamic=True, writes=tuple(writes),
+                     deletes=deletes)
+
+
+def _find_roots(words: Sequence[Word]) -> list[Word]:
+    """find's starting points: the operands before its first expression word (after -H/-L/-P/-D/-O)."""
+    i = 1
+    while i < len(words) and (words[i].text in ("-H", "-L", "-P") or words[i].text[:2] in ("-D", "-O")):
+        i += 2 if words[i].text in ("-D", "-O") else 1
+    roots = []
+    while i < len(words) and not words[i].text.startswith(("-", "(", "!", ")")):
+        roots.append(words[i])
+        i += 1
+    return roots
 
 
 def trap(words: Sequence[Word]) -> Unwrapped | None:
