@@ -73,6 +73,13 @@ Kind = Literal[
     "audit.ship",  # send what the OTLP collector has not had yet
     "egress.log",  # {denied?}
     "doctor",
+    # background tasks (docs/tasks.md)
+    "task.start",  # {command?, name?}
+    "task.list",
+    "task.show",  # {task}
+    "task.logs",  # {task, follow?}
+    "task.wait",  # {task, timeout?}
+    "task.cancel",  # {task}
 ]
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
@@ -40,6 +41,7 @@ from canal.runtime.services import OUTPUTS, Services
 from canal.runtime.tools import Tools
 from canal.runtime.warm import installed, policy_key
 from canal.sandbox.backend import SandboxBackend, SandboxInfo
+from canal.sandbox.background import BackgroundBackend
 from canal.sandbox.docker_backend import DockerBackend
 from canal.sandbox.engine import docker_client
 from canal.sandbox.errors import SandboxError
@@ -49,7 +51,14 @@ from canal.sandbox.reaper import reap
 FORK_PROFILE = "autonomous"
 
 if TYPE_CHECKING:
+    from canal.runtime.tasks import TaskManager, TaskRecord, Tasks
     from canal.workflows.engine import Engine
+
+
+@dataclass(frozen=True)
+class DownReport:
+    removed: bool  # False when there was no sandbox
+    tasks: list[TaskRecord]  # background tasks it ended
 
 OUTPUT_RETENTION_S = 24 * 3600  # full outputs older than this go at `canal gc`
 
@@ -146,6 +155,33 @@ class Canal:
         (``load_fork_policy``): deny rules kept, confirmations waived, ``in_fork: deny`` rules (strict's
         secret reads) denied."""
         return self._load_policy(self.config.policy.profile, fork=True)
+
+    @cached_property
+    def task_manager(self) -> TaskManager:
+        """This project's background tasks: the server's (shared by every door, outliving this object),
+        or, in-process, this object's own (its tasks end when it closes)."""
+        from canal.runtime.tasks import TaskError, TaskManager
+
+        backend = self.backend
+        if not isinstance(backend, BackgroundBackend):
+            msg = f"This sandbox backend ({type(backend).__name__}) runs no background tasks."
+            raise TaskError(msg, hint="use the Docker backend (the default)")
+        warm = installed()
+        if warm is None:
+            return TaskManager(self.project_dir, backend, self.services)
+        key = ("tasks", str(self.project_dir), str(self.services.state_dir))
+        manager = warm.resident(key, lambda: TaskManager(self.project_dir, backend))
+        assert isinstance(manager, TaskManager)
+        return manager
+
+    @cached_property
+    def tasks(self) -> Tasks:
+        """Background tasks: ``canal.tasks.start("npm run dev")``, then ``show``, ``read``, ``follow``,
+        ``wait``, ``cancel``, ``list``;"""
+        from canal.runtime.tasks import Tasks
+
+        return Tasks(self.pipeline, self.services, self.task_manager, self.ref, actor=self.actor,
+                     unattended=self.unattended, persistent=installed() is not None)
 
     @cached_property
     def files(self) -> FileOps:
@@ -284,7 +320,12 @@ class Canal:
 
     def down(self, name: str | None = None) -> bool:
         """Remove the sandbox; False when there was none."""
+        return self.down_report(name).removed
+
+    def down_report(self, name: str | None = None) -> DownReport:
+        """Remove the sandbox, ending its background tasks first; says what was ended."""
         ref = self.ref(name)
+        ended = self._end_tasks(ref.name)
         existed = self.backend.get(ref.container) is not None
         self.services.egress.collect(self.backend)  # while the sandbox still holds its address
         self.backend.remove(ref.container)
@@ -292,8 +333,14 @@ class Canal:
         # full outputs were for this sandbox's next commands only; they may hold what commands printed
         shutil.rmtree(self.services.outputs_dir(ref.name), ignore_errors=True)
         if existed:
-            self.services.audit.append("sandbox.down", {"sandbox": ref.name}, actor=self.actor)
-        return existed
+            data = {"sandbox": ref.name, "tasks_ended": [t.id for t in ended]}
+            self.services.audit.append("sandbox.down", data, actor=self.actor)
+        return DownReport(existed, ended)
+
+    def _end_tasks(self, sandbox: str) -> list[TaskRecord]:
+        if not isinstance(self.backend, BackgroundBackend):
+            return []
+        return self.task_manager.end_sandbox(sandbox)
 
     def ps(self) -> list[dict[str, Any]]:
         prefix = f"canal-{project_key(self.project_dir)}-"
@@ -341,6 +388,8 @@ class Canal:
                 self.services.audit.sync()
             else:
                 warm.sync_later(self.services.audit)
+        if "task_manager" in self.__dict__ and installed() is None:
+            self.task_manager.close("closed")  # in-process, this object's tasks end with it
         if "backend" in self.__dict__ and not self._shared:
             self.backend.close()
 

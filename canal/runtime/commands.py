@@ -54,7 +54,8 @@ def _run(a: Args) -> str:
     command = a.get("command")
     what = "<the same command>" if a.get("secret") or command is None else shell_words(str(command))
     confirm = _opt("--confirm", a.get("token"))
-    return f"canal run{_sandbox(a)}{confirm} -- {what}"
+    verb = "task start" if a.get("task") else "run"  # a refused task start starts again with its token
+    return f"canal {verb}{_sandbox(a)}{confirm} -- {what}"
 
 
 def _advance(a: Args) -> str:
@@ -118,6 +119,12 @@ _TAILS: dict[Kind, Callable[[Args], str]] = {
                              + _opt("--confirm", a.get("token"))),
     "fork.discard": _positional("name"),
     "up": _positional("sandbox"),
+    "task.start": lambda a: (_opt("--name", a.get("name"))
+                             + f" -- {shell_words(str(a.get('command', 'CMD')))}"),
+    "task.show": lambda a: f" {quote(a.get('task', 'ID'))}",
+    "task.logs": lambda a: f" {quote(a.get('task', 'ID'))}{_opt('-f', a.get('follow'))}",
+    "task.wait": lambda a: f" {quote(a.get('task', 'ID'))}{_opt('--timeout', a.get('timeout'))}",
+    "task.cancel": lambda a: f" {quote(a.get('task', 'ID'))}",
 }
 
 

@@ -18,6 +18,7 @@ Example::
     audit:
       otlp: {endpoint: "http://127.0.0.1:4318"}   # send run, approval and config records (docs/audit.md)
     timeouts: {command: 120, idle: 60}
+    tasks: {max_running: 4, timeout: 3600, output_cap: 64m}   # background tasks, docs/tasks.md
     presenter: {max_lines: 200}
     checkpoints: {exclude: [data/], max_file_bytes: 67108864, keep: 100}   # docs/checkpoints.md
     unattended: false        # confirm becomes deny
@@ -40,7 +41,7 @@ from canal.runtime.project import CONFIG_NAME
 from canal.runtime.safeyaml import load_yaml
 from canal.runtime.storage.limits import StorageLimits
 from canal.sandbox.project_image import ProjectImage
-from canal.sandbox.spec import SandboxSpec
+from canal.sandbox.spec import Bytes, SandboxSpec
 
 
 class _Model(BaseModel):
@@ -63,6 +64,14 @@ class AuditSettings(_Model):
     otlp: OtlpSettings | None = None  # an OpenTelemetry collector that gets a copy of the records
 
 
+class TaskSettings(_Model):
+    """Background tasks (``canal task start``): docs/tasks.md."""
+
+    max_running: int = Field(default=4, ge=1, le=64)  # at once, per sandbox
+    timeout: float = Field(default=3600.0, gt=0, le=7 * 24 * 3600)  # default hard timeout, seconds
+    output_cap: Bytes = 64 * 1024**2  # output kept per task; past it the task runs on, unrecorded
+
+
 class CanalConfig(_Model):
     # user "auto": the project folder's owner (the image's agent, 1000:1000, when root owns it)
     sandbox: SandboxSpec = SandboxSpec(user="auto")
@@ -71,6 +80,7 @@ class CanalConfig(_Model):
     approvals: ApprovalsSettings = ApprovalsSettings()
     audit: AuditSettings = AuditSettings()
     timeouts: Timeouts = Timeouts()
+    tasks: TaskSettings = TaskSettings()
     presenter: PresenterConfig = PresenterConfig()
     checkpoints: CheckpointSettings = CheckpointSettings()
     storage: StorageLimits = StorageLimits()

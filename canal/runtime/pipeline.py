@@ -69,6 +69,7 @@ class RunRequest:
     stdin: bytes | BinaryIO | None = None  # a reader is streamed to the command as it reads (bounded)
     on_output: Callable[[str, bytes], None] | None = None  # raw chunks as they arrive (live display)
     say: Say | None = None  # the front end's words for next actions, in text composed for it
+    task: str | None = None  # the background task this command starts (its intent record names it)
 
     @property
     def text(self) -> str:
@@ -76,6 +77,19 @@ class RunRequest:
         return self.command if isinstance(self.command, str) else shlex.join(self.command)
 
 MAX_SHOWN_COMMAND = 2000
+
+
+@dataclass(frozen=True)
+class Admitted:
+    """A command the pipeline let through: it is checkpointed and its intent is on record."""
+
+    state: SessionState
+    decision: DecisionView
+    backups: list[BackupView]
+    redact: Redactor
+    checkpoint: CheckpointView | None
+    started: str  # the intent record's id
+    git_env: Mapping[str, str]  # overrides that keep git from running what its configuration names
 
 
 def _shown(command: str) -> str:
@@ -108,6 +122,15 @@ class Pipeline:
         return result.model_copy(update={"notices": notices}) if notices else result
 
     def _run(self, req: RunRequest) -> RunResult:
+        admitted = self.admit(req)
+        if isinstance(admitted, RunResult):
+            return admitted
+        result = self._exec(req, admitted.state, admitted.git_env)
+        return self._complete(req, admitted, result)
+
+    def admit(self, req: RunRequest) -> Admitted | RunResult:
+        """Everything before the command runs: policy, confirmation, the sandbox, backups, checkpoint and
+        the intent record. A refusal (denied, confirmation required) comes back as its ``RunResult``."""
         state = self.session(req)
         cwd = state.cwd
         decision = self._decide(req, state)
@@ -132,20 +155,23 @@ class Pipeline:
             command=redact(req.text), cwd=cwd, decision=_audit_decision(decision),
             approver=None if approval is None else f"{approval.approver} ({approval.how})",
             approval=None if approval is None else approval.token,
-            checkpoint=None if checkpoint is None else checkpoint.id, runner=runner()).data(),
+            checkpoint=None if checkpoint is None else checkpoint.id, runner=runner(), task=req.task).data(),
             actor=req.actor)
         if checkpoint is not None:
             self.services.checkpoints.attach(checkpoint, started)
-        view_cp = _checkpoint_view(checkpoint)
-        say = req.say
         if decision.read_only:  # git status would refresh .git/index: a write no checkpoint came before
             git_env = {**git_env, "GIT_OPTIONAL_LOCKS": "0"}
-        result = self._exec(req, state, git_env)
+        return Admitted(state=state, decision=view, backups=backups, redact=redact,
+                        checkpoint=_checkpoint_view(checkpoint), started=started, git_env=git_env)
+
+    def _complete(self, req: RunRequest, admitted: Admitted, result: ExecResult) -> RunResult:
+        redact, view_cp, backups, say = admitted.redact, admitted.checkpoint, admitted.backups, req.say
         shown, result = self._present(req, result, redact, checkpoint_footer(view_cp, say))
         size, digest = _digest(result)
         audit_id = self.services.audit.append(RunCompleted.event, RunCompleted(
-            started=started, sandbox=req.ref.name, exit_code=result.exit_code, reason=result.reason.value,
-            duration_ms=int(result.duration_s * 1000), output_bytes=size, output_sha256=digest).data(),
+            started=admitted.started, sandbox=req.ref.name, exit_code=result.exit_code,
+            reason=result.reason.value, duration_ms=int(result.duration_s * 1000), output_bytes=size,
+            output_sha256=digest).data(),
             actor=req.actor, durable=False)  # the intent is on disk; a lost outcome reads as interrupted
         text = shown.text + outputs_note(self.services, req.ref.name, result, shown)
         text += "".join(f"\n{line}" for line in backup_lines(backups, say))
@@ -153,7 +179,7 @@ class Pipeline:
             status=_status(result), exit_code=result.exit_code,
             reason=shown.end_reason or result.reason.value, duration_s=round(result.duration_s, 3),
             output=shown.output, stderr=shown.stderr,
-            output_file=shown.output_file, decision=view, backups=backups, checkpoint=view_cp,
+            output_file=shown.output_file, decision=admitted.decision, backups=backups, checkpoint=view_cp,
             sandbox=req.ref.name,
             audit_id=audit_id, text=text, exec_result=result)
 
@@ -381,7 +407,8 @@ def _confirm_action(req: RunRequest, token: str, approval: str, *, holds_secret:
     if not isinstance(req.command, str):
         return act("confirm", token=token, approval=approval, call=True, approvers=ways)
     return act("confirm", token=token, approval=approval, sandbox=req.ref.name,
-               command=None if holds_secret else req.command, secret=holds_secret or None, approvers=ways)
+               command=None if holds_secret else req.command, secret=holds_secret or None, approvers=ways,
+               task=True if req.task else None)
 
 
 def _refusal(code: str, message: str, hint: str, actions: list[NextAction], say: Say | None) -> str:

@@ -21,6 +21,7 @@ from canal.runtime.result import RunResult
 from canal.runtime.server import wire
 from canal.runtime.server.lifecycle import connect_or_start
 from canal.runtime.server.paths import build_id, server_paths
+from canal.runtime.tasks import LogPiece, TaskRecord
 
 _CLASSES: dict[tuple[str, int], type[CanalError]] = {}
 
@@ -84,6 +85,11 @@ class RemoteCanal:
     def down(self) -> bool:
         return bool(self._call("down")["removed"])
 
+    @property
+    def tasks(self) -> RemoteTasks:
+        """Background tasks in the server (they outlive this object), as ``Canal.tasks``."""
+        return RemoteTasks(self)
+
     def close(self) -> None:
         return None  # nothing held between calls
 
@@ -98,3 +104,42 @@ class RemoteCanal:
 def _result(data: dict[str, Any]) -> RunResult:
     text = str(data.pop("text", ""))
     return RunResult.model_validate({**data, "text": text})
+
+
+class RemoteTasks:
+    """``Canal.tasks`` through the server: each call one connection."""
+
+    def __init__(self, canal: RemoteCanal) -> None:
+        self._canal = canal
+
+    def start(self, command: str, *, name: str | None = None, timeout_s: float | None = None,
+              confirm: str | None = None) -> dict[str, Any]:
+        """``{"status": "started", "task": {...}}``, or the refusal (confirmation_required, denied)."""
+        data: dict[str, Any] = self._canal._call("task_start", command=command, name=name,
+                                                 timeout_s=timeout_s, confirm=confirm)
+        return data
+
+    def list(self) -> list[TaskRecord]:
+        return [_record(r) for r in self._canal._call("task_list")]
+
+    def get(self, task: str) -> TaskRecord:
+        return _record(self._canal._call("task_get", task=task))
+
+    def show(self, task: str) -> dict[str, Any]:
+        data: dict[str, Any] = self._canal._call("task_show", task=task)
+        return data
+
+    def read(self, task: str, *, offset: int = 0, since_s: float | None = None) -> LogPiece:
+        data = self._canal._call("task_read", task=task, offset=offset, since_s=since_s)
+        return LogPiece(str(data["text"]), int(data["offset"]), int(data["next_offset"]),
+                        bool(data["running"]))
+
+    def wait(self, task: str, timeout_s: float | None = None) -> TaskRecord:
+        return _record(self._canal._call("task_wait", task=task, timeout_s=timeout_s))
+
+    def cancel(self, task: str) -> TaskRecord:
+        return _record(self._canal._call("task_cancel", task=task))
+
+
+def _record(data: Mapping[str, Any]) -> TaskRecord:
+    return TaskRecord.model_validate({k: v for k, v in data.items() if k != "ending"})

@@ -42,6 +42,15 @@ class Syncable(Protocol):
     def sync(self) -> None: ...
 
 
+class Resident(Protocol):
+    """Something that lives as long as the server (a project's background tasks): it keeps the server
+    from stopping when idle while ``busy``, and is closed before the backends."""
+
+    def busy(self) -> bool: ...
+
+    def close(self) -> object: ...
+
+
 SYNC_EVERY_S = 1.0
 
 
@@ -53,6 +62,7 @@ class Warm:
         self._policies: dict[PolicyKey, Policy] = {}
         self._backends: dict[tuple[object, ...], SandboxBackend] = {}
         self._stores: dict[tuple[object, ...], CheckpointStore] = {}
+        self._residents: dict[tuple[object, ...], Resident] = {}
         self._unsynced: list[Syncable] = []
         self._flusher: threading.Thread | None = None
         self._closed = threading.Event()
@@ -120,8 +130,29 @@ class Warm:
                 self._pools.sweep_leftovers()
             return self._pools
 
+    def resident(self, key: tuple[object, ...], build: Callable[[], Resident]) -> Resident:
+        with self._lock:
+            found = self._residents.get(key)
+            if found is None:
+                found = self._residents[key] = build()
+            return found
+
+    def busy(self) -> bool:
+        """True while a resident has work running (a background task): the server must not idle out."""
+        with self._lock:
+            residents = list(self._residents.values())
+        return any(r.busy() for r in residents)
+
     def close(self) -> None:
         self._closed.set()
+        with self._lock:
+            residents = list(self._residents.values())
+            self._residents.clear()
+        for resident in residents:  # tasks end (and are recorded) before their sandboxes' sessions close
+            try:
+                resident.close()
+            except Exception:
+                logging.getLogger("canal.server").exception("closing %r failed", resident)
         self.flush()
         if self._pools is not None:
             self._pools.close()
@@ -141,6 +172,8 @@ class Warm:
             data: dict[str, Any] = {"policies": len(self._policies), "backends": len(self._backends),
                                     "checkpoint_stores": len(self._stores)}
             pools = self._pools
+            residents = list(self._residents.values())
+        data["busy"] = any(r.busy() for r in residents)
         return data if pools is None else {**data, **pools.status()}
 
 

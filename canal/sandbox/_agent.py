@@ -27,15 +27,18 @@ import resource
 import signal
 import subprocess
 import sys
+import tempfile
 from typing import Any
 
+from canal.sandbox._agent_bg import main as background_main
 from canal.sandbox._agent_procs import (
+    alive_as,
     beat,
     keepalive_pid,
-    live_pids,
-    other_sessions,
+    nproc_pressed,
     pressure,
     raise_oom_score,
+    spared_of,
     sweep,
 )
 from canal.sandbox._agent_pump import Input, Pump, write_frame
@@ -84,6 +87,13 @@ class ProcRun:
         return False
 
 
+def spared(value: Any) -> frozenset[int]:
+    """The background agent named by the host (``[pid, start time]``), when that very process lives."""
+    if not isinstance(value, list) or len(value) != 2 or not all(isinstance(v, int) for v in value):
+        return frozenset()
+    return frozenset({value[0]}) if alive_as(value[0], value[1]) else frozenset()
+
+
 def error_reply(message: str, code: int) -> dict[str, Any]:
     write_frame(b"e", f"canal: {message}\n".encode())
     return {"exit_code": code, "reason": "exited"}
@@ -99,9 +109,10 @@ class Agent:
         self.shell = Shell()
         self.input = Input(0)
         self.quota: Quota | None = None
-        # session ids whose processes outlive their command on purpose (background tasks, later);
-        # every other process left when a foreground command ends is killed at once
-        self.tasks: frozenset[int] = frozenset()
+        # the background agent (``_agent_bg``), whose tree (the tasks) outlives foreground commands by
+        # design; every other process left when a foreground command ends is killed at once
+        self.spare: frozenset[int] = frozenset()
+        self.marks: frozenset[str] = frozenset()  # running tasks' markers (``_agent_tree``)
 
     def state(self) -> dict[str, Any]:
         """What the next command runs with: its working directory and the exported variables changed since
@@ -129,6 +140,8 @@ class Agent:
 
     def handle(self, req: dict[str, Any], stdin: bytes | None) -> dict[str, Any]:
         self.watch_quota(req.get("quota"))
+        self.spare = spared(req.get("spare"))
+        self.marks = frozenset(str(m) for m in req.get("marks") or () if isinstance(m, str) and m)
         if req["op"] == "hello":
             with contextlib.suppress(OSError):
                 self.shell.ensure(self.env, self.cwd)  # warm: the first str command pays nothing
@@ -139,25 +152,46 @@ class Agent:
         if expected and expected != self.state()["digest"]:
             return error_reply("the session's working directory or environment changed after the policy "
                                "decided (another command ran); nothing ran: run the command again", 126)
+        if req["op"] == "spawn_spec":
+            return self.spawn_spec()
         if req.get("shell"):
             return self.run_shell(req, stdin)
         return self.run_argv(req, stdin)
 
+    def spawn_spec(self) -> dict[str, Any]:
+        """Where a background task starts: the session's working directory and exported variables, in a
+        0600 file of the session's private folder that the background agent reads once and deletes (so
+        no value travels through the host)."""
+        cwd = self.cwd if os.path.isdir(self.cwd) else "/"
+        try:
+            if not os.path.isdir(self.shell.dir):
+                self.shell.dir = tempfile.mkdtemp(prefix=".canal-shell-")
+            fd, path = tempfile.mkstemp(prefix="spawn-", dir=self.shell.dir)
+            with os.fdopen(fd, "w") as fh:
+                json.dump({"cwd": cwd, "env": self.env}, fh)
+        except OSError as exc:
+            return error_reply(f"cannot hand the session's state to the task: {exc}", 126)
+        return {"exit_code": 0, "reason": "exited", "spec": path}
+
     def sweep(self) -> list[int]:
-        survivors = sweep(self.protected, keep_sessions=self.tasks)
+        survivors = sweep(self.protected, spare=self.spare, marks=self.marks)
         if not self.shell.alive():
             self.shell.reap()
         return survivors
 
-    def sweep_leftovers(self) -> int:
+    def sweep_leftovers(self, reply: dict[str, Any]) -> dict[str, Any]:
         """Kill what a finished foreground command left running (daemons, ``&`` jobs), now rather than
         at the next timeout; the session's shell stays, and so do other sessions of this sandbox (another
-        process's agent, its shell and its commands). Returns how many there were."""
+        process's agent, its shell and its commands) and the background agent's tasks. The reply gains how
+        many there were."""
         keep = self.protected | ({self.shell.proc.pid} if self.shell.proc is not None else set())
-        left = [p for p in live_pids() if p not in keep | other_sessions(os.getpid())]
-        if left:
-            sweep(keep, keep_sessions=self.tasks, spare_others_of=os.getpid())
-        return len(left)
+        left = spared_of(keep, self.spare, self.marks, others_of=os.getpid())
+        if not left:
+            return dict(reply, swept=0)
+        # a fork bomb's leftovers may reach the process limit only after the command's own look
+        hits = int(reply.get("pid_limit_hits") or 0) + nproc_pressed()
+        sweep(keep, spare=self.spare, marks=self.marks, others_of=os.getpid())
+        return dict(reply, swept=len(left), pid_limit_hits=hits)
 
     def watch_quota(self, spec: dict[str, Any] | None) -> None:
         """Start watching the workspace the first time a request names its quota; no single file may
@@ -219,7 +253,7 @@ class Agent:
         reason, extra = self.quota_reply(reason)
         reply = self.finish(reason, 128 + -code if code < 0 else code, before, survivors)
         # after finish: its look at the process count (gVisor's pid limit) must see the leftovers
-        reply = dict(reply, swept=self.sweep_leftovers(), **extra)
+        reply = dict(self.sweep_leftovers(reply), **extra)
         return dict(reply, signal=pump.killed) if reason == "interrupted" else reply
 
     def pump(self, child: ProcRun | ShellRun, outputs: dict[int, bytes], stdin_fd: int | None,
@@ -287,7 +321,7 @@ class Agent:
         exited = reason == "exited"
         reason, extra = self.quota_reply(reason)
         reply = self.finish(reason, run.status, before, survivors)
-        reply = dict(reply, swept=self.sweep_leftovers() if exited else 0, **extra)
+        reply = dict(self.sweep_leftovers(reply) if exited else dict(reply, swept=0), **extra)
         return dict(reply, signal=pump.killed) if reason == "interrupted" else reply
 
 
@@ -295,10 +329,16 @@ def main() -> None:
     mode = sys.argv[-1] if len(sys.argv) > 1 else "serve"
     with contextlib.suppress(OSError), open("/proc/self/comm", "w") as fh:
         fh.write("canal-agent")  # what ps -e, top and pgrep show
-    if mode == "sweep":
+    if mode == "sweep":  # after a broken session: everything but the background agent's tree
         keep = keepalive_pid()
-        survivors = sweep({1, os.getpid()} | ({keep} if keep else set()))
+        named = os.environ.get("CANAL_SPARE", "").split(":")
+        spare = spared([int(n) for n in named]) if all(n.isdigit() for n in named) else frozenset()
+        marks = frozenset(m for m in os.environ.get("CANAL_SPARE_MARKS", "").split(",") if m)
+        survivors = sweep({1, os.getpid()} | ({keep} if keep else set()), spare=spare, marks=marks)
         sys.stdout.write(json.dumps({"survivors": survivors}))
+        return
+    if mode == "background":
+        background_main()
         return
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     Agent(init=mode == "serve").serve()

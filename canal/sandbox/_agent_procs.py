@@ -40,44 +40,82 @@ def keepalive_pid() -> int | None:
     return min(kids)[1] if kids else None
 
 
-def session_of(pid: int) -> int | None:
-    """The session id of a process (field 6 of its stat), or None when it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            raw = fh.read().decode(errors="replace")
-    except OSError:
-        return None
-    return int(raw[raw.rfind(")") + 2:].split()[3])
+def parents() -> dict[int, int]:
+    """pid -> ppid of every live process (one read of each stat, as ``live_pids``)."""
+    out = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            stat = proc_stat(int(entry))
+            if stat is not None and stat[0] not in ("Z", "X"):
+                out[int(entry)] = stat[1]
+    return out
 
 
-def other_sessions(own: int) -> set[int]:
-    """The processes of the other Canal sessions in this container (another process using the same
-    sandbox): each agent was started by the engine (``docker exec``: its parent is outside the
-    container, ppid 0, which nothing inside can arrange), and everything under it is its own."""
-    stats = {p: s for p in live_pids() if (s := proc_stat(p)) is not None}
+def tree(roots: frozenset[int], parent_of: dict[int, int] | None = None) -> set[int]:
+    """``roots`` (those alive) and every process descending from them."""
+    parent_of = parents() if parent_of is None else parent_of
     children: dict[int, list[int]] = {}
-    for pid, stat in stats.items():
-        children.setdefault(stat[1], []).append(pid)
-    todo = [p for p, s in stats.items() if s[1] == 0 and p not in (1, own)]
-    found: set[int] = set()
-    while todo:
-        pid = todo.pop()
-        if pid not in found:
-            found.add(pid)
-            todo.extend(children.get(pid, []))
+    for pid, ppid in parent_of.items():
+        children.setdefault(ppid, []).append(pid)
+    found = {r for r in roots if r in parent_of}
+    stack = list(found)
+    while stack:
+        for child in children.get(stack.pop(), ()):
+            if child not in found:
+                found.add(child)
+                stack.append(child)
     return found
 
 
-def sweep(protected: set[int], budget_s: float = 5.0,
-          keep_sessions: frozenset[int] = frozenset(), spare_others_of: int | None = None) -> list[int]:
+MARKER_VAR = "CANAL_TASK"
+
+
+def marked(markers: frozenset[str], among: list[int] | None = None) -> set[int]:
+    """Processes (of ``among``, else all) whose environment carries ``CANAL_TASK=<one of markers>``."""
+    needles = {f"{MARKER_VAR}={m}".encode() for m in markers}
+    found = set()
+    for pid in live_pids() if among is None else among:
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as fh:
+                env = fh.read()
+        except OSError:
+            continue
+        if needles & set(env.split(b"\0")):
+            found.add(pid)
+    return found
+
+
+def alive_as(pid: int, start: int) -> bool:
+    """True when ``pid`` is the process that started at ``start`` (not a reuse of its number)."""
+    stat = proc_stat(pid)
+    return stat is not None and stat[2] == start and stat[0] not in ("Z", "X")
+
+
+def spared_of(protected: set[int], spare: frozenset[int], marks: frozenset[str],
+              others_of: int | None = None) -> list[int]:
+    """Every live process but ``protected``, ``spare``'s trees and the processes marked with ``marks``;
+    with ``others_of`` (an agent's pid), also but the other sessions of this sandbox: each agent the
+    engine started (``docker exec``: its parent is outside the container, ppid 0, which nothing inside
+    can arrange) other than ``others_of``, with its whole tree (another process using the same sandbox)."""
+    parent_of = parents()
+    roots = set(spare)
+    if others_of is not None:
+        roots |= {p for p, ppid in parent_of.items() if ppid == 0 and p not in (1, others_of)}
+    kept = tree(frozenset(roots), parent_of) if roots else set()
+    left = [p for p in parent_of if p not in protected and p not in kept]
+    return [p for p in left if p not in marked(marks, left)] if marks and left else left
+
+
+def sweep(protected: set[int], budget_s: float = 5.0, spare: frozenset[int] = frozenset(),
+          marks: frozenset[str] = frozenset(), others_of: int | None = None) -> list[int]:
     """Kill every process but ``protected`` until none is left; returns survivors (none when it worked).
 
-    ``keep_sessions``: session ids spared as a whole (a background task started as one, later).
-    ``spare_others_of``: an agent's pid; the other sessions' processes are spared (looked at each round)."""
+    ``spare``: roots whose whole trees are left alone (the background agent: tasks outlive the
+    foreground command by design); ``marks``: running tasks' markers, for a task's process outside that
+    tree (where the kernel has no subreapers, gVisor, a detached child goes to init); ``others_of``: an
+    agent's pid, the other sessions of the sandbox are spared (``spared_of``), looked at each round."""
     def victims() -> list[int]:
-        spared = protected | (other_sessions(spare_others_of) if spare_others_of is not None else set())
-        return [p for p in live_pids() if p not in spared
-                and (not keep_sessions or session_of(p) not in keep_sessions)]
+        return spared_of(protected, spare, marks, others_of)
 
     deadline = time.monotonic() + budget_s
     left = victims()
@@ -172,6 +210,15 @@ def beat() -> None:
     held the limit for a while is reported however its end looks; with one, nothing (the cgroup counts)."""
     if not _pids_cgroup():
         _nproc_look(task_count())
+
+
+def nproc_pressed() -> int:
+    """Where the process limit is RLIMIT_NPROC (no pids cgroup: gVisor), 1 when this look finds it three
+    quarters used (counted as a hit, as ``pressure`` does), else 0."""
+    if _pids_cgroup():
+        return 0
+    before = _nproc_hits[0]
+    return _nproc_look(process_count()) - before
 
 
 def raise_oom_score(pid: int) -> None:

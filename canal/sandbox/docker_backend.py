@@ -16,6 +16,7 @@ import docker
 import docker.errors
 from docker.models.containers import Container
 
+from canal.core.next import act
 from canal.sandbox.backend import (
     LABEL_OWNER,
     LABEL_POOL,
@@ -27,6 +28,7 @@ from canal.sandbox.backend import (
     check_name,
     handed_to,
 )
+from canal.sandbox.background import Background, Relay, StreamSink, TaskSink, TaskSpec
 from canal.sandbox.docker_errors import translating
 from canal.sandbox.docker_info import info_of
 from canal.sandbox.docker_spec import canal_labels, run_kwargs
@@ -39,12 +41,13 @@ from canal.sandbox.errors import (
     SandboxError,
     SandboxNotFound,
     SandboxNotRunning,
+    TaskStartFailed,
 )
 from canal.sandbox.files import pack, unpack
 from canal.sandbox.image import build_default_image, build_egress_image
 from canal.sandbox.images import DEFAULT_IMAGE, EGRESS_IMAGE, BuildEvent, BuiltImage, Progress
 from canal.sandbox.outcome import KILLED_EXIT, Call, to_result
-from canal.sandbox.protocol import RunReply, SessionBroken, WorkspaceQuota, run_command
+from canal.sandbox.protocol import RunReply, SessionBroken, SpawnSpec, WorkspaceQuota, run_command
 from canal.sandbox.result import EndReason, ExecResult, SessionState
 from canal.sandbox.runtimes import engine_runtime, runtime_failure
 from canal.sandbox.session import (
@@ -73,6 +76,18 @@ class _Handle:
     quota: WorkspaceQuota | None = None  # the bind-mounted workspace's quota
     lock: threading.Lock = field(default_factory=threading.Lock)
     session: Session | None = None
+    background: Background | None = None  # tasks and relayed connections, beside the session
+    bg_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def spare(self) -> tuple[int, int] | None:
+        """The background agent whose tree the session's sweeps leave alone, when there is one."""
+        bg = self.background
+        return None if bg is None else bg.identity
+
+    def marks(self) -> tuple[str, ...]:
+        """Its running tasks' markers: their processes outside its tree are spared too (gVisor)."""
+        bg = self.background
+        return () if bg is None else tuple(bg.marks())
 
 
 class DockerBackend:
@@ -221,6 +236,8 @@ class DockerBackend:
     def _drop(self, name: str) -> None:
         with self._guard:
             handle = self._handles.pop(name, None)
+        if handle is not None and handle.background is not None:
+            handle.background.close("the sandbox's session was closed")
         if handle is not None and handle.session is not None:
             handle.session.close()
 
@@ -306,7 +323,8 @@ class DockerBackend:
         checked = run_command(command, timeout_s=timeout_s, idle_timeout_s=idle_timeout_s, env=env,
                               workdir=workdir, expect_state=expect_state)  # SpecInvalid before anything
         handle = self._handle(name)
-        request = checked.model_copy(update={"quota": handle.quota})
+        request = checked.model_copy(update={"quota": handle.quota, "spare": handle.spare(),
+                                             "marks": handle.marks() or None})
         out = Spool(self.output_cap, spool_dir, "stdout", self.spool_limit)
         err = Spool(self.output_cap, spool_dir, "stderr", self.spool_limit)
         call = Call(timeout_s, idle_timeout_s, handle.memory)
@@ -332,8 +350,12 @@ class DockerBackend:
             return RunReply(reason=EndReason.SANDBOX_VANISHED, exit_code=None,
                             detail=f"{exc.why}: the sandbox is gone or stopped")
         try:
+            spare = handle.spare()
+            environment = None if not spare else {"CANAL_SPARE": f"{spare[0]}:{spare[1]}",
+                                                  "CANAL_SPARE_MARKS": ",".join(handle.marks())}
             with translating("clean up after a broken session in", name=name):
-                container.exec_run(["python3", "-c", AGENT_SOURCE, "sweep"], user=handle.user)
+                container.exec_run(["python3", "-c", AGENT_SOURCE, "sweep"], user=handle.user,
+                                   environment=environment)
         except SandboxError:  # it stopped meanwhile (its keepalive was killed): gone, not an engine fault
             self._drop(name)
             return RunReply(reason=EndReason.SANDBOX_VANISHED, exit_code=None,
@@ -341,6 +363,47 @@ class DockerBackend:
         return RunReply(reason=EndReason.KILLED, exit_code=KILLED_EXIT,
                         detail=f"{exc.why}; every process in the sandbox was killed and a fresh session "
                                "starts with the next command (working directory and variables are reset)")
+
+    # background tasks and relayed connections ------------------------------------------------
+    def _background(self, handle: _Handle) -> Background:
+        with handle.bg_lock:
+            if handle.background is None or handle.background.closed:
+                fsize = None if handle.quota is None else handle.quota.bytes
+                handle.background = Background(self.client, handle.container_id, user=handle.user,
+                                               workdir=handle.workdir, fsize=fsize)
+            return handle.background
+
+    def start_task(self, name: str, n: int, spec: TaskSpec, sink: TaskSink, *,
+                   expect_state: str | None = None) -> int:
+        """Start task ``n`` where the session is now (its cwd and exported variables); returns the pid of
+        its runner. The session is asked only for a moment: the task never holds it."""
+        handle = self._handle(name)
+        bg = self._background(handle)
+        request = SpawnSpec(expect_state=expect_state or None, quota=handle.quota, spare=bg.identity,
+                            marks=tuple(bg.marks()) or None)
+        err = Spool(4096, None, "stderr")
+        with handle.lock:
+            try:
+                reply = self._session(handle).spawn_spec(request, err, deadline_s=30.0)
+            except SessionBroken as exc:
+                self._after_broken_session(name, handle, exc)
+                raise _start_failed(name, f"the session broke ({exc.why}); start the task again") from exc
+        if reply.exit_code != 0 or not reply.spec:
+            said = err.finish().read_bytes().decode(errors="replace").strip().removeprefix("canal: ")
+            raise _start_failed(name, said or "the session refused to hand over its state")
+        try:
+            return bg.start_task(n, spec, reply.spec, sink)
+        except SessionBroken as exc:
+            raise _start_failed(name, f"the background agent failed: {exc.why}") from exc
+
+    def cancel_task(self, name: str, n: int, why: str) -> bool:
+        with self._guard:
+            handle = self._handles.get(name)
+        bg = None if handle is None else handle.background
+        return bg is not None and not bg.closed and bg.kill(n, why)
+
+    def open_stream(self, name: str, port: int, sink: StreamSink) -> Relay:
+        return self._background(self._handle(name)).open_stream(port, sink)
 
     # files -----------------------------------------------------------------------------------
     def put_files(self, name: str, files: Mapping[str, bytes], *, dest: str = "/workspace",
@@ -374,6 +437,12 @@ def _listed(client: docker.DockerClient, labels: list[str], name_prefix: str) ->
     with translating("list sandboxes"):
         containers = client.containers.list(all=True, filters=filters)
     return [info_of(c) for c in containers if c.name.startswith(name_prefix)]
+
+
+def _start_failed(name: str, why: str) -> TaskStartFailed:
+    return TaskStartFailed(f"The task did not start in {name}: {why}. Nothing runs.",
+                           hint="start the task again", next=act("task.start"),
+                           details={"sandbox": name, "why": why})
 
 
 def _quota(labels: Mapping[str, str], workdir: str) -> WorkspaceQuota | None:

@@ -90,3 +90,9 @@ class EngineError(SandboxError):
     """The engine refused or failed a request (any docker API error without a more precise class)."""
 
     code = "ENGINE_ERROR"
+
+
+class TaskStartFailed(SandboxError):
+    """A background task could not be started (the session moved, or its background agent failed)."""
+
+    code = "TASK_START_FAILED"

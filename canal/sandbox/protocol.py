@@ -63,6 +63,19 @@ class RunCommand(_Request):
     workdir: str | None = None
     expect_state: str | None = None  # the digest of the session state the policy decided on
     quota: WorkspaceQuota | None = None
+    spare: tuple[int, int] | None = None  # the background agent (pid, start time): its tree outlives this
+    marks: tuple[str, ...] | None = None  # running tasks' markers: their processes are spared too
+
+
+class SpawnSpec(_Request):
+    """Where a background task starts: the agent writes its cwd and exported variables to a 0600 file of
+    its private folder, for the background agent to read once (no value travels through the host)."""
+
+    op: Literal["spawn_spec"] = "spawn_spec"
+    expect_state: str | None = None
+    quota: WorkspaceQuota | None = None
+    spare: tuple[int, int] | None = None
+    marks: tuple[str, ...] | None = None
 
 
 def run_command(command: str | Sequence[str], *, timeout_s: float | None = None,
@@ -138,6 +151,14 @@ class RunReply(_Final):
     swept: int = Field(default=0, ge=0)  # processes the command left running, killed when it ended
     signal: str | None = None  # for an interrupted command: the signal the client sent
     quota: QuotaReport | None = None  # for a command stopped at the workspace quota
+
+
+class SpawnReply(_Final):
+    """The file a background task's spec was written to (``spec``), or why not (a non-zero exit code)."""
+
+    exit_code: int
+    reason: str = "exited"
+    spec: str | None = None
 
 
 R = TypeVar("R", bound=_Final)

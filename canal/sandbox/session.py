@@ -34,13 +34,16 @@ from canal.sandbox.protocol import (
     RunCommand,
     RunReply,
     SessionBroken,
+    SpawnReply,
+    SpawnSpec,
     WorkspaceQuota,
     parse_reply,
 )
 from canal.sandbox.result import SessionState
 from canal.sandbox.spool import Spool
 
-AGENT_MODULES = ("_agent_procs", "_agent_pump", "_agent_quota", "_agent_shell", "_agent")
+AGENT_MODULES = ("_agent_procs", "_agent_pump", "_agent_quota", "_agent_shell", "_agent_tree",
+                 "_agent_runner", "_agent_bg", "_agent")
 
 
 def agent_source() -> str:
@@ -81,7 +84,7 @@ MAX_FRAME = 4 * 1024 * 1024  # the agent sends at most 64 KiB at a time; more is
 MAX_STDIN = 16 * 1024 * 1024  # a streamed stdin past this is cut (the command sees end of file)
 STDIN_CHUNK = 64 * 1024
 OnOutput = Callable[[str, bytes], None]  # ("stdout" | "stderr", bytes) as they arrive
-R = TypeVar("R", HelloReply, RunReply)
+R = TypeVar("R", HelloReply, RunReply, SpawnReply)
 
 
 class Reader(Protocol):
@@ -187,6 +190,11 @@ class Session:
                 on_output: OnOutput | None = None) -> RunReply:
         """Run one command and collect its frames until the final reply; ``SessionBroken`` on failure."""
         return self._exchange(req.command.wire(), req.stdin, req.deadline_s, RunReply, out, err, on_output)
+
+    def spawn_spec(self, req: SpawnSpec, err: Spool | None, *, deadline_s: float | None = None) -> SpawnReply:
+        """Ask the agent for a background task's starting state (``SpawnSpec``); ``SessionBroken`` on
+        failure."""
+        return self._exchange(req.wire(), None, deadline_s, SpawnReply, None, err)
 
     def _exchange(self, header: dict[str, object], stdin: bytes | Reader | None, deadline_s: float | None,
                   model: type[R], out: Spool | None, err: Spool | None,

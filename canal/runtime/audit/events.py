@@ -36,9 +36,13 @@ class RunStarted:
     approval: str | None = None  # the token redeemed, if any
     checkpoint: str | None = None  # the workspace checkpoint taken just before (undo restores it)
     runner: Mapping[str, Any] = field(default_factory=dict)  # the process running it (audit/dangling.py)
+    task: str | None = None  # the background task it starts (its run.completed comes when it ends)
 
     def data(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        if data["task"] is None:
+            del data["task"]  # a foreground command's record stays as it was
+        return data
 
 
 @dataclass(frozen=True)
@@ -64,7 +68,8 @@ def summarize(rec: Record) -> str:
         dec = d.get("decision") or {}
         rules = ",".join(dec.get("rule_ids") or []) or "-"
         who = f" | approved by {d['approver']}" if d.get("approver") else ""
-        return f"$ {d.get('command')}  [{dec.get('action')} {rules} | sandbox {d.get('sandbox')}{who}]"
+        task = f" | task {d['task']}" if d.get("task") else ""
+        return f"$ {d.get('command')}  [{dec.get('action')} {rules} | sandbox {d.get('sandbox')}{who}{task}]"
     if rec.event == "run.completed":
         seconds = int(d.get("duration_ms") or 0) / 1000
         sha = str(d.get("output_sha256") or "")[:12]

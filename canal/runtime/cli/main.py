@@ -38,6 +38,7 @@ COMMANDS: dict[str, str] = {
     "discover": "canal.runtime.cli.discover_cmd",
     "help": "canal.runtime.cli.help_cmd",
     "server": "canal.runtime.cli.server_cmd",
+    "task": "canal.runtime.cli.task_cmd",
 }
 COMMAND_MODULES = tuple(dict.fromkeys(COMMANDS.values()))
 

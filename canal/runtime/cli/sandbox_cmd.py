@@ -30,14 +30,19 @@ def up(app: App, name: str, as_json: bool) -> None:
 @pass_app
 def down(app: App, name: str, as_json: bool) -> None:
     """Remove the project's sandbox NAME and everything inside it (the workspace on the host stays).
+    Its running background tasks are killed first, and listed.
 
     Example: canal down
     """
-    existed = app.canal.down(name)
+    report = app.canal.down_report(name)
     if as_json:
-        echo_json({"status": "ok", "name": name, "removed": existed})
-    else:
-        click.echo(f"{name} removed" if existed else f"{name} was not running (nothing to do)")
+        echo_json({"status": "ok", "name": name, "removed": report.removed,
+                   "tasks_ended": [t.summary() for t in report.tasks]})
+        return
+    for t in report.tasks:
+        label = f"{t.id} ({t.name})" if t.name else t.id
+        click.echo(f"ended task {label}: {t.command[:60]} (ran {t.duration_s or 0:.1f}s)")
+    click.echo(f"{name} removed" if report.removed else f"{name} was not running (nothing to do)")
 
 
 @click.command("ps")

@@ -107,6 +107,7 @@ def main(argv: list[str] | None = None) -> None:
     install(warm)
     daemon.on_stop.append(warm.close)
     daemon.status_extra.append(warm.status)
+    daemon.keep_awake.append(warm.busy)
     faulthandler.register(signal.SIGUSR1, file=log_stream, all_threads=True)  # a stack dump on demand
     signal.signal(signal.SIGTERM, lambda *_: daemon.stop("SIGTERM"))
     signal.signal(signal.SIGINT, lambda *_: daemon.stop("SIGINT"))

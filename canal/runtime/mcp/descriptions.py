@@ -9,7 +9,8 @@ operation reversible. The project folder is /workspace in the sandbox; file tool
 to it. Every reply ends with what to do next when something went wrong: a CODE on the first line, what \
 happened, then "Next:". A CONFIRMATION_REQUIRED reply means nothing ran: ask the user, then repeat the \
 same call with confirm_token. Deleted and overwritten files go to a host-side trash: restore(trash_id) \
-puts them back."""
+puts them back. Long or never-ending commands (test suites, builds, dev servers) go to task_start: they \
+run in the background while you keep working."""
 
 RUN_COMMAND = """\
 Run a shell command (bash) in this project's sandbox and return what it printed, then a footer such \
@@ -26,6 +27,9 @@ Long output is cut to its first and last lines, and the full output is saved in 
 path the reply names (/canal/output/...): read it with a second run_command (grep -n PATTERN PATH, or \
 sed -n '200,300p' PATH) instead of re-running the command. A non-zero exit status is a result, not an \
 error: stderr is attached.
+
+A command that may run longer than its timeout, or a server that never ends, belongs in task_start \
+instead: it returns at once and runs in the background.
 
 Use view to read a file with line numbers, edit to change one (it returns the diff), remove to delete \
 (reversible, no confirmation), restore to undo; list_capabilities for the project's own tools.

@@ -36,6 +36,7 @@ from canal.runtime.mcp.errors import ConfirmationDeclined, ToolUnknown
 from canal.runtime.mcp.hostpaths import HostPaths
 from canal.runtime.mcp.operations import Operations, Reply
 from canal.runtime.mcp.reversible import Reversible
+from canal.runtime.mcp.tasks import TaskTools
 from canal.runtime.mcp.tools import BY_NAME, TOOLS, ToolSpec, parse_args
 from canal.runtime.mcp.words import error_data, error_text
 from canal.runtime.mcp.workflow import WorkflowTool
@@ -72,6 +73,9 @@ class CanalMcp:
         self._handlers.update({"checkpoints": rev.checkpoints, "diff": rev.diff, "undo": rev.undo,
                                "fork": rev.fork, "changes": rev.changes, "apply": rev.apply,
                                "discard": rev.discard})
+        tasks = TaskTools(canal)
+        self._handlers.update({"task_start": tasks.start, "task_list": tasks.list, "task_show": tasks.show,
+                               "task_wait": tasks.wait, "task_cancel": tasks.cancel})
 
     async def blocking(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` in a worker thread, one at a time (``Canal`` is not thread-safe).

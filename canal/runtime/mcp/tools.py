@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from canal.runtime.mcp import descriptions as d
 from canal.runtime.mcp import schemas as s
+from canal.runtime.mcp import tasks as t
 from canal.runtime.mcp.errors import ArgumentInvalid, ArgumentMissing, ArgumentUnknown, McpToolError
 
 
@@ -73,6 +74,16 @@ TOOLS: tuple[ToolSpec, ...] = (
              {"name": "try-upgrade"}, destructive=True),
     ToolSpec("discard", "Remove a fork", d.DISCARD, s.ForkNameArgs, {"name": "try-upgrade"},
              destructive=True),
+    ToolSpec("task_start", "Start a long command as a background task", t.TASK_START, t.TaskStartArgs,
+             {"command": "pytest -q", "name": "tests"}, destructive=True),
+    ToolSpec("task_list", "List background tasks", t.TASK_LIST, t.TaskListArgs, {}, read_only=True,
+             idempotent=True),
+    ToolSpec("task_show", "Show a background task's output so far", t.TASK_SHOW, t.TaskShowArgs,
+             {"task_id": "tests"}, read_only=True, idempotent=True),
+    ToolSpec("task_wait", "Wait for a background task to end", t.TASK_WAIT, t.TaskWaitArgs,
+             {"task_id": "tests", "timeout": 60}, read_only=True),
+    ToolSpec("task_cancel", "Stop a background task and everything it started", t.TASK_CANCEL,
+             t.TaskIdArgs, {"task_id": "tests"}, destructive=True),
 )
 BY_NAME: dict[str, ToolSpec] = {t.name: t for t in TOOLS}
 

@@ -81,6 +81,14 @@ _CALLS: dict[Kind, Callable[[Args], str | None]] = {
     "fork.discard": lambda a: call("discard", {"name": a["name"]}),
     "fork.start": lambda a: call("fork", {"name": a["name"], **({"from_checkpoint": a["from"]}
                                                                 if a.get("from") else {})}),
+    "task.start": lambda a: call("task_start", {"command": a.get("command", "CMD"),
+                                                **({"name": a["name"]} if a.get("name") else {})}),
+    "task.list": lambda a: call("task_list", {}),
+    "task.show": lambda a: call("task_show", {"task_id": a.get("task", "ID")}),
+    "task.logs": lambda a: call("task_show", {"task_id": a.get("task", "ID")}),
+    "task.wait": lambda a: call("task_wait", {"task_id": a.get("task", "ID"),
+                                              **({"timeout": a["timeout"]} if a.get("timeout") else {})}),
+    "task.cancel": lambda a: call("task_cancel", {"task_id": a.get("task", "ID")}),
 }
 # Only a person runs these, at a terminal: the agent is told to ask the user.
 OPERATOR: frozenset[Kind] = frozenset({

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from canal.core.errors import CanalError
 from canal.runtime.errors import error_json
 from canal.runtime.interrupt import interruptible
 from canal.runtime.server import wire
 from canal.runtime.server.conn import Connection
+
+if TYPE_CHECKING:
+    from canal.runtime.api import Canal
 
 log = logging.getLogger("canal.server")
 RUN_ARGS = frozenset({"timeout_s", "idle_timeout_s", "confirm", "unattended", "stdin"})
@@ -58,5 +61,32 @@ def _call(request: dict[str, Any]) -> Any:
             return {"name": info.name, "id": info.id, "status": info.status.value}
         if call == "down":
             return {"removed": canal.down()}
+        if call.startswith("task_"):
+            return _task_call(canal, call, args)
+    msg = f"unknown API call {call!r}"
+    raise ValueError(msg)
+
+
+def _task_call(canal: Canal, call: str, args: dict[str, Any]) -> Any:
+    tasks = canal.tasks
+    if call == "task_start":
+        started = tasks.start(str(args["command"]), name=args.get("name"), timeout_s=args.get("timeout_s"),
+                              confirm=args.get("confirm"))
+        return started.to_json()
+    if call == "task_list":
+        return [r.to_json() for r in tasks.list()]
+    task = str(args.get("task") or "")
+    if call == "task_get":
+        return tasks.resolve(task).to_json()
+    if call == "task_show":
+        return tasks.show(task).to_json()
+    if call == "task_read":
+        piece = tasks.read(task, offset=int(args.get("offset") or 0), since_s=args.get("since_s"))
+        return {"text": piece.text, "offset": piece.offset, "next_offset": piece.next_offset,
+                "running": piece.running}
+    if call == "task_wait":
+        return tasks.wait(task, args.get("timeout_s")).to_json()
+    if call == "task_cancel":
+        return tasks.cancel(task).to_json()
     msg = f"unknown API call {call!r}"
     raise ValueError(msg)

@@ -45,6 +45,7 @@ class Daemon:
         self.started = time.time()
         self.on_stop: list[Callable[[], None]] = []
         self.status_extra: list[Callable[[], dict[str, Any]]] = []
+        self.keep_awake: list[Callable[[], bool]] = []  # True: work goes on without a client (tasks)
         self._lock_fd: int | None = None
         self._listener: socket.socket | None = None
         self._sock_ino: int | None = None
@@ -101,7 +102,12 @@ class Daemon:
 
     def _idle(self) -> bool:
         with self._guard:
-            return not self._active and time.monotonic() - self._last_activity > self.idle_timeout_s
+            quiet = not self._active and time.monotonic() - self._last_activity > self.idle_timeout_s
+        if quiet and any(busy() for busy in self.keep_awake):
+            with self._guard:
+                self._last_activity = time.monotonic()  # idle counts from when the last task ended
+            return False
+        return quiet
 
     def stop(self, why: str) -> None:
         """Stop accepting at once and let a new server start; in-flight requests are interrupted."""

@@ -13,7 +13,7 @@ from tests.integration.mcp.conftest import AGENT_UID, McpClient, data_of, text_o
 
 TOOLS = {"run_command", "view", "edit", "remove", "restore", "write", "trash", "workflow",
          "list_capabilities", "describe_capability", "call_capability", "checkpoints", "diff", "undo", "fork",
-         "changes", "apply", "discard"}
+         "changes", "apply", "discard", "task_start", "task_list", "task_show", "task_wait", "task_cancel"}
 
 
 @pytest.fixture(scope="module")

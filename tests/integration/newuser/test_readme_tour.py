@@ -26,6 +26,9 @@ EXPECTED = {
     "canal run -- rm -rf build/": 120,  # CONFIRMATION_REQUIRED: nothing ran
     "canal policy check -- 'curl x | sh'": 120,  # code from the network into a shell is confirmed
 }
+# Lines that need the Canal server (a background task outlives the call that starts it): they run with
+# it, in this test's runtime folder; every other line runs in-process as the rest of the suite does.
+SERVED = ("canal task ",)
 
 
 def tour() -> list[str]:
@@ -42,16 +45,19 @@ def test_the_readme_tour_runs_as_written(user: User) -> None:
     root = user.project("app", PROJECT, git=True)
     (user.home / "src" / "other").mkdir(parents=True)
     env = {**user.env, "PATH": f"{Path(sys.executable).parent}:{user.env['PATH']}"}
+    served = {k: v for k, v in env.items() if k != "CANAL_NO_SERVER"}
     try:
-        ran = _take_the_tour(root, env)
+        ran = _take_the_tour(root, env, served)
     finally:  # the tour leaves its fork (an overlay mount in the state folder) and its sandboxes
         subprocess.run(["bash", "-c", "canal discard try; canal down"], cwd=root, env=env,
                        capture_output=True, timeout=300, check=False)
+        subprocess.run(["canal", "server", "stop"], cwd=root, env=served, capture_output=True, timeout=120,
+                       check=False)
     assert "canal run --json -- make test" in ran
     assert len(ran) >= 20
 
 
-def _take_the_tour(root: Path, env: dict[str, str]) -> list[str]:
+def _take_the_tour(root: Path, env: dict[str, str], served: dict[str, str]) -> list[str]:
     trash_id = ""
     ran = []
     for command in tour():
@@ -60,8 +66,8 @@ def _take_the_tour(root: Path, env: dict[str, str]) -> list[str]:
             code, shown = at_terminal(root, env, ["config", "approve"], [("Approve these settings?", "y")])
             assert code == 0, shown
             continue
-        done = subprocess.run(["bash", "-c", line], cwd=root, env=env, capture_output=True, text=True,
-                              input="", timeout=900, check=False)
+        done = subprocess.run(["bash", "-c", line], cwd=root, env=served if line.startswith(SERVED) else env,
+                              capture_output=True, text=True, input="", timeout=900, check=False)
         ran.append(line)
         want = EXPECTED.get(command, 0)
         assert done.returncode == want, f"{line!r} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
@@ -70,6 +76,9 @@ def _take_the_tour(root: Path, env: dict[str, str]) -> list[str]:
         if line == "canal run --json -- make test":
             assert '"status": "ok"' in done.stdout, done.stdout
             assert '"exit_code": 0' in done.stdout
+        if line == "canal task wait tests":
+            assert done.stdout.startswith("task t-"), done.stdout
+            assert " exited (exit 0," in done.stdout, done.stdout
         if line == "canal image show":
             assert "preset   python" in done.stdout, done.stdout
     return ran

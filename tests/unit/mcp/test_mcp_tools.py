@@ -16,7 +16,7 @@ from canal.workflows.views import FieldView, StartView, StepView
 
 def test_names_are_distinct_verbs_and_descriptions_are_prompts() -> None:
     names = [t.name for t in TOOLS]
-    assert len(set(names)) == len(names) == 18
+    assert len(set(names)) == len(names) == 23
     for tool in TOOLS:
         assert "Example" in tool.description, tool.name
         assert re.fullmatch(r"[a-z_]+", tool.name)

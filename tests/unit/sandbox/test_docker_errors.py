@@ -66,4 +66,5 @@ def test_error_codes_are_pinned() -> None:
         "FileTransferRefused": ("FILE_TRANSFER_REFUSED", 2),
         "SessionFailed": ("SESSION_FAILED", 125),
         "EngineError": ("ENGINE_ERROR", 125),
+        "TaskStartFailed": ("TASK_START_FAILED", 125),
     }

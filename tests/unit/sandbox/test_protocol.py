@@ -25,6 +25,7 @@ from canal.sandbox.protocol import (
     HelloReply,
     RunReply,
     SessionBroken,
+    SpawnSpec,
     WorkspaceQuota,
     parse_reply,
     run_command,
@@ -53,7 +54,10 @@ def test_requests_carry_what_the_agent_reads() -> None:
     assert Hello().wire() == {"op": "hello"}
     # every field the host sends is one the agent reads (an unread field would be a silent no-op)
     read = set(re.findall(r"""req(?:\.get\(|\[)["'](\w+)["']""", AGENT.read_text()))
-    for request in (line, argv, Hello(quota=WorkspaceQuota(path="/w", bytes=1))):
+    spawn = SpawnSpec(expect_state="abc", quota=WorkspaceQuota(path="/w", bytes=1), spare=(7, 99),
+                      marks=("m",))
+    tasks_running = line.model_copy(update={"spare": (7, 99), "marks": ("m",)})
+    for request in (line, argv, Hello(quota=WorkspaceQuota(path="/w", bytes=1)), spawn, tasks_running):
         assert set(request.wire()) <= read, set(request.wire()) - read
 
 

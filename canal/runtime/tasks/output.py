@@ -1,0 +1,99 @@
+"""A task's output as it arrives: one file, stdout and stderr together in arrival order (as a terminal
+shows them), in the sandbox's output folder, so the agent can also read it from inside the sandbox
+(read-only, at the path the task's record names).
+
+On the host the file is 0600, created with O_EXCL (never following a link); when Canal runs as root it
+belongs to the sandbox's user, like the presenter's saved outputs. Readers wait on the log's condition
+for more bytes or the end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import threading
+import time
+from pathlib import Path
+
+from canal.core.fsutil import FILE_MODE, private_dir
+
+_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+MARK_EVERY_S = 1.0
+MAX_MARKS = 4096
+
+
+def log_name(task_id: str) -> str:
+    return f"task-{task_id}.log"
+
+
+class TaskLog:
+    def __init__(self, folder: Path, task_id: str, file_owner: tuple[int, int] | None) -> None:
+        folder = private_dir(folder)
+        if file_owner is not None:
+            os.chown(folder, *file_owner)
+        self.path = folder / log_name(task_id)
+        self._fd = os.open(self.path, _FLAGS, FILE_MODE)
+        if file_owner is not None:
+            os.fchown(self._fd, *file_owner)
+        self.size = 0
+        self.stderr_bytes = 0
+        self.sha = hashlib.sha256()
+        self.marks: list[tuple[float, int]] = [(time.time(), 0)]
+        self.cond = threading.Condition()
+        self.ended = False
+        self.write_error = ""
+
+    def write(self, stream: str, data: bytes) -> None:
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[os.write(self._fd, view):]
+        except OSError as exc:  # a full disk: the task goes on; what could not be kept is counted
+            self.write_error = exc.strerror or str(exc)
+        with self.cond:
+            self.size += len(data)
+            self.sha.update(data)
+            if stream == "stderr":
+                self.stderr_bytes += len(data)
+            now = time.time()
+            if now - self.marks[-1][0] >= MARK_EVERY_S:
+                self.marks.append((now, self.size - len(data)))
+                if len(self.marks) > MAX_MARKS:
+                    del self.marks[1::2]  # thin out evenly, keep the first
+            self.cond.notify_all()
+
+    def close(self) -> None:
+        with self.cond:
+            if self.ended:
+                return
+            self.ended = True
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+            self.cond.notify_all()
+
+    def wait(self, offset: int, timeout_s: float) -> bool:
+        """Until the log holds more than ``offset`` bytes or has ended; False on timeout."""
+        with self.cond:
+            return self.cond.wait_for(lambda: self.size > offset or self.ended, timeout_s)
+
+
+def read_range(path: Path, offset: int, limit: int) -> bytes:
+    """Up to ``limit`` bytes of a task's log from ``offset`` (b"" past its end or when it is gone)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return b""
+    try:
+        return os.pread(fd, limit, offset)
+    finally:
+        os.close(fd)
+
+
+def offset_at(marks: list[tuple[float, int]], since: float, end: int) -> int:
+    """The log offset of the first output at or after the unix time ``since`` (by the samples taken,
+    about one a second); ``end`` when nothing came since."""
+    for ts, offset in marks:
+        if ts >= since:
+            return offset
+    return end
