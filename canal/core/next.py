@@ -80,6 +80,7 @@ Kind = Literal[
     "task.logs",  # {task, follow?}
     "task.wait",  # {task, timeout?}
     "task.cancel",  # {task}
+    "port_forward",  # {spec, sandbox?}: a person reaches a port inside from the host
 ]
 
 

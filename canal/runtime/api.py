@@ -177,7 +177,7 @@ class Canal:
     @cached_property
     def tasks(self) -> Tasks:
         """Background tasks: ``canal.tasks.start("npm run dev")``, then ``show``, ``read``, ``follow``,
-        ``wait``, ``cancel``, ``list``;"""
+        ``wait``, ``cancel``, ``list``; ``forward("8080:3000")`` relays a host port to the sandbox."""
         from canal.runtime.tasks import Tasks
 
         return Tasks(self.pipeline, self.services, self.task_manager, self.ref, actor=self.actor,

@@ -76,7 +76,8 @@ def _positional(*names: str) -> Callable[[Args], str]:
 
 _BASE: dict[str, str] = {"workflow.add_step": "workflow add-step", "fork.changes": "changes",
                          "fork.apply": "apply", "fork.discard": "discard", "fork.start": "fork",
-                         "remove": "rm"}
+                         "remove": "rm",
+                         "port_forward": "port-forward"}
 
 _TAILS: dict[Kind, Callable[[Args], str]] = {
     "view": lambda a: _positional("path")(a) + _opt("--range", a.get("range")),
@@ -125,6 +126,8 @@ _TAILS: dict[Kind, Callable[[Args], str]] = {
     "task.logs": lambda a: f" {quote(a.get('task', 'ID'))}{_opt('-f', a.get('follow'))}",
     "task.wait": lambda a: f" {quote(a.get('task', 'ID'))}{_opt('--timeout', a.get('timeout'))}",
     "task.cancel": lambda a: f" {quote(a.get('task', 'ID'))}",
+    "port_forward": lambda a: (f" {quote(a['sandbox'])}" if a.get("sandbox") not in (None, "default") else "")
+                              + f" {quote(a.get('spec', 'HOSTPORT:PORT'))}",
 }
 
 

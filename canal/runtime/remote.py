@@ -113,10 +113,10 @@ class RemoteTasks:
         self._canal = canal
 
     def start(self, command: str, *, name: str | None = None, timeout_s: float | None = None,
-              confirm: str | None = None) -> dict[str, Any]:
+              confirm: str | None = None, forward: Sequence[str] = ()) -> dict[str, Any]:
         """``{"status": "started", "task": {...}}``, or the refusal (confirmation_required, denied)."""
         data: dict[str, Any] = self._canal._call("task_start", command=command, name=name,
-                                                 timeout_s=timeout_s, confirm=confirm)
+                                                 timeout_s=timeout_s, confirm=confirm, forward=list(forward))
         return data
 
     def list(self) -> list[TaskRecord]:

@@ -352,6 +352,8 @@ class BackgroundAgent:
             self.connect_failed(stream, exc.errno or errno.EAFNOSUPPORT)
             return
         sock.setblocking(False)
+        with contextlib.suppress(OSError):  # relayed writes are whole messages: never hold one back
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         stream.sock = sock
         address = "127.0.0.1" if stream.family == socket.AF_INET else "::1"
         code = sock.connect_ex((address, stream.port))

@@ -21,7 +21,7 @@ SAMPLE = {"run_id": "wr_1", "token": "c_1", "name": "deploy", "path": "src/app.p
           "checkpoint": "cp-3", "command": "rm -rf build", "file": "rules.yaml", "key_id": "k-1",
           "sandbox": "default", "approval": "agent", "id": "check", "type": "automated"}
 # A CLI command line for a next action: what must never be written below the front ends.
-CLI_TEXT = re.compile(r"\bcanal (run|task|view|edit|write|rm|restore|trash|workflow|tool|image|"
+CLI_TEXT = re.compile(r"\bcanal (run|task|port-forward|view|edit|write|rm|restore|trash|workflow|tool|image|"
                       r"policy|discover|egress|key|audit|state|config|approve|undo|checkpoints|diff|fork|changes|apply|"
                       r"discard|up|down|ps|gc|doctor|mcp|help|server)\b")
 # Everything below the front ends (the CLI and MCP packages, and the command table they share), and

@@ -39,6 +39,7 @@ COMMANDS: dict[str, str] = {
     "help": "canal.runtime.cli.help_cmd",
     "server": "canal.runtime.cli.server_cmd",
     "task": "canal.runtime.cli.task_cmd",
+    "port-forward": "canal.runtime.cli.forward_cmd",
 }
 COMMAND_MODULES = tuple(dict.fromkeys(COMMANDS.values()))
 

@@ -60,24 +60,28 @@ def task() -> None:
 @click.option("--timeout", type=click.FloatRange(min=0.1), help="Hard timeout in seconds (canal.yaml "
               "tasks.timeout, default 3600). The whole process tree is killed.")
 @click.option("--sandbox", "-s", default=DEFAULT_SANDBOX, show_default=True, help="The sandbox it runs in.")
+@click.option("--forward", "-p", "forward", multiple=True, metavar="[HOSTPORT:]PORT",
+              help="While it runs, relay 127.0.0.1:HOSTPORT on the host to PORT in the sandbox (repeatable).")
 @click.option("--confirm", "token", metavar="TOKEN", help="Start a command the policy asked to confirm.")
 @click.option("--unattended", is_flag=True, help="No person is watching: confirm becomes deny.")
 @json_option()
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 @pass_app
-def start(app: App, name: str | None, timeout: float | None, sandbox: str, token: str | None,
-          unattended: bool, as_json: bool, command: tuple[str, ...]) -> None:
+def start(app: App, name: str | None, timeout: float | None, sandbox: str, forward: tuple[str, ...],
+          token: str | None, unattended: bool, as_json: bool, command: tuple[str, ...]) -> None:
     """Start COMMAND as a background task and print its id at once.
 
     COMMAND is read as canal run reads it (one argument: a command line; several: an exact argv). It goes
     through the policy like canal run, starts in the session's working directory and exported
     variables, and never blocks the session. Output goes to the task's log (canal task logs ID).
 
+    \b
     Example: canal task start --name tests -- pytest -q
+             canal task start --forward 8080:8000 -- python3 -m http.server 8000
     """
     tasks = served_tasks(app)
     started = tasks.start(command_text(command), name=name, timeout_s=timeout, sandbox=sandbox, confirm=token,
-                          unattended=unattended or None, say=say)
+                          unattended=unattended or None, forward=forward, say=say)
     if started.refusal is not None:
         refusal = started.refusal
         if as_json:
@@ -96,6 +100,7 @@ def start(app: App, name: str | None, timeout: float | None, sandbox: str, token
 def _started_text(record: TaskRecord) -> str:
     label = f"{record.id} ({record.name})" if record.name else record.id
     lines = [f"started task {label} in sandbox {record.sandbox}: {record.command}"]
+    lines += [f"forwarding {f.host} on the host to port {f.port} in the sandbox" for f in record.forwards]
     ref = record.name or record.id
     lines.append(f"Next: canal task logs {ref} -f (follow it), canal task show {ref}, "
                  f"canal task wait {ref}, canal task cancel {ref}")

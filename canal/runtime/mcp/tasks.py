@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from canal.runtime.api import Canal
-from canal.runtime.mcp.args import Command, Seconds, Token
+from canal.runtime.mcp.args import Command, PathList, Seconds, Token
 from canal.runtime.mcp.operations import Reply, run_reply
 from canal.runtime.mcp.schemas import SANDBOX_NAME, TOKEN_DOC, ToolArgs, _f
 from canal.runtime.mcp.words import Words
@@ -28,13 +28,17 @@ ask the user, then call again with confirm_token). It starts in the session's wo
 its exported variables. When it ends, whatever it left running is killed too, so run a server in the \
 foreground of the task (python3 -m http.server 8000, not nohup ... &).
 
+The sandbox has no network. forward makes a port inside reachable from the user's machine only \
+(127.0.0.1): "8000" listens on the same port on the host, "18080:8000" on another, "0:8000" on any \
+free one (the reply says which).
+
 Then: task_show to read its output so far (again with since_offset for only what is new), task_wait \
 to wait for its end, task_cancel to stop it (every process it started), task_list for all tasks.
 
 Defaults: timeout canal.yaml tasks.timeout (3600 s unless set; the whole tree is killed then); at most \
 tasks.max_running (4) at once per sandbox; output kept up to tasks.output_cap (64 MiB).
 Example: {"command": "pytest -q", "name": "tests"}
-Example: {"command": "python3 -m http.server 8000", "name": "web"}"""
+Example: {"command": "python3 -m http.server 8000", "name": "web", "forward": ["8000"]}"""
 
 TASK_LIST = """\
 List the project's background tasks, running and ended: id, name, state (running, exited, killed, \
@@ -76,6 +80,9 @@ class TaskStartArgs(ToolArgs):
     timeout: Seconds | None = _f("Seconds before the task and every process it started are killed. "
                                  "Default: canal.yaml tasks.timeout (3600 unless set).",
                                  "timeout", "timeout_s", default=None, gt=0, le=7 * 24 * 3600)
+    forward: PathList = _f("Ports to reach from the user's machine while it runs: \"PORT\", "
+                           "\"HOSTPORT:PORT\" or \"0:PORT\" (any free host port); 127.0.0.1 only. "
+                           "Default: none.", "forward", "forwards", "ports", "port", default_factory=list)
     confirm_token: Token | None = _f(TOKEN_DOC, "confirm_token", "confirm", "token", default=None)
     sandbox: Token | None = _f("Run in this sandbox (a fork's name runs it in the fork). Default: the "
                                "project's own sandbox.", "sandbox", "fork", default=None,
@@ -116,7 +123,7 @@ class TaskTools:
     def start(self, args: TaskStartArgs) -> Reply:
         started = self.canal.tasks.start(args.command, name=args.name, timeout_s=args.timeout,
                                          sandbox=args.sandbox, confirm=args.confirm_token,
-                                         say=Words("task_start"))
+                                         forward=args.forward, say=Words("task_start"))
         if started.refusal is not None:
             return run_reply(started.refusal, "call task_start again with the same command")
         record = started.task
@@ -124,6 +131,8 @@ class TaskTools:
         ref = record.name or record.id
         lines = [f"started task {record.id}" + (f" ({record.name})" if record.name else "") +
                  f" in sandbox {record.sandbox}: {record.command}"]
+        lines += [f"forwarding http://{f.host}/ on the user's machine to port {f.port} in the sandbox"
+                  for f in record.forwards]
         lines.append(f'Next: task_show {{"task_id": "{ref}"}} for its output, task_wait to wait for its end, '
                      f"task_cancel to stop it")
         return Reply("\n".join(lines), started.to_json())

@@ -97,7 +97,7 @@ OPERATOR: frozenset[Kind] = frozenset({
     "workflow.init", "workflow.add_step", "workflow.validate", "discover", "key.show", "key.rotate",
     "key.retire", "audit.show", "audit.verify", "state.verify", "config.status", "config.approve",
     "up", "down", "ps", "gc", "doctor", "server.logs", "audit.checkpoint", "audit.ship",
-    "egress.log",
+    "egress.log", "port_forward",
 })
 
 

@@ -70,8 +70,9 @@ def _call(request: dict[str, Any]) -> Any:
 def _task_call(canal: Canal, call: str, args: dict[str, Any]) -> Any:
     tasks = canal.tasks
     if call == "task_start":
+        forward = [str(f) for f in args.get("forward") or []]
         started = tasks.start(str(args["command"]), name=args.get("name"), timeout_s=args.get("timeout_s"),
-                              confirm=args.get("confirm"))
+                              confirm=args.get("confirm"), forward=forward)
         return started.to_json()
     if call == "task_list":
         return [r.to_json() for r in tasks.list()]

@@ -1,4 +1,4 @@
-"""Errors of background tasks."""
+"""Errors of background tasks and forwarded ports."""
 
 from __future__ import annotations
 

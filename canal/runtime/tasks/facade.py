@@ -10,21 +10,22 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from canal.core.next import Say, act
 from canal.runtime.audit.dangling import runner
+from canal.runtime.forward import Forwarder, ForwardEvent, ForwardSpec, parse_forward
 from canal.runtime.pipeline import Admitted, Pipeline, RunRequest
 from canal.runtime.presenter import PresenterConfig
 from canal.runtime.result import RunResult
 from canal.runtime.sandboxes import OUTPUT_MOUNT, SandboxRef, sandbox_user, uid_gid
 from canal.runtime.services import Services
-from canal.runtime.tasks.errors import TaskNameInvalid, TaskWaitTimeout
+from canal.runtime.tasks.errors import TaskError, TaskNameInvalid, TaskWaitTimeout
 from canal.runtime.tasks.manager import TaskManager
-from canal.runtime.tasks.models import TaskRecord, new_task_id, now_iso
+from canal.runtime.tasks.models import ForwardView, TaskRecord, new_task_id, now_iso
 from canal.runtime.tasks.output import TaskLog, log_name, offset_at
 from canal.runtime.tasks.store import valid_id
 from canal.runtime.tasks.view import LOG_CHUNK, TaskView, log_text, render
@@ -75,37 +76,52 @@ class Tasks:
     # starting ----------------------------------------------------------------------------------
     def start(self, command: str, *, name: str | None = None, timeout_s: float | None = None,
               sandbox: str | None = None, confirm: str | None = None, unattended: bool | None = None,
-              say: Say | None = None) -> TaskStart:
+              forward: Sequence[str] = (), say: Say | None = None) -> TaskStart:
         """Start ``command`` (bash, in the session's cwd and variables) as a background task. ``say``: the
         caller's words for a refusal's next step (its text is composed with them)."""
         _check_name(name)
         ref = self.ref(sandbox)
         settings = self.services.config.tasks
+        specs = [parse_forward(f) for f in forward]  # a malformed forward is refused before anything
         task_id = new_task_id()
         with self.manager.slot(ref.name, settings.max_running):
-            req = RunRequest(command=command, ref=ref, confirm=confirm, actor=self.actor, task=task_id,
-                             unattended=self.unattended if unattended is None else unattended, say=say)
-            admitted = self.pipeline.admit(req)
-            if isinstance(admitted, RunResult):
-                status: Literal["confirmation_required", "denied"] = (
-                    "denied" if admitted.status == "denied" else "confirmation_required")
-                return TaskStart(status, refusal=admitted)
-            record = self._launch(task_id, name, ref, req, admitted, timeout_s or settings.timeout,
-                                  settings.output_cap)
+            forwards = [self._forwarder(ref, spec, task_id) for spec in specs]  # a taken port: refused now
+            try:
+                req = RunRequest(command=command, ref=ref, confirm=confirm, actor=self.actor, task=task_id,
+                                 unattended=self.unattended if unattended is None else unattended, say=say)
+                admitted = self.pipeline.admit(req)
+                if isinstance(admitted, RunResult):
+                    for fwd in forwards:
+                        fwd.listener.close()
+                    status: Literal["confirmation_required", "denied"] = (
+                        "denied" if admitted.status == "denied" else "confirmation_required")
+                    return TaskStart(status, refusal=admitted)
+                record = self._launch(task_id, name, ref, req, admitted, timeout_s or settings.timeout,
+                                      settings.output_cap, forwards)
+            except BaseException:
+                for fwd in forwards:
+                    fwd.listener.close()
+                raise
         return TaskStart("started", task=record)
 
+    def _forwarder(self, ref: SandboxRef, spec: ForwardSpec, task_id: str) -> Forwarder:
+        return Forwarder(self.backend, ref.container, ref.name, spec, audit=self._audit, task=task_id)
+
     def _launch(self, task_id: str, name: str | None, ref: SandboxRef, req: RunRequest, admitted: Admitted,
-                timeout_s: float, cap: int) -> TaskRecord:
+                timeout_s: float, cap: int, forwards: list[Forwarder]) -> TaskRecord:
         owner = uid_gid(sandbox_user(self.services)) if os.geteuid() == 0 else None
         log_file = TaskLog(self.services.outputs_dir(ref.name), task_id, owner)
         record = TaskRecord(
             id=task_id, project=str(self.services.project_dir), name=name, sandbox=ref.name,
             command=admitted.redact(req.text), started_at=now_iso(),
             timeout_s=timeout_s, output_cap=cap, output_file=f"{OUTPUT_MOUNT}/{log_name(task_id)}",
+            forwards=[ForwardView(host=f.address, port=f.spec.port) for f in forwards],
             checkpoint=admitted.checkpoint.id if admitted.checkpoint else None,
             audit_started=admitted.started, actor=self.actor, runner=runner())
         spec = TaskSpec(command=req.text, timeout_s=timeout_s, output_cap=cap, env=admitted.git_env)
-        return self.manager.launch(record, log_file, ref.container, spec, admitted.state.digest())
+        started = self.manager.launch(record, log_file, ref.container, spec, admitted.state.digest(),
+                                      [f.start() for f in forwards])
+        return started
 
     def _audit(self, event: str, data: dict[str, object]) -> object:
         return self.services.audit.append(event, data, actor=self.actor)
@@ -188,6 +204,18 @@ class Tasks:
 
     def cancel(self, task: str) -> TaskRecord:
         return self.manager.cancel(self.resolve(task).id)
+
+    # forwarding --------------------------------------------------------------------------------
+    def forward(self, spec: str, *, sandbox: str | None = None,
+                on_event: Callable[[ForwardEvent], None] | None = None) -> Forwarder:
+        """Listen on the host's loopback and relay each connection to the sandbox (started; close it)."""
+        ref = self.ref(sandbox)
+        parsed = parse_forward(spec)
+        if self.pipeline.backend.get(ref.container) is None:
+            msg = f"Sandbox {ref.name} is not running: there is nothing to forward to."
+            raise TaskError(msg, next=act("up", sandbox=ref.name), details={"sandbox": ref.name})
+        return Forwarder(self.backend, ref.container, ref.name, parsed, audit=self._audit,
+                         on_event=on_event).start()
 
 
 def _check_name(name: str | None) -> None:

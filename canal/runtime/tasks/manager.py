@@ -5,8 +5,8 @@ and every door (CLI, MCP, the Python API) sees the same tasks. In-process, the `
 owns it, and its tasks end when that object closes.
 
 A task's end is recorded where it happens (the background channel's reader thread): the log closes,
-the record is rewritten, the audit log gets the ``run.completed`` of the task's ``run.started``, and
-waiters wake.
+the record is rewritten, the audit log gets the ``run.completed`` of the task's ``run.started``, its
+forwards close, and waiters wake.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from canal.core.errors import ExitCode
 from canal.core.next import act
 from canal.runtime.audit import RunCompleted
 from canal.runtime.audit.dangling import alive
+from canal.runtime.forward import Forwarder
 from canal.runtime.services import Services
 from canal.runtime.tasks.errors import TaskEnded, TaskLimit, TaskNotFound
 from canal.runtime.tasks.models import REASON_STATE, TaskRecord, now_iso
@@ -48,6 +49,7 @@ class Running:
     why: str | None = None  # our reason, when we end it (cancel, canal down, server stop)
     done: threading.Event = field(default_factory=threading.Event)
     started: float = field(default_factory=time.monotonic)
+    forwards: list[Forwarder] = field(default_factory=list)
 
     def output(self, stream: str, data: bytes) -> None:
         self.log.write(stream, data)
@@ -97,7 +99,7 @@ class TaskManager:
                 self._starting[sandbox] -= 1
 
     def launch(self, record: TaskRecord, log_file: TaskLog, container: str, spec: TaskSpec,
-               expect_state: str | None) -> TaskRecord:
+               expect_state: str | None, forwards: list[Forwarder]) -> TaskRecord:
         """Start an admitted task (its intent is on record); ``TaskStartFailed`` records it as not run."""
         running = Running(self, record, log_file, next(self._numbers), container)
         with self._lock:
@@ -114,6 +116,12 @@ class TaskManager:
             self._audit_end(record, exit_code=None, reason="killed", size=0, digest="",
                             ending="not_started", detail=str(getattr(exc, "message", exc)))
             raise
+        with self._lock:
+            if not running.done.is_set():
+                running.forwards = forwards
+                forwards = []
+        for forward in forwards:  # it ended already: its forwards close at once
+            forward.close("the task ended")
         return record
 
     # ending ------------------------------------------------------------------------------------
@@ -148,7 +156,10 @@ class TaskManager:
         with self._lock:
             running.record = record
             self._running.pop(record.id, None)
+            forwards, running.forwards = running.forwards, []
         running.done.set()
+        for forward in forwards:  # not on this (the channel's reader) thread: closing waits for connections
+            threading.Thread(target=forward.close, args=("the task ended",), daemon=True).start()
 
     def _audit_end(self, record: TaskRecord, *, exit_code: int | None, reason: str, size: int, digest: str,
                    ending: str, detail: str = "") -> str:

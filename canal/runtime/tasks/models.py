@@ -44,6 +44,13 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+class ForwardView(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    host: str  # 127.0.0.1:8080
+    port: int  # inside the sandbox
+
+
 class TaskRecord(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -65,6 +72,7 @@ class TaskRecord(BaseModel):
     dropped_bytes: int = 0  # past the output cap, not kept
     output_cap: int
     output_file: str  # where the sandbox sees the whole output (read-only)
+    forwards: list[ForwardView] = Field(default_factory=list)
     checkpoint: str | None = None
     audit_started: str
     audit_ended: str | None = None

@@ -39,6 +39,8 @@ def footer(record: TaskRecord) -> str:
     parts.append(f"task {record.id}" + (f" ({record.name})" if record.name else ""))
     if record.running:
         parts.append(f"{format_size(record.output_bytes)} so far")
+    for forward in record.forwards:
+        parts.append(f"forward {forward.host} -> {forward.port}")
     return "[" + " | ".join(parts) + "]"
 
 

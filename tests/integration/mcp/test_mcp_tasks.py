@@ -70,3 +70,13 @@ def test_wait_returns_while_a_task_runs_and_reports_its_end(agent: tuple[McpClie
     missing = client.call("task_show", {"task_id": "t-000000"})
     assert missing.is_error
     assert text_of(missing).startswith("TASK_NOT_FOUND\n")
+
+
+def test_an_agent_cannot_forward_to_an_address_other_than_loopback(agent: tuple[McpClient, Path]) -> None:
+    client, _ = agent
+    for spec in ("0.0.0.0:18080:8000", "[::]:18080:8000", "10.0.0.5:18080:8000"):
+        refused = client.call("task_start", {"command": "sleep 4242", "forward": [spec]})
+        assert refused.is_error, spec
+        assert text_of(refused).startswith("FORWARD_ADDRESS_REFUSED\n"), text_of(refused)
+    listed = text_of(client.call("task_list", {}))
+    assert "sleep 4242" not in listed  # nothing started

@@ -130,3 +130,20 @@ def test_a_task_runs_git_with_the_overrides_of_the_repository_as_it_is_then(cana
     assert canal.tasks.read(started.task.id).text.endswith("ran\n")
     assert canal.run("test -e FIRED && echo fired || echo clean").output.startswith("clean")
     assert canal.run("git st; test -e FIRED && echo fired || echo clean").output.endswith("clean")  # as here
+
+
+def test_a_foreground_process_that_borrows_a_tasks_marker_dies_with_the_task(canal: Canal) -> None:
+    """The agent can read a running task's marker from /proc and put it on a process of its own, which
+    the foreground sweep then spares: it must still end with the task, not outlive it."""
+    started = canal.tasks.start("sleep 907")
+    assert started.task is not None
+    wait_for(canal, {"sleep 907"})
+    borrow = ("m=$(tr '\\0' '\\n' < /proc/$(pgrep -x -f 'sleep 907')/environ | grep '^CANAL_TASK='); "
+              "env \"$m\" setsid sleep 908 & sleep 0.5; echo \"${m%%=*}\"")
+    borrowed = canal.run(borrow)
+    if borrowed.confirmation is not None:  # env "$m" CMD: a program known only at run time is confirmed
+        borrowed = canal.run(borrow, confirm=borrowed.confirmation.token)
+    assert borrowed.output.startswith("CANAL_TASK"), borrowed.text
+    assert "sleep 908" in processes(canal)  # spared: it carries the task's marker
+    canal.tasks.cancel(started.task.id)
+    assert not {"sleep 907", "sleep 908"} & set(processes(canal))
