@@ -354,15 +354,29 @@ class DockerBackend:
             environment = None if not spare else {"CANAL_SPARE": f"{spare[0]}:{spare[1]}",
                                                   "CANAL_SPARE_MARKS": ",".join(handle.marks())}
             with translating("clean up after a broken session in", name=name):
-                container.exec_run(["python3", "-c", AGENT_SOURCE, "sweep"], user=handle.user,
-                                   environment=environment)
+                swept = container.exec_run(["python3", "-c", AGENT_SOURCE, "sweep"], user=handle.user,
+                                           environment=environment)
         except SandboxError:  # it stopped meanwhile (its keepalive was killed): gone, not an engine fault
+            swept = None
+        if swept is None or (swept.exit_code != 0 and self._stops(name)):
             self._drop(name)
             return RunReply(reason=EndReason.SANDBOX_VANISHED, exit_code=None,
                             detail=f"{exc.why}: the sandbox stopped")
         return RunReply(reason=EndReason.KILLED, exit_code=KILLED_EXIT,
                         detail=f"{exc.why}; every process in the sandbox was killed and a fresh session "
                                "starts with the next command (working directory and variables are reset)")
+
+    def _stops(self, name: str, within_s: float = 5.0) -> bool:
+        """Whether a sandbox whose sweep could not run is stopping: the engine may still call it running
+        for a moment after its runtime died (gVisor's Sentry killed by the host's OOM killer)."""
+        deadline = time.monotonic() + within_s
+        while True:
+            container = self._container(name)
+            if container is None or container.status != "running":
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.2)
 
     # background tasks and relayed connections ------------------------------------------------
     def _background(self, handle: _Handle) -> Background:
