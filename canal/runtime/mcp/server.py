@@ -86,8 +86,14 @@ class CanalMcp:
         went away) still reaches ``fn`` too."""
         interrupt, done = Interrupt(), threading.Event()
         outer = current()
+        state = {"started": False, "abandoned": False}
+        state_lock = threading.Lock()
 
         def work() -> T:
+            with state_lock:  # a call cancelled before a thread took it never runs (and is not waited for)
+                if state["abandoned"]:
+                    raise anyio.get_cancelled_exc_class()()
+                state["started"] = True
             try:
                 with contextlib.ExitStack() as stack:
                     if outer is not None:
@@ -101,9 +107,12 @@ class CanalMcp:
             try:
                 return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
             except anyio.get_cancelled_exc_class():
-                interrupt.fire(CANCELLED)
-                with anyio.CancelScope(shield=True):
-                    await anyio.to_thread.run_sync(done.wait)
+                with state_lock:
+                    state["abandoned"] = not state["started"]
+                if not state["abandoned"]:  # running: interrupt it and wait for it to end
+                    interrupt.fire(CANCELLED)
+                    with anyio.CancelScope(shield=True):
+                        await anyio.to_thread.run_sync(done.wait)
                 raise
 
     def warm(self) -> None:
