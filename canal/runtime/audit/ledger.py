@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import hmac
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +20,7 @@ from typing import Any
 from canal.core.fsutil import atomic_write
 from canal.core.next import act
 from canal.runtime.audit.errors import AuditTamperedError
-from canal.runtime.audit.reader import iter_lines, line_before
+from canal.runtime.audit.reader import iter_lines, record_ending_at
 from canal.runtime.audit.record import GENESIS_HASH, MalformedRecord, Record, canonical, parse_line, sign
 from canal.runtime.audit.verify import Head, check_record
 
@@ -101,18 +100,9 @@ class RevisionIndex:
         return state
 
     def _check_anchor(self, state: _State) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            fd = os.open(self._log, os.O_RDONLY | os.O_CLOEXEC)
-            try:
-                line = line_before(fd, state.offset)
-            finally:
-                os.close(fd)
-            try:
-                rec = parse_line(line.text) if line is not None else None
-            except MalformedRecord:
-                rec = None
-            if rec is not None and (rec.seq, rec.hash) == (state.head.seq, state.head.hash):
-                return
+        rec = record_ending_at(self._log, state.offset)
+        if rec is not None and (rec.seq, rec.hash) == (state.head.seq, state.head.hash):
+            return
         msg = (f"the audit log {self._log} no longer holds record {state.head.seq} where its revision "
                "index saw it: the log was rewritten or replaced")
         verify = act("audit.verify", f"if the log was reset on purpose, delete {self._index} to rebuild it")

@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from canal.runtime.audit.record import MalformedRecord, Record, parse_line
+
 CHUNK = 64 * 1024
 
 
@@ -64,3 +66,22 @@ def line_before(fd: int, offset: int) -> Line | None:
         return None
     found = last_line(fd, offset)
     return found if found is not None and found.complete else None
+
+
+def record_ending_at(path: Path, offset: int, *, follow: bool = True) -> Record | None:
+    """The record whose line ends exactly at byte ``offset`` of the log at ``path``: None when the file
+    is missing or holds no complete, well-formed record there (other ``OSError`` propagates);
+    ``follow=False`` refuses a log that is a symbolic link."""
+    flags = os.O_RDONLY | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return None
+    try:
+        line = line_before(fd, offset)
+    finally:
+        os.close(fd)
+    try:
+        return parse_line(line.text) if line is not None else None
+    except MalformedRecord:
+        return None

@@ -29,7 +29,7 @@ from canal.core.fsutil import FILE_MODE, atomic_write, private_dir
 from canal.core.next import act
 from canal.runtime.audit.errors import AuditExportError
 from canal.runtime.audit.otlp import OtlpSettings, logs_request, post
-from canal.runtime.audit.reader import iter_lines, line_before
+from canal.runtime.audit.reader import iter_lines, record_ending_at
 from canal.runtime.audit.record import MalformedRecord, Record, parse_line
 
 BATCH = 200
@@ -143,17 +143,9 @@ class OtlpShipper:
         if cursor.get("url") != self.settings.logs_url() or not isinstance(offset, int) or offset <= 0:
             return 0, 0
         try:
-            fd = os.open(self.log_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            rec = record_ending_at(self.log_path, offset, follow=False)
         except OSError:
             return 0, 0
-        try:
-            line = line_before(fd, offset)
-        finally:
-            os.close(fd)
-        try:
-            rec = parse_line(line.text) if line is not None else None
-        except MalformedRecord:
-            rec = None
         if rec is None or rec.seq != seq or rec.hash != cursor.get("hash"):
             return 0, 0
         return offset, rec.seq
