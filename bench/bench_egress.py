@@ -20,6 +20,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from fileserver import file_server  # bench/ is sys.path[0] when a bench runs
+
 from canal.sandbox.docker_backend import DockerBackend
 from canal.sandbox.egress_docker import PROXY_PORT
 from canal.sandbox.engine import docker_client
@@ -27,19 +29,7 @@ from canal.sandbox.image import DEFAULT_IMAGE, build_egress_image
 from canal.sandbox.spec import SandboxSpec
 
 HOST, PORT = "bench.test", 8080
-SERVER = """
-import http.server, os, sys
-os.makedirs("/tmp/srv", exist_ok=True)
-open("/tmp/srv/small", "wb").write(b"x" * 512)
-with open("/tmp/srv/large", "wb") as fh:
-    for _ in range(int(sys.argv[1])): fh.write(b"y" * (1 << 20))
-class H(http.server.SimpleHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True  # as production servers do (else a reused connection waits 40 ms)
-    def log_message(self, *a): pass
-os.chdir("/tmp/srv")
-http.server.ThreadingHTTPServer(("", 8080), H).serve_forever()
-"""
+SERVER = file_server(8080)
 CLIENT = """
 import http.client, json, sys, time
 proxy, host, port, count, path = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]

@@ -34,23 +34,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from fileserver import file_server  # bench/ is sys.path[0] when a bench runs
+
 from canal.sandbox.engine import docker_client
 from canal.sandbox.image import DEFAULT_IMAGE, build_default_image
 
 CANAL = str(Path(sys.executable).parent / "canal")
-SERVER = """
-import http.server, os, sys
-os.makedirs("/tmp/srv", exist_ok=True)
-open("/tmp/srv/small", "wb").write(b"x" * 512)
-with open("/tmp/srv/large", "wb") as fh:
-    for _ in range(int(sys.argv[1])): fh.write(b"y" * (1 << 20))
-class H(http.server.SimpleHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True
-    def log_message(self, *a): pass
-os.chdir("/tmp/srv")
-http.server.ThreadingHTTPServer(("", 8000), H).serve_forever()
-"""
+SERVER = file_server(8000)
 
 
 def pct(samples: list[float], q: float) -> float:
