@@ -1,0 +1,27 @@
+"""A headless chromium with a WebAuthn virtual authenticator (browser_harness.py), and screenshots."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from browser_harness import Shots, add_passkey_authenticator, artifacts_dir, start_chromium
+from selenium import webdriver
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[webdriver.Chrome]:
+    """A headless chromium (throwaway profile in tmp_path) holding a virtual passkey authenticator."""
+    driver = start_chromium(tmp_path / "chromium-profile")
+    try:
+        add_passkey_authenticator(driver)
+        yield driver
+    finally:
+        driver.quit()
+
+
+@pytest.fixture
+def shots(browser: webdriver.Chrome) -> Shots:
+    """shots("login") saves the page as login.png in the artifacts folder (CANAL_ARTIFACTS)."""
+    return Shots(browser, artifacts_dir())
