@@ -1,5 +1,6 @@
 """What the approval door answers: show a pending token (and the text an SSH approver signs), decide it,
 and the same for changed trusted settings. The proof is the client's uid from the kernel, or a signature.
+Only a configured approver's uid, or the agent's own, is shown a pending token.
 
 The project is named by the caller; it must be a folder with Canal state already (the door never makes
 state for a path it is handed), and a token must carry this host's tag before anything is looked up.
@@ -14,7 +15,8 @@ from typing import Any
 
 from canal.core.errors import CanalError
 from canal.runtime.approvals.decide import Decision, Proof, decide
-from canal.runtime.approvals.errors import ApprovalForgedError
+from canal.runtime.approvals.errors import ApprovalError, ApprovalForgedError
+from canal.runtime.approvals.verify import by_peer_uid
 from canal.runtime.errors import error_json
 
 log = logging.getLogger("canal.server")
@@ -48,6 +50,7 @@ def _dispatch(peer_uid: int, request: dict[str, Any]) -> dict[str, Any]:
         approvals = services.approvals
         token = str(request.get("token") or "")
         if op == "show":
+            _may_see(approvals, token, peer_uid)
             pending = approvals.show(token)
             return {"pending": pending.to_json(), "agent_uid": os.geteuid(),
                     "messages": {d: approvals.message(token, d).decode() for d in ("approve", "deny")}}
@@ -60,6 +63,19 @@ def _dispatch(peer_uid: int, request: dict[str, Any]) -> dict[str, Any]:
         return _config(services, op, peer_uid, request)
     msg = f"the approval door has no operation {op!r}"
     raise ApprovalForgedError(msg, hint="update canal on the approver's side")
+
+
+def _may_see(approvals: Any, token: str, peer_uid: int) -> None:
+    """A pending approval (its command, rule, reason and the text to sign) is shown to the agent's own
+    uid and to a configured approver's uid only: any local user may knock and the project path is in
+    the agent's messages. Anyone else is refused (APPROVER_UNKNOWN, or APPROVERS_NOT_CONFIGURED), audited."""
+    if peer_uid == os.geteuid():
+        return
+    try:
+        by_peer_uid(approvals.settings, peer_uid, os.geteuid())
+    except ApprovalError as exc:
+        approvals.refused(exc, token=token, op="show", method="os-user", peer_uid=peer_uid)
+        raise
 
 
 def _config(services: Any, op: str, peer_uid: int, request: dict[str, Any]) -> dict[str, Any]:

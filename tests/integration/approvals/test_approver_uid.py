@@ -109,3 +109,34 @@ def test_changed_settings_and_ssh_signatures_use_the_same_identities(team: Team)
     assert done.returncode == 0, done.stderr
     evidence = audit_events(team, "approval.approved")[-1]["data"]["evidence"]  # type: ignore[index]
     assert f"token {token}" in evidence["message"]  # type: ignore[index]
+
+
+def test_only_an_approvers_uid_or_the_agents_sees_a_pending_approval_through_the_door(team: Team) -> None:
+    """Any local user can knock on the door and knows the project path (it is in the agent's messages):
+    the door shows a pending approval (command, rule, the text to sign) only to a configured approver's
+    uid or the agent's own; anyone else gets APPROVER_UNKNOWN, audited. Runs after the tests above."""
+    from os_users import make_user, remove_user
+
+    agent, approver, project = team.agent, team.approver, team.project
+    (project / "logs").mkdir()
+    (project / "logs").chmod(0o777)
+    asked = agent.canal("run", "--", "rm", "-rf", "logs", cwd=project)
+    token = re.search(r"c_[a-z2-7]{12}", asked.stderr).group(0)  # type: ignore[union-attr]
+    stranger = make_user(project.parent, "other")
+    try:
+        peek = stranger.canal("-C", str(project), "approve", token, "--for", agent.name, "--print-message")
+        assert peek.returncode == 122, peek.stdout + peek.stderr
+        assert code_of(peek.stderr) == "APPROVER_UNKNOWN", peek.stderr
+        assert token not in peek.stdout
+        assert "rm -rf" not in peek.stdout + peek.stderr
+    finally:
+        stranger.canal("server", "stop")
+        remove_user(stranger)
+    for who in (approver, agent):
+        seen = who.canal("-C", str(project), "approve", token, "--for", agent.name, "--print-message")
+        assert seen.returncode == 0, seen.stderr
+        assert f"token {token}" in seen.stdout
+    refused = audit_events(team, "approval.refused")[-1]["data"]
+    assert refused["code"] == "APPROVER_UNKNOWN"  # type: ignore[index]
+    assert refused["op"] == "show"  # type: ignore[index]
+    assert refused["peer_uid"] == stranger.uid  # type: ignore[index]
