@@ -4,6 +4,7 @@ told to answer with an error. Requests are decoded as the OTLP JSON encoding (Ex
 from __future__ import annotations
 
 import json
+import ssl
 import threading
 import time
 from collections.abc import Iterator
@@ -18,12 +19,16 @@ class Receiver:
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
         self.content_types: list[str] = []
+        self.headers: list[dict[str, str]] = []  # each accepted request's headers, names in lower case
+        self.peer_certs: list[dict[str, Any] | None] = []  # the client certificate of each, over TLS
         self.status = 200  # what to answer the next requests with
+        self.location = ""  # the Location header of a 3xx answer
         self.lock = threading.Lock()
 
     @property
     def endpoint(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+        scheme = "https" if isinstance(self.server.socket, ssl.SSLSocket) else "http"
+        return f"{scheme}://127.0.0.1:{self.server.server_address[1]}"
 
     def records(self) -> list[dict[str, Any]]:
         """Every log record received, its attributes decoded to plain values."""
@@ -69,7 +74,9 @@ def attributes(pairs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 @contextmanager
-def otlp_receiver() -> Iterator[Receiver]:
+def otlp_receiver(tls: ssl.SSLContext | None = None) -> Iterator[Receiver]:
+    """A receiver on 127.0.0.1; with ``tls`` (a server context) it speaks HTTPS. A request whose path is
+    a whole URL is one sent to it as a proxy."""
     holder: dict[str, Receiver] = {}
 
     class Handler(BaseHTTPRequestHandler):
@@ -78,12 +85,18 @@ def otlp_receiver() -> Iterator[Receiver]:
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             if receiver.status != 200:
                 self.send_response(receiver.status)
+                if receiver.location:
+                    self.send_header("Location", receiver.location)
+                self.send_header("Content-Length", "0")
                 self.end_headers()
                 return
             with receiver.lock:
                 receiver.requests.append(json.loads(body))
                 receiver.paths.append(self.path)
                 receiver.content_types.append(self.headers.get("Content-Type", ""))
+                receiver.headers.append({k.lower(): v for k, v in self.headers.items()})
+                conn = self.connection
+                receiver.peer_certs.append(conn.getpeercert() if isinstance(conn, ssl.SSLSocket) else None)
             answer = b"{}"
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
@@ -95,6 +108,8 @@ def otlp_receiver() -> Iterator[Receiver]:
             return
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
     holder["r"] = Receiver(server)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -5,6 +5,8 @@ the event, the actor, the record's data and its chain fields (``canal.record.seq
 ``.prev_hash``, ``.digest``), and ``canal.record`` holds the log line itself, so a collector's copy can be
 checked against the host's log (``canal audit verify --export``) like any export.
 
+Sending (headers from environment variables, TLS, proxies) is in ``runtime.audit.otlp_http``.
+
 Hand-written on the standard library: the OpenTelemetry SDK's logs API is still experimental (``_logs``),
 its OTLP/HTTP exporter brings protobuf, requests and half a dozen packages, and it batches in a thread it
 owns, while Canal must know which records reached the collector (``runtime.audit.shipper`` keeps a cursor).
@@ -13,15 +15,14 @@ The JSON encoding is part of the OTLP specification (``Content-Type: application
 
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.request
+import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from canal.runtime.audit.events import summarize
 from canal.runtime.audit.record import Record
@@ -31,6 +32,47 @@ SCOPE = {"name": "canal.audit", "version": "1"}
 WARN_EVENTS = ("run.denied", "run.refused", "run.interrupted", "approval.refused", "approval.denied",
                "config.refused")
 SEVERITY_INFO, SEVERITY_WARN = 9, 13
+HEADER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,63}$")
+ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]{0,127}$")
+RESERVED_HEADERS = ("content-type", "content-length", "content-encoding", "host", "transfer-encoding",
+                    "connection", "proxy-authorization")
+
+
+def _plain_url(value: str, what: str) -> str:
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        msg = f"{what} must be an http:// or https:// URL, e.g. http://127.0.0.1:4318"
+        raise ValueError(msg)
+    if parts.username or parts.password or parts.query or parts.fragment:
+        msg = f"{what} takes no credentials, query or fragment"
+        raise ValueError(msg)
+    return value
+
+
+class OtlpTls(BaseModel):
+    """``audit.otlp.tls``: how an https collector is checked and how Canal proves itself to it. The
+    collector's certificate is always verified (the system's CAs, or ``ca_file``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    ca_file: str | None = None  # PEM CA bundle that signed the collector's certificate
+    client_cert: str | None = None  # PEM client certificate (with its key, unless client_key)
+    client_key: str | None = None  # PEM private key of client_cert, unencrypted, readable by Canal only
+
+    @field_validator("ca_file", "client_cert", "client_key")
+    @classmethod
+    def _absolute(cls, value: str | None) -> str | None:
+        if value is not None and not PurePosixPath(value).is_absolute():
+            msg = "TLS files are given by absolute path"
+            raise ValueError(msg)
+        return value
+
+    @model_validator(mode="after")
+    def _key_has_a_cert(self) -> OtlpTls:
+        if self.client_key is not None and self.client_cert is None:
+            msg = "client_key needs client_cert"
+            raise ValueError(msg)
+        return self
 
 
 class OtlpSettings(BaseModel):
@@ -41,18 +83,42 @@ class OtlpSettings(BaseModel):
     endpoint: str  # http(s)://host:4318 (logs go to /v1/logs) or the full logs URL
     events: tuple[str, ...] = ("run.", "approval.", "config.")  # event prefixes to send
     timeout_s: float = Field(default=5.0, gt=0, le=60)
+    # header name -> the environment variable holding its value (a token is never in canal.yaml)
+    headers: tuple[tuple[str, str], ...] = ()
+    tls: OtlpTls | None = None  # https endpoints only
+    proxy: str | None = None  # an http(s) proxy URL; HTTP(S)_PROXY in the environment are ignored
 
     @field_validator("endpoint")
     @classmethod
     def _http_url(cls, value: str) -> str:
-        parts = urlsplit(value)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            msg = "endpoint must be an http:// or https:// URL, e.g. http://127.0.0.1:4318"
+        return _plain_url(value, "endpoint")
+
+    @field_validator("proxy")
+    @classmethod
+    def _proxy_url(cls, value: str | None) -> str | None:
+        return None if value is None else _plain_url(value, "proxy")
+
+    @field_validator("headers", mode="before")
+    @classmethod
+    def _header_variables(cls, value: Any) -> Any:
+        if not isinstance(value, Mapping):
+            return value
+        for name, variable in value.items():
+            if not isinstance(name, str) or not HEADER_NAME.match(name) or name.lower() in RESERVED_HEADERS:
+                msg = f"headers: {name!r} is not a header Canal may set"
+                raise ValueError(msg)
+            if not isinstance(variable, str) or not ENV_NAME.match(variable):
+                msg = (f"headers: {name} names the environment variable that holds its value "
+                       "(UPPER_SNAKE, e.g. CANAL_OTLP_TOKEN), never the value itself")
+                raise ValueError(msg)
+        return tuple(sorted(value.items()))
+
+    @model_validator(mode="after")
+    def _tls_for_https(self) -> OtlpSettings:
+        if self.tls is not None and urlsplit(self.endpoint).scheme != "https":
+            msg = "tls applies to an https:// endpoint"
             raise ValueError(msg)
-        if parts.username or parts.password or parts.query or parts.fragment:
-            msg = "endpoint takes no credentials, query or fragment"
-            raise ValueError(msg)
-        return value
+        return self
 
     def logs_url(self) -> str:
         parts = urlsplit(self.endpoint)
@@ -68,21 +134,6 @@ def logs_request(records: Sequence[tuple[Record, bytes]], project_id: str, host:
                                            "canal.project_id": project_id})}
     logs = [_log_record(rec, line) for rec, line in records]
     return {"resourceLogs": [{"resource": resource, "scopeLogs": [{"scope": SCOPE, "logRecords": logs}]}]}
-
-
-def post(url: str, body: Mapping[str, Any], timeout_s: float) -> None:
-    """POST one request; raises ``OSError`` (with the reason) unless the collector answers 2xx."""
-    data = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-    request = urllib.request.Request(url, data=data, method="POST",
-                                     headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=timeout_s) as answer:
-            answer.read()
-    except urllib.error.HTTPError as exc:
-        msg = f"the collector answered HTTP {exc.code} {exc.reason}"
-        raise OSError(msg) from exc
-    except urllib.error.URLError as exc:
-        raise OSError(str(exc.reason)) from exc
 
 
 def _log_record(rec: Record, line: bytes) -> dict[str, Any]:

@@ -28,12 +28,13 @@ from typing import Any
 from canal.core.fsutil import FILE_MODE, atomic_write, private_dir
 from canal.core.next import act
 from canal.runtime.audit.errors import AuditExportError
-from canal.runtime.audit.otlp import OtlpSettings, logs_request, post
+from canal.runtime.audit.otlp import OtlpSettings, logs_request
+from canal.runtime.audit.otlp_http import OtlpSetupError, post
 from canal.runtime.audit.reader import iter_lines, record_ending_at
 from canal.runtime.audit.record import MalformedRecord, Record, parse_line
 
 BATCH = 200
-Poster = Callable[[str, Mapping[str, Any], float], None]
+Poster = Callable[[str, Mapping[str, Any], OtlpSettings], None]
 
 
 @dataclass(frozen=True)
@@ -106,12 +107,14 @@ class OtlpShipper:
     def _send(self, url: str, batch: list[tuple[Record, bytes]], last_seq: int) -> None:
         try:
             request = logs_request(batch, self.project_id, socket.gethostname())
-            self._poster(url, request, self.settings.timeout_s)
+            self._poster(url, request, self.settings)
         except OSError as exc:
             failed = f"sending records {batch[0][0].id}..{batch[-1][0].id} to {url} failed: {exc}"
             with contextlib.suppress(OSError):
                 self._save({**self._cursor(), "error": failed})
-            raise AuditExportError(failed, hint="check that the collector is up and reachable",
+            reachable = "check that the collector is up and reachable"
+            hint = exc.hint if isinstance(exc, OtlpSetupError) else reachable
+            raise AuditExportError(failed, hint=hint,
                                    next=act("audit.ship"),
                                    details={"url": url, "first": batch[0][0].seq, "last": last_seq}) from exc
 
