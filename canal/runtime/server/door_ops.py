@@ -1,6 +1,6 @@
 """What the approval door answers: show a pending token (and the text an SSH approver signs), decide it,
 and the same for changed trusted settings. The proof is the client's uid from the kernel, or a signature.
-Only a configured approver's uid, or the agent's own, is shown a pending token.
+Only a configured approver's uid, or the agent's own, is shown a pending token or changed settings.
 
 The project is named by the caller; it must be a folder with Canal state already (the door never makes
 state for a path it is handed), and a token must carry this host's tag before anything is looked up.
@@ -69,13 +69,16 @@ def _may_see(approvals: Any, token: str, peer_uid: int) -> None:
     """A pending approval (its command, rule, reason and the text to sign) is shown to the agent's own
     uid and to a configured approver's uid only: any local user may knock and the project path is in
     the agent's messages. Anyone else is refused (APPROVER_UNKNOWN, or APPROVERS_NOT_CONFIGURED), audited."""
-    if peer_uid == os.geteuid():
-        return
     try:
-        by_peer_uid(approvals.settings, peer_uid, os.geteuid())
+        _viewer(approvals.settings, peer_uid)
     except ApprovalError as exc:
         approvals.refused(exc, token=token, op="show", method="os-user", peer_uid=peer_uid)
         raise
+
+
+def _viewer(settings: Any, peer_uid: int) -> None:
+    if peer_uid != os.geteuid():
+        by_peer_uid(settings, peer_uid, os.geteuid())
 
 
 def _config(services: Any, op: str, peer_uid: int, request: dict[str, Any]) -> dict[str, Any]:
@@ -83,7 +86,15 @@ def _config(services: Any, op: str, peer_uid: int, request: dict[str, Any]) -> d
 
     trust = services.trust
     status = trust.status()
-    if op == "config-show":
+    if op == "config-show":  # the changed settings, shown as to an approver: the same viewers as show
+        try:
+            _viewer(trust.approvers(), peer_uid)
+        except ApprovalError as exc:
+            if trust.audit is not None:
+                details = {"code": exc.code, "message": exc.message, "op": op, "peer_uid": peer_uid,
+                           "method": "os-user"}
+                trust.audit.append("config.refused", details, actor="canal")
+            raise
         expires = int(request.get("expires") or 0)
         message = trust.message(status.snapshot.digest, expires).decode()
         return {"status": status.to_json(), "message": message}

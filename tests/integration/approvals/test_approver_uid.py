@@ -113,8 +113,9 @@ def test_changed_settings_and_ssh_signatures_use_the_same_identities(team: Team)
 
 def test_only_an_approvers_uid_or_the_agents_sees_a_pending_approval_through_the_door(team: Team) -> None:
     """Any local user can knock on the door and knows the project path (it is in the agent's messages):
-    the door shows a pending approval (command, rule, the text to sign) only to a configured approver's
-    uid or the agent's own; anyone else gets APPROVER_UNKNOWN, audited. Runs after the tests above."""
+    the door shows a pending approval (command, rule, the text to sign), or the changed settings, only to
+    a configured approver's uid or the agent's own; anyone else gets APPROVER_UNKNOWN, audited. Runs
+    after the tests above."""
     from os_users import make_user, remove_user
 
     agent, approver, project = team.agent, team.approver, team.project
@@ -129,6 +130,9 @@ def test_only_an_approvers_uid_or_the_agents_sees_a_pending_approval_through_the
         assert code_of(peek.stderr) == "APPROVER_UNKNOWN", peek.stderr
         assert token not in peek.stdout
         assert "rm -rf" not in peek.stdout + peek.stderr
+        settings = stranger.canal("-C", str(project), "config", "approve", "--for", agent.name, "--yes")
+        assert code_of(settings.stderr) == "APPROVER_UNKNOWN", settings.stderr
+        assert "settings of" not in settings.stderr  # the door showed it nothing of the settings
     finally:
         stranger.canal("server", "stop")
         remove_user(stranger)
@@ -140,3 +144,5 @@ def test_only_an_approvers_uid_or_the_agents_sees_a_pending_approval_through_the
     assert refused["code"] == "APPROVER_UNKNOWN"  # type: ignore[index]
     assert refused["op"] == "show"  # type: ignore[index]
     assert refused["peer_uid"] == stranger.uid  # type: ignore[index]
+    config_refused = audit_events(team, "config.refused")[-1]["data"]
+    assert (config_refused["code"], config_refused["op"]) == ("APPROVER_UNKNOWN", "config-show")  # type: ignore[index]
