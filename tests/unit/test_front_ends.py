@@ -1,5 +1,6 @@
-"""The CLI and the MCP front end are independent: ``canal mcp`` finds its server by name, through the
-package's ``canal.front_ends`` entry point, and loading every CLI command imports nothing of MCP."""
+"""The CLI and its front ends (MCP, the web console) are independent: ``canal mcp`` and ``canal console``
+find their server by name, through the package's ``canal.front_ends`` entry point, and loading every CLI
+command imports nothing of MCP nor of the console's web stack."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import sys
 
 import pytest
 
-from canal.runtime.cli.mcp_cmd import FrontEndMissing, front_end
+from canal.runtime.cli.shared import FrontEndMissing, front_end
 
 
 def test_the_mcp_verb_finds_the_mcp_server_by_its_entry_point() -> None:
@@ -18,9 +19,15 @@ def test_the_mcp_verb_finds_the_mcp_server_by_its_entry_point() -> None:
     assert front_end("mcp") is serve
 
 
+def test_the_console_verb_finds_the_web_console_by_its_entry_point() -> None:
+    from canal.runtime.console import serve
+
+    assert front_end("console") is serve
+
+
 def test_an_unknown_front_end_is_a_typed_error() -> None:
     with pytest.raises(FrontEndMissing) as info:
-        front_end("console")
+        front_end("no-such-front-end")
     assert info.value.code == "FRONT_END_MISSING"
 
 
@@ -30,3 +37,5 @@ def test_loading_every_cli_command_imports_no_mcp_module() -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     loaded = json.loads(done.stdout)
     assert [m for m in loaded if m.startswith(("canal.runtime.mcp", "mcp", "mcp_types"))] == []
+    web = ("canal.runtime.console", "starlette", "uvicorn", "jinja2", "webauthn")
+    assert [m for m in loaded if m.startswith(web)] == []

@@ -94,6 +94,25 @@ class SignatureReplayedError(ApprovalError):
     code = "SIGNATURE_REPLAYED"
 
 
+class PasskeyUnknownError(ApprovalError):
+    """A passkey (WebAuthn credential) that no approver of this project has in canal.yaml."""
+
+    code = "PASSKEY_UNKNOWN"
+
+
+class PasskeyInvalidError(ApprovalError):
+    """A passkey assertion or registration that does not verify (signature, origin, user verification,
+    or a sign count that went back: a cloned authenticator)."""
+
+    code = "PASSKEY_INVALID"
+
+
+class PasskeyReplayedError(ApprovalError):
+    """A passkey assertion whose challenge the console did not hand out, or already used, or that expired."""
+
+    code = "PASSKEY_REPLAYED"
+
+
 class ApprovalDeniedError(ApprovalError):
     """A person denied the confirmation; the message carries their reason."""
 

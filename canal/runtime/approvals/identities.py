@@ -6,7 +6,9 @@ proves it. A terminal never counts: every method rests on something the agent's 
   refused whoever it claims to be.
 - ``ssh_key``: an SSH public key (``ssh-keygen -Y sign``, as git's SSH signing; FIDO keys work too). The
   signature travels with the approval and the audit record, so a copy off the host verifies it.
-- ``passkey``: reserved for the web console (WebAuthn), which is not built yet: ``passkey: true`` is refused.
+- ``passkeys``: WebAuthn credentials for the web console (``canal console``), one line each,
+  ``<credential-id-b64url>:<cose-public-key-b64url>``, as the console's /register page shows it. Only a
+  line in trusted configuration makes a credential count: the console never trusts one by itself.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 Method = Literal["os-user", "ssh", "passkey"]
 STRONG_METHODS: tuple[Method, ...] = ("os-user", "ssh", "passkey")
+B64URL = re.compile(r"[A-Za-z0-9_-]+")
 SSH_KEY = re.compile(r"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)|sk-ssh-ed25519@openssh\.com|"
                      r"sk-ecdsa-sha2-nistp256@openssh\.com) [A-Za-z0-9+/=]{16,}( [^\n]*)?$")
 
@@ -31,7 +34,8 @@ class ApproverSpec(BaseModel):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
     user: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,31}$")
     ssh_key: str | None = None
-    passkey: bool = False
+    passkeys: tuple[str, ...] = ()
+    passkey: bool = False  # the old spelling, refused with a pointer to ``passkeys``
 
     @field_validator("ssh_key")
     @classmethod
@@ -43,17 +47,32 @@ class ApproverSpec(BaseModel):
 
     @field_validator("passkey")
     @classmethod
-    def _console_not_served_yet(cls, value: bool) -> bool:
+    def _old_spelling(cls, value: bool) -> bool:
         if value:
-            msg = ("passkey approval needs the web console, which this version of Canal does not serve yet: "
-                   "give the approver a user or an ssh_key (docs/approvals.md)")
+            msg = ("'passkey: true' is not how a passkey is enrolled: register one in the console "
+                   "(canal console, then its /register page) and add the line it shows under "
+                   "passkeys: [...] (docs/approvals.md)")
             raise ValueError(msg)
         return value
 
+    @field_validator("passkeys")
+    @classmethod
+    def _passkey_lines(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        lines = tuple(v.strip() for v in value)
+        for line in lines:
+            problem = passkey_line_problem(line)
+            if problem:
+                msg = f"passkeys: {problem}; each line is '<credential-id-b64url>:<cose-public-key-b64url>'"
+                raise ValueError(msg)
+        if len({line.split(":")[0] for line in lines}) != len(lines):
+            msg = "passkeys: each credential once"
+            raise ValueError(msg)
+        return lines
+
     @model_validator(mode="after")
     def _has_a_method(self) -> ApproverSpec:
-        if self.user is None and self.ssh_key is None and not self.passkey:
-            msg = f"approver {self.name} has no way to prove who they are: give user or ssh_key"
+        if self.user is None and self.ssh_key is None and not self.passkeys:
+            msg = f"approver {self.name} has no way to prove who they are: give user, ssh_key or passkeys"
             raise ValueError(msg)
         return self
 
@@ -63,7 +82,7 @@ class ApproverSpec(BaseModel):
             found.append("os-user")
         if self.ssh_key is not None:
             found.append("ssh")
-        if self.passkey:
+        if self.passkeys:
             found.append("passkey")
         return found
 
@@ -108,3 +127,28 @@ class ApprovalsSettings(BaseModel):
 
     def signers(self) -> list[ApproverSpec]:
         return [a for a in self.approvers if a.ssh_key is not None]
+
+    def by_credential(self, credential_id: str) -> tuple[ApproverSpec, str] | None:
+        """The approver whose ``passkeys`` hold ``credential_id`` (base64url), and its public key."""
+        for approver in self.approvers:
+            for line in approver.passkeys:
+                cred, _, key = line.partition(":")
+                if cred == credential_id:
+                    return approver, key
+        return None
+
+
+def passkey_line_problem(line: str) -> str:
+    """What is wrong with one ``passkeys`` line, or ''."""
+    cred, sep, key = line.partition(":")
+    if not sep or not B64URL.fullmatch(cred) or not B64URL.fullmatch(key):
+        return f"{line[:40]!r} is not two base64url parts joined by ':'"
+    if not 16 <= len(cred) <= 1400 or not 40 <= len(key) <= 2000:
+        return f"{line[:40]!r}: a credential id or public key of an unlikely size"
+    from webauthn.helpers import base64url_to_bytes, decode_credential_public_key  # only for passkeys
+
+    try:
+        decode_credential_public_key(base64url_to_bytes(key))
+    except Exception:  # the library raises several kinds for a key it cannot read
+        return f"{line[:40]!r}: the part after ':' is not a COSE public key"
+    return ""

@@ -13,7 +13,7 @@ import hashlib
 import hmac
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -84,13 +84,14 @@ class ApprovalService:
         """A person refuses the command; the agent reads ``reason`` when it re-runs with the token."""
         return self._decide(token, approver, "deny", reason.strip()[:500] or "no reason given")
 
-    def message(self, token: str, decision: str) -> bytes:
-        """The exact text an approver signs with their SSH key to ``decision`` (approve|deny) ``token``."""
+    def message(self, token: str, decision: str, extra: Mapping[str, str | int] | None = None) -> bytes:
+        """The exact text an approver signs with their SSH key to ``decision`` (approve|deny) ``token``;
+        ``extra`` lines follow (the console adds the reason's digest and a one-time nonce)."""
         rec = self.show(token)
         return approval_message({"decision": decision, "token": rec.token,
                                  "project": rec.project or self.project_id,
                                  "command-sha256": command_digest(rec.command),
-                                 "expires": int(rec.expires_at)})
+                                 "expires": int(rec.expires_at), **(extra or {})})
 
     def refused(self, error: CanalError, **details: Any) -> None:
         """Record a refused approval attempt (who tried, how, and the code it got)."""
@@ -121,7 +122,7 @@ class ApprovalService:
         """With approvers configured, only their methods count (never a terminal or a client's form)."""
         if self.settings.approvers and approver.how not in STRONG_METHODS:
             msg = (f"{approver.how} is not a way to approve in this project: its approvers prove who they "
-                   "are with another OS user or an SSH signature")
+                   "are with another OS user, an SSH signature or a passkey")
             raise ApproverUnverifiedError(msg, hint="see docs/approvals.md")
 
     def _not_replayed(self, token: str, rec: ApprovalRecord, approver: Approver) -> None:

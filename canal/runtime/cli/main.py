@@ -34,6 +34,7 @@ COMMANDS: dict[str, str] = {
     **dict.fromkeys(("fork", "changes", "apply", "discard"), "canal.runtime.cli.fork_cmd"),
     "workflow": "canal.runtime.cli.workflow_cmd",
     "mcp": "canal.runtime.cli.mcp_cmd",
+    "console": "canal.runtime.cli.console_cmd",
     "tool": "canal.runtime.cli.tool_cmd",
     "discover": "canal.runtime.cli.discover_cmd",
     "help": "canal.runtime.cli.help_cmd",

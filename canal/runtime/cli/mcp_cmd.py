@@ -10,33 +10,11 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Callable
-from importlib.metadata import entry_points
-from typing import Any
 
 import click
 
-from canal.core.errors import CanalError
-from canal.runtime.cli.shared import App, pass_app
+from canal.runtime.cli.shared import App, FrontEndMissing, front_end, pass_app
 from canal.runtime.config import STRICTNESS
-
-FRONT_ENDS = "canal.front_ends"
-
-
-class FrontEndMissing(CanalError):
-    """This installation of Canal has no such front end (its package metadata names none)."""
-
-    code = "FRONT_END_MISSING"
-
-
-def front_end(name: str) -> Callable[..., Any]:
-    """The serving function the installed package registers for front end ``name``."""
-    found = entry_points(group=FRONT_ENDS, name=name)
-    if not found:
-        msg = f"this installation of Canal has no {name} front end (no {FRONT_ENDS} entry point {name!r})"
-        raise FrontEndMissing(msg, hint="reinstall Canal (pip install canal-sandbox), then retry")
-    serve: Callable[..., Any] = next(iter(found)).load()
-    return serve
 
 
 @click.command("mcp")
@@ -67,6 +45,9 @@ def mcp(app: App, sandbox: str, profile: str | None, unattended: bool, no_elicit
                         format="%(asctime)s canal-mcp %(levelname)s %(name)s: %(message)s")
     canal = app.open(sandbox=sandbox, unattended=True if unattended else None, profile=profile)
     serve(canal, elicit=not no_elicit)
+
+
+__all__ = ["FrontEndMissing", "front_end", "mcp"]
 
 
 def register(cli: click.Group) -> None:

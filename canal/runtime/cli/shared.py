@@ -19,12 +19,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cached_property
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 import click
 
 from canal.core.duration import InvalidDuration, parse_duration
+from canal.core.errors import CanalError
 from canal.runtime.project import ProjectLocation, locate_project
 
 if TYPE_CHECKING:
@@ -236,3 +238,22 @@ def change_lines(changes: list[Change]) -> list[str]:
         elif c.kind == "added" and not c.detail.startswith("file"):
             out.append(f"added {c.path} ({c.detail})")
     return out
+
+
+FRONT_ENDS = "canal.front_ends"  # the package metadata names each front end the CLI serves
+
+
+class FrontEndMissing(CanalError):
+    """This installation of Canal has no such front end (its package metadata names none)."""
+
+    code = "FRONT_END_MISSING"
+
+
+def front_end(name: str) -> Callable[..., Any]:
+    """The serving function the installed package registers for front end ``name``."""
+    found = entry_points(group=FRONT_ENDS, name=name)
+    if not found:
+        msg = f"this installation of Canal has no {name} front end (no {FRONT_ENDS} entry point {name!r})"
+        raise FrontEndMissing(msg, hint="reinstall Canal (pip install canal-sandbox), then retry")
+    serve: Callable[..., Any] = next(iter(found)).load()
+    return serve

@@ -16,9 +16,11 @@ def test_user_and_ssh_key_are_ways_to_prove_it() -> None:
 
 
 @pytest.mark.parametrize(("entry", "said"), [
-    ("{name: bob, passkey: true}", "passkey approval needs the web console"),  # not built: refused
-    ("{name: bob, user: bob, passkey: true}", "passkey approval needs the web console"),
-    ("{name: bob}", "has no way to prove who they are: give user or ssh_key"),
+    ("{name: bob, passkey: true}", "'passkey: true' is not how a passkey is enrolled"),  # the old spelling
+    ("{name: bob, user: bob, passkey: true}", "add the line it shows under passkeys: [...]"),
+    ("{name: bob}", "has no way to prove who they are: give user, ssh_key or passkeys"),
+    ("{name: bob, passkeys: ['not-a-line']}", "is not two base64url parts joined by ':'"),
+    ("{name: bob, passkeys: ['" + "A" * 43 + ":" + "A" * 80 + "']}", "is not a COSE public key"),
 ])
 def test_an_approver_without_a_way_that_exists_is_refused(entry: str, said: str) -> None:
     with pytest.raises(ConfigError) as refused:
