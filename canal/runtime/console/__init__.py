@@ -35,5 +35,6 @@ def serve(project_dir: Path, on_ready: Callable[[str], None]) -> str:
     resident = warm.resident(key, lambda: ConsoleServer(project_dir, settings.port,
                                                          settings.session_ttl_s).start())
     assert isinstance(resident, ConsoleServer)
+    resident.revive()
     on_ready(resident.url)
     return resident.url

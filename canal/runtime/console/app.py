@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -92,8 +93,12 @@ class Console:
                 msg = "the request is not a JSON object"
                 raise ConsoleBadRequestError(msg, hint=hint)
             return data
-        form = await request.form()
-        return {k: v for k, v in form.items() if isinstance(v, str)}
+        try:  # a form of the console's own pages (log out): urlencoded, one value per field
+            fields = parse_qs(raw.decode(), max_num_fields=8, strict_parsing=False)
+        except (UnicodeDecodeError, ValueError) as exc:
+            msg = "the form is not one of the console's"
+            raise ConsoleBadRequestError(msg, hint=hint) from exc
+        return {k: v[0] for k, v in fields.items()}
 
     # refusals --------------------------------------------------------------------------------
     def audit_refusal(self, exc: CanalError, request: Request, **extra: Any) -> None:
@@ -152,7 +157,10 @@ def build(console: Console) -> Guard:
         response.delete_cookie(console.cookie, path="/")
         return response
 
-    routes: list[BaseRoute] = [Route("/static/{name}", static),
+    async def no_icon(request: Request) -> Response:
+        return Response(status_code=204)
+
+    routes: list[BaseRoute] = [Route("/static/{name}", static), Route("/favicon.ico", no_icon),
                                Route("/logout", guarded(console, logout), methods=["POST"])]
     routes += pages.routes(console) + ceremonies.routes(console)
     app = Starlette(routes=routes)

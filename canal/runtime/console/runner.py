@@ -43,12 +43,24 @@ class ConsoleServer:
     def __init__(self, project_dir: Path, port: int, session_ttl_s: float) -> None:
         self.console = Console(project_dir, port, session_ttl_s)
         self.url = f"http://localhost:{port}/"
-        self._sock = _bind(port)
+        self._prepare()
+
+    def _prepare(self) -> None:
+        self._sock = _bind(self.console.port)
         config = uvicorn.Config(build(self.console), log_level="warning", access_log=False, lifespan="off",
                                 proxy_headers=False, server_header=False, ws="none", http="h11",
                                 timeout_keep_alive=5, limit_concurrency=32)
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._run, name="canal-console", daemon=True)
+
+    def revive(self) -> ConsoleServer:
+        """Serve again if the serving thread ended (its sessions are kept)."""
+        if not self._thread.is_alive():
+            with contextlib.suppress(OSError):
+                self._sock.close()
+            self._prepare()
+            self.start()
+        return self
 
     def _run(self) -> None:
         try:

@@ -27,7 +27,9 @@ def targets(command: str, cwd: str) -> list[str]:
 
 
 def pending_rows(services: Services) -> list[dict[str, Any]]:
-    return [{**p.to_json(), "targets": targets(p.command, p.cwd)} for p in services.approvals.pending()]
+    """Confirmations in human mode not yet used: waiting for a decision, or approved and not yet re-run."""
+    return [{**p.to_json(), "targets": targets(p.command, p.cwd)} for p in services.approvals.pending()
+            if p.mode == "human"]
 
 
 def latest_checkpoint(services: Services) -> Checkpoint | None:
