@@ -26,7 +26,8 @@ CLI_TEXT = re.compile(r"\bcanal (run|task|port-forward|view|edit|write|rm|restor
                       r"discard|up|down|ps|gc|doctor|mcp|help|server)\b")
 # Everything below the front ends (the CLI and MCP packages, and the command table they share), and
 # the files Canal writes for people to read (a canal.yaml template, the tool index).
-FRONT_ENDS = ("runtime/cli/", "runtime/mcp/", "runtime/commands.py", "runtime/error_catalog.py")
+FRONT_ENDS = ("runtime/cli/", "runtime/mcp/", "runtime/console/", "runtime/commands.py",
+              "runtime/error_catalog.py")
 ON_DISK_FOR_PEOPLE = ("workflows/tools/discover.py", "workflows/tools/index.py", "runtime/scaffold.py")
 
 

@@ -31,6 +31,7 @@ from webauthn.helpers.structs import (
     UserVerificationRequirement,
 )
 
+from canal.core.next import act
 from canal.runtime.approvals.errors import PasskeyInvalidError, PasskeyUnknownError
 from canal.runtime.approvals.identities import ApprovalsSettings, ApproverSpec
 
@@ -38,7 +39,8 @@ RP_ID = "localhost"
 RP_NAME = "Canal"
 TIMEOUT_MS = 120_000
 ENROL_HINT = ("register it on the console's /register page and add the line it shows to the approver's "
-              "passkeys in canal.yaml; a person approves that change (canal config approve)")
+              "passkeys in canal.yaml; an approver approves that change")
+ENROL_NEXT = act("config.approve", "once the passkey's line is in canal.yaml")
 
 
 @dataclass(frozen=True)
@@ -117,7 +119,7 @@ def verify_assertion(settings: ApprovalsSettings, credential: dict[str, Any], ch
     if found is None or (only is not None and found[0].name != only):
         who = f"approver {only}" if only else "any approver"
         msg = f"the passkey {cred_id[:16]}... is not one of {who}'s in canal.yaml"
-        raise PasskeyUnknownError(msg, hint=ENROL_HINT, details={"credential_id": cred_id})
+        raise PasskeyUnknownError(msg, hint=ENROL_HINT, next=ENROL_NEXT, details={"credential_id": cred_id})
     approver, key = found
     try:
         done = verify_authentication_response(

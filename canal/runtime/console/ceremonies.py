@@ -27,6 +27,7 @@ from canal.runtime.approvals.errors import PasskeyReplayedError
 from canal.runtime.approvals.identities import ApproverSpec
 from canal.runtime.approvals.passkey import (
     ENROL_HINT,
+    ENROL_NEXT,
     authentication_options,
     challenge_for,
     claimed_challenge,
@@ -48,7 +49,9 @@ def _approver(services: Services, name: object, *, enrolled: bool) -> ApproverSp
     if found is None or (enrolled and not found.passkeys):
         what = "is not an approver of this project" if found is None else "has no passkey in canal.yaml"
         msg = f"{str(name)[:64]!r} {what}"
-        raise ApproverUnknownError(msg, hint=ENROL_HINT if found else "use a name under approvals.approvers")
+        if found is None:
+            raise ApproverUnknownError(msg, hint="use a name under approvals.approvers in canal.yaml")
+        raise ApproverUnknownError(msg, hint=ENROL_HINT, next=ENROL_NEXT)
     return found
 
 
