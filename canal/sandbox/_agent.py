@@ -44,6 +44,7 @@ from canal.sandbox._agent_procs import (
 from canal.sandbox._agent_pump import Input, Pump, write_frame
 from canal.sandbox._agent_quota import Quota
 from canal.sandbox._agent_shell import Shell, ShellRun
+from canal.sandbox._agent_stateless import stateless
 
 SHELL_LOST = {
     "shell_died": "the command killed the session's shell",
@@ -288,7 +289,8 @@ class Agent:
         paths = [f"{me}/{in_r}" if stdin is not None else "/dev/null", f"{me}/{out_w}", f"{me}/{err_w}"]
         held = [out_w, err_w, *([in_r] if stdin is not None else [])]
         try:
-            token = self.shell.submit([*paths, req.get("workdir") or "", req["command"],
+            save = "" if stateless(req["command"]) else "save"
+            token = self.shell.submit([*paths, req.get("workdir") or "", req["command"], save,
                                      *(f"{k}={v}" for k, v in env.items())])
         except OSError as exc:
             for fd in (out_r, err_r, *held, *([in_w] if stdin is not None else [])):

@@ -3,20 +3,22 @@
 One bash per session saves a bash start per ``str`` command. It never runs a command itself: for
 each request it forks a subshell, so nothing a command does to its shell (``exit``, ``exec``,
 traps, ``set -e``, ``exec`` redirections, options, functions, reading stdin) reaches the loop.
-The subshell saves its working directory and exported variables on exit when they changed; the loop
-applies them, so they persist like a terminal. Shell-local variables, aliases, functions (exported
+The subshell saves its working directory and exported variables on exit when they changed (unless the
+agent found that the command cannot change them: ``_agent_stateless``); the loop applies them, so they
+persist like a terminal. Shell-local variables, aliases, functions (exported
 ones too) and options do not persist: a later command never runs an alias or function an earlier one
 defined. The loop itself starts without BASH_ENV, ENV, SHELLOPTS and BASHOPTS, so nothing sources code
 into it; an exported execution-relevant variable reaches later commands, and the agent reports it with
 every reply so that the policy decides with it (``Agent.state``).
 
 Request: the agent writes a NUL-separated file (stdin path, stdout path, stderr path, workdir,
-command, then ``NAME=VALUE`` for this command only), then a line with a fresh random token on the
-shell's stdin (the command's subshell never sees it). The paths are ``/proc/<agent>/fd/<n>`` of
-pipes the agent holds, so each command gets its own pipes and a background child of an old command
-cannot write into a newer one's output. Reply: ``<token> <status>`` on the shell's stdout; any
-other line means the shell is out of step. The state file ends with a ``=`` record, so a state cut
-short by a kill is ignored. Only builtins run in the loop, and no value is ever spliced into code.
+command, ``save`` or nothing, then ``NAME=VALUE`` for this command only), then a line with a fresh
+random token on the shell's stdin (the command's subshell never sees it). The paths are
+``/proc/<agent>/fd/<n>`` of pipes the agent holds, so each command gets its own pipes and a background
+child of an old command cannot write into a newer one's output. Reply: ``<token> <status>`` on the
+shell's stdout; any other line means the shell is out of step. The state file ends with a ``=``
+record, so a state cut short by a kill is ignored. Only builtins run in the loop, and no value is
+ever spliced into code.
 
 The agent gives up on the shell (and starts a fresh one with the state from before the command)
 when it dies, answers out of step, is stopped, or sits idle without answering at two heartbeats
@@ -52,7 +54,7 @@ unset -v __canal_start OLDPWD
 __canal_prep() {
   __canal_base=$PWD __canal_ovn=() __canal_ovv=() __canal_ovo=() __canal_ovx=()
   local __canal_kv __canal_n
-  for __canal_kv in "${__canal_req[@]:5}"; do
+  for __canal_kv in "${__canal_req[@]:6}"; do
     __canal_n=${__canal_kv%%=*}
     __canal_ovn+=("$__canal_n") __canal_ovv+=("${__canal_kv#*=}") __canal_ovo+=("${!__canal_n-}")
     if [[ ${!__canal_n@a} == *x* ]]; then __canal_ovx+=(1); else __canal_ovx+=(""); fi
@@ -63,7 +65,7 @@ __canal_prep() {
   elif [[ ! -d $PWD ]]; then
     cd /
   fi
-  trap __canal_save EXIT
+  [[ ${__canal_req[5]-} != save ]] || trap __canal_save EXIT
 }
 __canal_records() {
   local __canal_n

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from canal.sandbox._agent_shell import Shell, ShellRun
+from canal.sandbox._agent_stateless import stateless
 from canal.sandbox.session import AGENT_MODULES, AGENT_SOURCE
 
 
@@ -25,7 +26,8 @@ def run(shell: Shell, tmp_path: Path, command: str, *, workdir: str = "",
         env: dict[str, str] | None = None) -> tuple[int | None, bytes, bytes]:
     paths = [str(tmp_path / name) for name in ("in", "out", "err")]
     Path(paths[0]).write_bytes(b"")
-    token = shell.submit([*paths, workdir, command, *(f"{k}={v}" for k, v in (env or {}).items())])
+    save = "" if stateless(command) else "save"  # as the agent decides
+    token = shell.submit([*paths, workdir, command, save, *(f"{k}={v}" for k, v in (env or {}).items())])
     step = ShellRun(shell, token, held=[])
     while step.on_ready():
         pass
@@ -65,7 +67,7 @@ def test_the_agent_program_carries_every_module() -> None:
 def test_a_shell_that_waits_for_input_it_never_got_is_stuck(shell: Shell, tmp_path: Path) -> None:
     paths = [str(tmp_path / name) for name in ("in", "out", "err")]
     Path(paths[0]).write_bytes(b"")
-    busy = ShellRun(shell, shell.submit([*paths, "", "sleep 2"]), held=[])
+    busy = ShellRun(shell, shell.submit([*paths, "", "sleep 2", ""]), held=[])
     # Whether the shell has read its input yet or already forked the command, it is busy.
     assert (beats(busy, 3), busy.lost) == ([False, False, False], None)
     while busy.on_ready():
@@ -82,3 +84,42 @@ def beats(run: ShellRun, count: int) -> list[bool]:
         seen.append(run.wedged())
         time.sleep(0.1)
     return seen
+
+
+# Commands that change the shell's folder or an exported variable, each in a disguise a text check could
+# take for a plain program run: every one must still persist through the loop.
+STATE_CHANGES = [
+    "cd sub", "'cd' sub", 'c"d" sub', "2>/dev/null cd sub", "true && cd sub", "false || cd sub",
+    "true; cd sub", "echo x | cat; cd sub", "builtin cd sub", "command cd sub", "eval cd sub",
+    "{ cd sub; }", "time cd sub", "pushd sub", "set -- sub; cd $1", "cd $(echo sub)", "cd `echo sub`",
+    "c\\d sub", "if true; then cd sub; fi", "for d in sub; do cd $d; done", "source ./go", ". ./go",
+    "KEEP=changed", "export KEEP=changed", "declare -gx KEEP=changed", "typeset -gx KEEP=changed",
+    "read KEEP < ./value", "mapfile -t KEEP < ./value", "printf -v KEEP changed", "let KEEP=7",
+    "((KEEP=7))", ": ${KEEP:=x} && unset KEEP", "unset KEEP", "KEEP+=more", "export -n KEEP",
+    "readonly KEEP=changed", "getopts a: KEEP -a",
+    "cat <<EOF >/dev/null\nx\nEOF\ncd sub", "cd sub # a comment",
+]
+
+
+@pytest.mark.parametrize("command", STATE_CHANGES)
+def test_a_command_that_changes_state_keeps_it_however_it_is_written(shell: Shell, tmp_path: Path,
+                                                                      command: str) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "go").write_text("cd sub\n")
+    (tmp_path / "value").write_text("changed\n")
+    run(shell, tmp_path, command)
+    state = shell.take_state()
+    assert state is not None, f"{command!r} changed the shell's state but it was not kept"
+    cwd, env = state
+    assert cwd != str(tmp_path) or env.get("KEEP") != "k"
+
+
+@pytest.mark.parametrize("command", [
+    "true", ":", "ls -la", "git status --short", "python3 -m pytest -q tests/unit --tb=short",
+    "grep -rn 'cd sub' src", 'echo "a b" > out.txt', "cat x 2>&1 | head -n 3 && wc -l < x", "make -j2 test",
+    "sleep 0 &", "ls *.py ~/x [ab]*",
+])
+def test_a_plain_command_saves_nothing(shell: Shell, tmp_path: Path, command: str) -> None:
+    assert stateless(command)
+    run(shell, tmp_path, command)
+    assert shell.take_state() is None
