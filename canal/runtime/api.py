@@ -86,6 +86,7 @@ class Canal:
         self.project_dir = find_project_dir(start) if start is None else start.resolve()
         self.services = Services(self.project_dir, config=config, profile=profile)
         self.sandbox = sandbox
+        self._refs: dict[str, SandboxRef] = {}
         self.actor = actor
         self._unattended = unattended
         self._backend = backend
@@ -208,7 +209,11 @@ class Canal:
         return open_engine(self)
 
     def ref(self, name: str | None = None) -> SandboxRef:
-        return sandbox_ref(self.project_dir, name or self.sandbox)
+        name = name or self.sandbox
+        known = self._refs.get(name)
+        if known is None:  # the container name hashes the resolved project folder: once per name
+            known = self._refs[name] = sandbox_ref(self.project_dir, name)
+        return known
 
     # -- commands -------------------------------------------------------------------------------
     def run(self, command: str, *, sandbox: str | None = None, timeout_s: float | None = None,

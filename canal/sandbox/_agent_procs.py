@@ -15,9 +15,12 @@ import time
 
 def proc_stat(pid: int) -> tuple[str, int, int] | None:
     """(state, ppid, starttime) of a process, or None when it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            raw = fh.read().decode(errors="replace")
+    try:  # os.open/os.read: no buffered file object (a third of open()'s cost; this runs per process)
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            raw = os.read(fd, 4096).decode(errors="replace")
+        finally:
+            os.close(fd)
     except OSError:
         return None
     fields = raw[raw.rfind(")") + 2:].split()
@@ -142,11 +145,15 @@ def cgroup_counter(paths: tuple[str, ...], key: str) -> int:
     if path is None:
         return 0
     try:
-        with open(path) as fh:
-            for line in fh:
-                name, _, value = line.partition(" ")
-                if name == key:
-                    return int(value)
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            text = os.read(fd, 8192).decode()
+        finally:
+            os.close(fd)
+        for line in text.splitlines():
+            name, _, value = line.partition(" ")
+            if name == key:
+                return int(value)
     except (OSError, ValueError):
         pass
     return 0

@@ -6,7 +6,7 @@ Callers pass values already redacted of secrets; the log applies its redactor to
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar
 
 from canal.runtime.audit.record import Record
@@ -39,7 +39,9 @@ class RunStarted:
     task: str | None = None  # the background task it starts (its run.completed comes when it ends)
 
     def data(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = {f.name: getattr(self, f.name) for f in fields(self)}  # flat: asdict deep-copies each value
+        data["decision"] = asdict(self.decision)
+        data["runner"] = dict(self.runner)
         if data["task"] is None:
             del data["task"]  # a foreground command's record stays as it was
         return data
@@ -58,7 +60,8 @@ class RunCompleted:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def data(self) -> dict[str, Any]:
-        return {**{k: v for k, v in asdict(self).items() if k != "extra"}, **dict(self.extra)}
+        flat = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
+        return {**flat, **dict(self.extra)}
 
 
 def summarize(rec: Record) -> str:
