@@ -56,8 +56,9 @@ class Sessions:
         session = Session(id=secrets.token_urlsafe(32), csrf=secrets.token_urlsafe(32),
                           expires=self.clock() + self.ttl_s, approver=approver)
         self._by_id[session.id] = session
-        while len(self._by_id) > MAX_SESSIONS:
-            self._by_id.pop(next(iter(self._by_id)))
+        while len(self._by_id) > MAX_SESSIONS:  # anonymous ones go first: a flood of visits logs nobody out
+            anonymous = next((sid for sid, s in self._by_id.items() if s.approver is None), None)
+            self._by_id.pop(anonymous or next(iter(self._by_id)))
         return session
 
     def open(self) -> Session:

@@ -3,9 +3,15 @@ POST needs a live session and its CSRF token. Each refusal has its code, is show
 
 from __future__ import annotations
 
+import socket
+from pathlib import Path
+
+import pytest
 from console_helpers import ORIGIN, PORT, Setup, csrf_of, post
 
-from canal.runtime.console.sessions import Sessions
+from canal.runtime.console.errors import ConsolePortBusyError
+from canal.runtime.console.runner import ConsoleServer
+from canal.runtime.console.sessions import MAX_SESSIONS, Sessions
 
 
 def error_code(html: str) -> str:
@@ -113,3 +119,22 @@ def test_sessions_expire_and_challenges_count_once() -> None:
     assert sessions.get(fresh.id) is None  # logging in makes a new id: the old one is worth nothing
     assert logged.csrf != fresh.csrf
     assert sessions.any_logged_in()
+
+
+def test_a_flood_of_anonymous_sessions_does_not_log_the_approver_out() -> None:
+    sessions = Sessions(600)
+    approver = sessions.log_in(sessions.open(), "alice")
+    for _ in range(MAX_SESSIONS * 2):
+        sessions.open()
+    assert sessions.get(approver.id) is approver
+
+
+def test_a_taken_port_is_one_clear_error() -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen(1)
+        port = holder.getsockname()[1]
+        with pytest.raises(ConsolePortBusyError) as busy:
+            ConsoleServer(Path("/nonexistent"), port, 600)
+    assert busy.value.code == "CONSOLE_PORT_BUSY"
+    assert str(port) in busy.value.message
