@@ -161,5 +161,7 @@ def ways_text(token: str, ways: object) -> str:
                 "canal.yaml (docs/approvals.md); a person approves that change")
     where = f"canal -C {data.get('project')} approve {token}"
     said = {"os-user": f"as their own OS user: {where} --for {data.get('agent_user')}",
-            "ssh": f"with their SSH key: {where} --ssh-key KEY"}
+            "ssh": f"with their SSH key: {where} --ssh-key KEY",
+            "passkey": (f"with their passkey in the web console (canal -C {data.get('project')} console, "
+                        f"then http://localhost:{data.get('console_port')}/approvals)")}
     return "an approver decides it, " + "; or ".join(said[m] for m in methods if m in said)

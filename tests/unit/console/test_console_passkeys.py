@@ -199,3 +199,13 @@ def test_another_approvers_passkey_cannot_sign_in_alices_session(setup: Setup) -
     answer = post(client, "/api/decide/verify", {"credential": signed}, csrf)
     assert answer.json()["error"]["code"] == "PASSKEY_UNKNOWN"
     assert setup.services().approvals.show(token).status == "pending"
+
+
+def test_the_agent_is_told_an_approver_can_decide_in_the_console(setup: Setup) -> None:
+    from canal.runtime.approvals.verify import approve_ways
+    from canal.runtime.commands import ways_text
+
+    ways = approve_ways(str(setup.project), setup.services().config.approvals)
+    said = ways_text("c_aaaaaaaabbbb", ways)
+    assert f"http://localhost:{setup.console.port}/approvals" in said
+    assert "--ssh-key KEY" in said  # bob's way too
