@@ -23,6 +23,8 @@ from server_helpers import stop_servers
 from webauthn_soft import SoftAuthenticator
 
 from canal.runtime.approvals import Approver
+from canal.runtime.approvals.errors import PasskeyInvalidError
+from canal.runtime.approvals.passkey import verify_evidence
 from canal.runtime.services import Services
 
 CANAL = str(Path(sys.executable).with_name("canal"))
@@ -189,6 +191,22 @@ def test_refusals_each_have_their_code_and_are_audited(served: Served, console: 
     assert "PASSKEY_REPLAYED" in [r["code"] for r in served.audit("approval.refused")]
     verified = served.canal("audit", "verify")
     assert verified.returncode == 0, verified.stderr
+
+
+def test_an_exported_copy_verifies_the_passkey_decision_with_the_public_key_alone(served: Served,
+                                                                                 console: Browser) -> None:
+    exported = served.canal("audit", "export", "--format", "jsonl")
+    assert exported.returncode == 0, exported.stderr
+    records = [json.loads(line) for line in exported.stdout.splitlines()]
+    approved = [r for r in records if r["event"] == "approval.approved" and r["data"]["how"] == "passkey"]
+    assert approved
+    public_key = served.alice.line().split(":")[1]  # what canal.yaml holds: no secret of the host
+    for record in approved:
+        verify_evidence(record["data"]["evidence"], public_key)
+    tampered = {**approved[0]["data"]["evidence"], "client_data_json": approved[0]["data"]["evidence"][
+        "authenticator_data"]}
+    with pytest.raises(PasskeyInvalidError):
+        verify_evidence(tampered, public_key)
 
 
 def test_read_only_pages_show_the_audit_log_sandboxes_tasks_and_runs(served: Served,
