@@ -11,11 +11,17 @@ from __future__ import annotations
 import os
 import secrets
 import shlex
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 CANAL = str(Path(sys.executable).with_name("canal"))
 DEV_NODES = (("null", 1, 3), ("zero", 1, 5), ("random", 1, 8), ("urandom", 1, 9), ("tty", 5, 0))
@@ -114,3 +120,47 @@ class Team:
     agent: OsUser
     approver: OsUser
     project: Path
+
+
+def kill_leftovers(uid: int) -> None:
+    """Processes still running as a user this test made (its Canal server, if stop did not end it)."""
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if entry.stat().st_uid == uid:
+                    os.kill(int(entry.name), signal.SIGKILL)
+            except (OSError, ProcessLookupError):
+                continue
+
+
+@contextmanager
+def made_team(docker_client: Any, prefix: str) -> Iterator[Team]:
+    """Two OS users made for the test (the agent's, in the docker group, and an approver's), a project
+    owned by the agent with a build/ folder; then servers stopped, sandboxes removed, users deleted."""
+    from project_helpers import remove_project_containers
+
+    base = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    base.chmod(0o755)
+    project = base / "project"
+    users: list[OsUser] = []
+    try:
+        users.append(make_user(base, "agent", groups=("docker",)))
+        users.append(make_user(base, "appr"))
+        agent, approver = users
+        project.mkdir()
+        (project / "build").mkdir()
+        for made in (project, project / "build"):
+            os.chown(made, agent.uid, agent.uid)
+        yield Team(agent, approver, project)
+    finally:
+        for user in users:
+            user.canal("server", "stop")
+        time.sleep(0.2)
+        for user in users:
+            kill_leftovers(user.uid)
+        try:
+            for user in users:
+                remove_user(user)
+        finally:
+            remove_project_containers(docker_client, project)
+            shutil.rmtree(base, ignore_errors=True)
