@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from canal.runtime.approvals.identities import ApprovalsSettings
 from canal.runtime.audit.otlp import OtlpSettings
 from canal.runtime.checkpoints.settings import CheckpointSettings
+from canal.runtime.config_hints import unknown_key_hint
 from canal.runtime.errors import ConfigError, ProfileLoosened
 from canal.runtime.presenter import PresenterConfig
 from canal.runtime.project import CONFIG_NAME
@@ -126,7 +127,9 @@ def parse_config(text: str, source: str = CONFIG_NAME) -> CanalConfig:
         for err in exc.errors():
             where = ".".join(str(p) for p in err["loc"])
             line = _line_of(tree, tuple(err["loc"]))
-            problems.append(f"{source}:{line or '?'}: {where}: {err['msg']}")
+            unknown = err["type"] == "extra_forbidden"
+            hint = unknown_key_hint(CanalConfig, tuple(err["loc"])) if unknown else ""
+            problems.append(f"{source}:{line or '?'}: {where}: {err['msg']}" + (f" ({hint})" if hint else ""))
         msg = "Invalid configuration:\n" + "\n".join(problems)
         raise ConfigError(msg, hint=f"edit {source} (see docs/config.md), then re-run",
                           details={"file": source, "errors": problems}) from None
