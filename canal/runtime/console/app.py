@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
+import time
 from collections.abc import Awaitable, Callable
 from importlib import resources
 from pathlib import Path
@@ -42,6 +44,38 @@ AUDITED = ("/api/login/", "/api/register/")
 STATIC = {"console.js": "text/javascript", "console.css": "text/css"}
 
 
+class RefusalBudget:
+    """At most ``limit`` refusal records per ``window_s``: anyone on loopback can make refused requests,
+    and each record is a durable write to the audit log the agent's commands also write. The refusals
+    over the budget are counted; the next record after the window carries how many (``suppressed``)."""
+
+    def __init__(self, limit: int = 30, window_s: float = 60.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.limit = limit
+        self.window_s = window_s
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._start = clock()
+        self._used = 0
+        self.suppressed = 0
+
+    def take(self) -> int | None:
+        """None: do not record this one; else the number suppressed before it (then reset)."""
+        with self._lock:
+            now = self.clock()
+            if now - self._start >= self.window_s:
+                self._start, self._used = now, 0
+            if self._used >= self.limit:
+                if not self.suppressed:
+                    log.warning("more than %d refused console requests in %.0f s: recording no more of them "
+                                "until the window ends", self.limit, self.window_s)
+                self.suppressed += 1
+                return None
+            self._used += 1
+            before, self.suppressed = self.suppressed, 0
+            return before
+
+
 class Console:
     def __init__(self, project_dir: Path, port: int, session_ttl_s: float) -> None:
         self.project_dir = project_dir
@@ -49,6 +83,7 @@ class Console:
         self.sessions = Sessions(session_ttl_s)
         self.pages = Pages()
         self.cookie = COOKIE.format(port=port)
+        self.budget = RefusalBudget()
 
     def services(self) -> Services:
         """The project's services as canal.yaml says now (a fresh read of the approved settings)."""
@@ -102,9 +137,14 @@ class Console:
 
     # refusals --------------------------------------------------------------------------------
     def audit_refusal(self, exc: CanalError, request: Request, **extra: Any) -> None:
+        suppressed = self.budget.take()
+        if suppressed is None:
+            return
         details = {"code": exc.code, "message": exc.message, "method": request.method,
                    "path": request.url.path[:200],
                    "peer": request.client.host if request.client is not None else "", **extra}
+        if suppressed:
+            details["suppressed"] = suppressed  # refusals not recorded since the last record
         try:
             self.services().audit.append("console.refused", details, actor="console")
         except CanalError:

@@ -138,3 +138,17 @@ def test_a_taken_port_is_one_clear_error() -> None:
             ConsoleServer(Path("/nonexistent"), port, 600)
     assert busy.value.code == "CONSOLE_PORT_BUSY"
     assert str(port) in busy.value.message
+
+
+def test_a_flood_of_refused_requests_is_recorded_within_a_budget(setup: Setup) -> None:
+    from canal.runtime.console.app import RefusalBudget
+
+    now = [0.0]
+    setup.console.budget = RefusalBudget(limit=3, window_s=60, clock=lambda: now[0])
+    client = setup.client()
+    for _ in range(10):
+        assert client.get("/login", headers={"host": "rebind.example"}).status_code == 421  # still refused
+    assert len(setup.refusals()) == 3
+    now[0] += 61
+    client.get("/login", headers={"host": "rebind.example"})
+    assert setup.refusals()[-1]["suppressed"] == 7
