@@ -209,3 +209,13 @@ def test_the_agent_is_told_an_approver_can_decide_in_the_console(setup: Setup) -
     said = ways_text("c_aaaaaaaabbbb", ways)
     assert f"http://localhost:{setup.console.port}/approvals" in said
     assert "--ssh-key KEY" in said  # bob's way too
+
+
+def test_log_out_ends_the_session(setup: Setup) -> None:
+    client = setup.client()
+    csrf = login(setup, client)
+    done = client.post("/logout", data={"csrf": csrf}, headers={"origin": ORIGIN})
+    assert done.status_code == 303
+    assert done.headers["location"] == "/login"
+    assert client.get("/approvals").status_code == 303  # the cookie names no session any more
+    assert not setup.console.sessions.any_logged_in()
