@@ -23,6 +23,8 @@ from selenium.webdriver.common.virtual_authenticator import VirtualAuthenticator
 REQUIRE_BROWSER = os.environ.get("CANAL_REQUIRE_BROWSER") == "1"
 REPO = Path(__file__).resolve().parents[3]
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
+# a name the browser resolves to 127.0.0.1 (no DNS involved): a site whose DNS was rebound to this host
+REBOUND_HOST = "rebound.test"
 
 
 def artifacts_dir() -> Path:
@@ -58,7 +60,8 @@ def start_chromium(profile: Path, *, width: int = 1280, height: int = 900) -> we
     options.binary_location = browser
     args = ["--headless=new", f"--user-data-dir={profile}", f"--window-size={width},{height}",
             "--disable-dev-shm-usage", "--no-first-run", "--no-default-browser-check",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            f"--host-resolver-rules=MAP {REBOUND_HOST} 127.0.0.1"]
     if os.geteuid() == 0:
         args.append("--no-sandbox")
     for arg in args:

@@ -2,17 +2,20 @@
 virtual authenticator), its line goes into canal.yaml and the approver approves that change as their own
 OS user, then logs in with the passkey, approves a confirmation a real `canal run` under `approval: human`
 left pending (the re-run executes), denies another with a reason (the agent's re-run reads it), and looks
-at every page. Real OS users, a real Canal server serving the console, real sandboxes; a screenshot of
-each page is saved (CANAL_ARTIFACTS)."""
+at every page. Meanwhile, in the same logged-in browser, a rebound DNS name and a page of another origin
+try to reach the console: refused, recorded. Real OS users, a real Canal server serving the console,
+real sandboxes; a screenshot of each page is saved (CANAL_ARTIFACTS)."""
 
 from __future__ import annotations
 
+import http.server
 import json
 import re
 import socket
+import threading
 from pathlib import Path
 
-from browser_harness import Shots, wait_for
+from browser_harness import REBOUND_HOST, Shots, wait_for
 from console_team import ConsoleTeam
 from selenium import webdriver
 from selenium.webdriver.common.by import By
@@ -74,6 +77,49 @@ def ask(team: ConsoleTeam, folder: str) -> str:
     found = TOKEN.search(asked.stderr)
     assert found is not None, asked.stderr
     return found.group(0)
+
+
+HOSTILE = """<!doctype html><title>another site</title><pre id="out">waiting</pre><script>
+fetch("http://localhost:PORT/api/decide/options", {method: "POST", credentials: "include", mode: "no-cors",
+      headers: {"Content-Type": "text/plain"}, body: JSON.stringify({token: "TOKEN", decision: "approve"})})
+  .then(() => { document.getElementById("out").textContent = "sent"; })
+  .catch((e) => { document.getElementById("out").textContent = "blocked " + e; });
+</script>"""
+
+
+def attack_from_other_sites(browser: webdriver.Chrome, team: ConsoleTeam, port: int, token: str) -> None:
+    """In the approver's own logged-in browser: a site whose DNS name was rebound to 127.0.0.1 opens the
+    console under its name, and a page of another origin posts to the console's API. Both are refused
+    with their codes and recorded; the token stays pending."""
+    browser.get(f"http://{REBOUND_HOST}:{port}/approvals")
+    assert "CONSOLE_HOST_REFUSED" in error_shown(browser)
+    assert token not in browser.page_source
+
+    class Hostile(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = HOSTILE.replace("PORT", str(port)).replace("TOKEN", token).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    site = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hostile)
+    threading.Thread(target=site.serve_forever, daemon=True).start()
+    try:
+        browser.get(f"http://127.0.0.1:{site.server_address[1]}/")
+        wait_for(lambda: browser.find_element(By.ID, "out").text != "waiting", what="the other site's post")
+    finally:
+        site.shutdown()
+        site.server_close()
+    refused = [r["data"] for r in audit_events(team, "console.refused")]
+    codes = [r["code"] for r in refused]  # type: ignore[index]
+    assert "CONSOLE_HOST_REFUSED" in codes
+    assert "CONSOLE_ORIGIN_REFUSED" in codes
+    pending = json.loads(team.agent.canal("approvals", "--json", cwd=team.project).stdout)["pending"]
+    assert [p["status"] for p in pending if p["token"] == token] == ["pending"]
 
 
 def audit_events(team: ConsoleTeam, event: str) -> list[dict[str, object]]:
@@ -141,6 +187,7 @@ def test_an_approver_registers_logs_in_and_decides_with_a_passkey(console_team: 
 
     # deny another with a reason: the agent's re-run is refused and reads it
     denied_token = ask(team, "dist")
+    attack_from_other_sites(browser, team, port, denied_token)
     row = pending_row(browser, url, denied_token)
     # the approved rm ran after a checkpoint of the workspace: the page names it
     assert browser.find_element(By.ID, "latest-checkpoint").text.startswith("cp-")
