@@ -45,7 +45,12 @@ REPLAY_HINT = "start again from the console's page: each challenge counts once, 
 
 
 def _approver(services: Services, name: object, *, enrolled: bool) -> ApproverSpec:
-    found = services.config.approvals.by_name(str(name or "").strip())
+    """An approver of the settings approved last (never of an edit waiting for approval); to register
+    (which trusts nothing), also one the edit on disk names, so a new approver can get their line."""
+    wanted = str(name or "").strip()
+    found = services.trust.approvers().by_name(wanted)
+    if found is None and not enrolled:
+        found = services.trust.status().snapshot.config.approvals.by_name(wanted)
     if found is None or (enrolled and not found.passkeys):
         what = "is not an approver of this project" if found is None else "has no passkey in canal.yaml"
         msg = f"{str(name)[:64]!r} {what}"
@@ -130,7 +135,8 @@ class Ceremonies:
 
     def _assert(self, services: Services, credential: dict[str, Any], challenge: Challenge) -> Any:
         counts = self.counts(services)
-        asserted = verify_assertion(services.config.approvals, credential, challenge.value, self.console.port,
+        in_force = services.trust.approvers()  # the approvers of the settings approved last
+        asserted = verify_assertion(in_force, credential, challenge.value, self.console.port,
                                     counts.get(str(credential.get("id") or "")), only=challenge.approver)
         counts.set(asserted.credential_id, asserted.sign_count)
         return asserted

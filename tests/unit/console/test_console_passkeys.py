@@ -219,3 +219,33 @@ def test_log_out_ends_the_session(setup: Setup) -> None:
     assert done.headers["location"] == "/login"
     assert client.get("/approvals").status_code == 303  # the cookie names no session any more
     assert not setup.console.sessions.any_logged_in()
+
+
+def test_an_unapproved_edit_of_canal_yaml_does_not_lock_the_approver_out(setup: Setup) -> None:
+    """Who may log in are the approvers of the settings approved last (never the new content's): an
+    edit waiting for approval leaves login and the audit page working; pages that need the settings in
+    force say CONFIG_UNAPPROVED."""
+    client = setup.client()
+    text = (setup.project / "canal.yaml").read_text()
+    (setup.project / "canal.yaml").write_text(text.replace("approval: human", "approval: agent"))
+    login(setup, client)
+    assert client.get("/audit").status_code == 200
+    assert "<code>CONFIG_UNAPPROVED</code>" in client.get("/approvals").text
+    mallory = SoftAuthenticator(ORIGIN)  # named in the new content only: not an approver yet
+    (setup.project / "canal.yaml").write_text(settings_text(mallory.line()))
+    other = setup.client()
+    csrf = csrf_of(other.get("/login").text)
+    options = post(other, "/api/login/options", {"approver": "alice"}, csrf)
+    signed = mallory.get({"publicKey": {**options.json()["publicKey"], "allowCredentials": []}})
+    assert post(other, "/api/login/verify", {"credential": signed}, csrf).json()["error"]["code"] \
+        == "PASSKEY_UNKNOWN"
+
+
+def test_a_new_approver_in_an_edit_waiting_for_approval_can_register_not_log_in(setup: Setup) -> None:
+    text = (setup.project / "canal.yaml").read_text() + "    - {name: carol, user: nobody}\n"
+    (setup.project / "canal.yaml").write_text(text)
+    client = setup.client()
+    csrf = csrf_of(client.get("/register").text)
+    assert post(client, "/api/register/options", {"approver": "carol"}, csrf).status_code == 200
+    assert post(client, "/api/login/options", {"approver": "carol"}, csrf).json()["error"]["code"] \
+        == "APPROVER_UNKNOWN"
