@@ -181,7 +181,7 @@ def guarded(console: Console, handler: Handler) -> Handler:
 
 
 def build(console: Console) -> Guard:
-    from canal.runtime.console import ceremonies, pages
+    from canal.runtime.console import ceremonies, pages, settings_ceremony
 
     async def static(request: Request) -> Response:
         name = str(request.path_params["name"])
@@ -202,6 +202,6 @@ def build(console: Console) -> Guard:
 
     routes: list[BaseRoute] = [Route("/static/{name}", static), Route("/favicon.ico", no_icon),
                                Route("/logout", guarded(console, logout), methods=["POST"])]
-    routes += pages.routes(console) + ceremonies.routes(console)
+    routes += pages.routes(console) + ceremonies.routes(console) + settings_ceremony.routes(console)
     app = Starlette(routes=routes)
     return Guard(app, console.port, console.refused)

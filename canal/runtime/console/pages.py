@@ -69,6 +69,11 @@ def _audit(console: Console, request: Request) -> dict[str, Any]:
             "kind": kind, "q": q, "checkpoint": views.latest_checkpoint(services)}
 
 
+def _settings(console: Console, request: Request) -> dict[str, Any]:
+    status = console.services().trust.status()
+    return {"trust": status.to_json()}
+
+
 def _table(columns: list[str], row_class: str, empty: str,
            rows: Callable[[Any], list[list[Any]]]) -> Callable[[Console, Request], dict[str, Any]]:
     def gather(console: Console, request: Request) -> dict[str, Any]:
@@ -106,5 +111,6 @@ def routes(console: Console) -> list[BaseRoute]:
              ("/audit", _page(console, "audit", "Audit log", "audit", _audit)),
              ("/sandboxes", _page(console, "sandboxes", "Sandboxes", "table", _sandboxes)),
              ("/tasks", _page(console, "tasks", "Tasks", "table", _tasks)),
-             ("/workflows", _page(console, "workflows", "Workflow runs", "table", _workflows))]
+             ("/workflows", _page(console, "workflows", "Workflow runs", "table", _workflows)),
+             ("/settings", _page(console, "settings", "Settings (canal.yaml)", "settings", _settings))]
     return [Route("/", home), *(Route(path, guarded(console, handler)) for path, handler in pages)]

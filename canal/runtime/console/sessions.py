@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-Purpose = Literal["register", "login", "decide"]
+Purpose = Literal["register", "login", "decide", "config"]
 CHALLENGE_TTL_S = 180.0  # the ceremony's own timeout is 120 s
 MAX_CHALLENGES = 8  # per session; the oldest goes first
 MAX_SESSIONS = 512  # anyone on loopback may open one: what they can make us hold is bounded

@@ -14,7 +14,9 @@ DOM contract (the browser test and anyone scripting the console rely on it; docs
   (and the row loses its ``pending`` class);
 - ``/audit``: ``form#audit-filter`` (``select[name=kind]``, ``input[name=q]``), ``#verify-status``
   (``ok`` or ``tampered``), ``tr.record`` per record; ``/sandboxes``, ``/tasks``, ``/workflows``: one
-  ``tr.sandbox``, ``tr.task``, ``tr.workflow-run`` per row.
+  ``tr.sandbox``, ``tr.task``, ``tr.workflow-run`` per row;
+- ``/settings`` (nav ``a#nav-settings``): ``#settings-state`` (``approved`` or ``unapproved``), ``tr.change``
+  per changed setting, and while unapproved ``button#approve-settings[data-digest]``.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.responses import HTMLResponse
 
 NAV = (("approvals", "Approvals"), ("audit", "Audit log"), ("sandboxes", "Sandboxes"), ("tasks", "Tasks"),
-       ("workflows", "Workflows"))
+       ("workflows", "Workflows"), ("settings", "Settings"))
 
 
 def _when(ts: float | str | None) -> str:

@@ -118,7 +118,7 @@ class TrustedConfig:
         in_force = self.approvers()
         if in_force.approvers and approver.how not in STRONG_METHODS:
             msg = (f"{approver.how} is not a way to approve settings here: the approved settings name "
-                   "approvers, who prove who they are with another OS user or an SSH signature")
+                   "approvers, who prove who they are with another OS user, an SSH signature or a passkey")
             raise ApproverUnverifiedError(msg, hint="see docs/approvals.md")
         if in_force.approvers and in_force.by_name(approver.user) is None:
             msg = f"{approver.user} is not an approver of the approved settings"

@@ -249,3 +249,29 @@ def test_a_new_approver_in_an_edit_waiting_for_approval_can_register_not_log_in(
     assert post(client, "/api/register/options", {"approver": "carol"}, csrf).status_code == 200
     assert post(client, "/api/login/options", {"approver": "carol"}, csrf).json()["error"]["code"] \
         == "APPROVER_UNKNOWN"
+
+
+def test_an_approver_approves_changed_settings_with_a_passkey(setup: Setup) -> None:
+    """A passkey-only approver can approve a change of canal.yaml (here: their second passkey); the
+    assertion is over the text an SSH approver would sign for that digest; replaying it is refused."""
+    client = setup.client()
+    csrf = login(setup, client)
+    laptop = SoftAuthenticator(ORIGIN)
+    (setup.project / "canal.yaml").write_text(settings_text(setup.alice.line(), laptop.line()))
+    page = client.get("/settings").text
+    assert '<strong id="settings-state">unapproved</strong>' in page
+    digest = re.search(r'id="approve-settings" data-digest="([^"]+)"', page).group(1)  # type: ignore[union-attr]
+    options = post(client, "/api/config/options", {"digest": digest}, csrf)
+    assert "decision approve-config\n" in options.json()["message"]
+    assert f"digest {digest}\n" in options.json()["message"]
+    signed = setup.alice.get(options.json())
+    done = post(client, "/api/config/verify", {"credential": signed}, csrf)
+    assert done.status_code == 200, done.text
+    assert (done.json()["approved_by"], done.json()["how"]) == ("alice", "passkey")
+    assert setup.services().trust.status().state == "approved"
+    record = setup.refusals("config.approve")[-1]
+    verify_evidence(record["evidence"], setup.alice.line().split(":")[1])
+    again = post(client, "/api/config/verify", {"credential": signed}, csrf)
+    assert again.json()["error"]["code"] == "PASSKEY_REPLAYED"
+    assert setup.refusals("config.refused")[-1]["code"] == "PASSKEY_REPLAYED"
+    assert '<strong id="settings-state">approved</strong>' in client.get("/settings").text

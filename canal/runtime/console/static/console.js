@@ -124,6 +124,19 @@ async function decide(row, decision) {
   }
 }
 
+async function approveSettings(button) {
+  button.disabled = true;
+  try {
+    const done = await sign("/api/config/options", "/api/config/verify", {digest: button.dataset.digest});
+    showMessage(done.message);
+    document.getElementById("settings-state").textContent = "approved";
+    button.hidden = true;
+  } catch (err) {
+    button.disabled = false;
+    throw err;
+  }
+}
+
 function on(id, handler) {
   const form = document.getElementById(id);
   if (form) form.addEventListener("submit", (e) => { e.preventDefault(); handler().catch(failed); });
@@ -132,6 +145,8 @@ function on(id, handler) {
 document.addEventListener("DOMContentLoaded", () => {
   on("login-form", login);
   on("register-form", register);
+  const settings = document.getElementById("approve-settings");
+  if (settings) settings.addEventListener("click", () => approveSettings(settings).catch(failed));
   document.querySelectorAll("tr.pending").forEach((row) => {
     row.querySelector("button.approve").addEventListener("click", () => decide(row, "approve").catch(failed));
     row.querySelector("button.deny").addEventListener("click", () => decide(row, "deny").catch(failed));
