@@ -20,6 +20,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from benchstats import quantile as pct
 from fileserver import file_server  # bench/ is sys.path[0] when a bench runs
 
 from canal.sandbox.docker_backend import DockerBackend
@@ -53,11 +54,6 @@ for _ in range(count):
     out.append((time.perf_counter() - start, size))
 print(json.dumps(out))
 """
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def batch(run: Callable[[list[str]], bytes], proxy: str, host: str, count: int,

@@ -16,15 +16,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchstats import pct
+
 from canal import Canal
 from canal.runtime.config import parse_config
 
 ALLOWLIST = "sandbox:\n  network: {mode: allowlist, allow: ['pypi.org:443']}\n"
-
-
-def pct(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] * 1000
 
 
 def main() -> None:

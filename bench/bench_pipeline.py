@@ -21,13 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchstats import pct
+
 from canal import Canal
 from canal.sandbox.engine import docker_client
-
-
-def pct(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] * 1000
 
 
 def project(root: Path, name: str, workspace: str) -> Path:

@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchstats import quantile as pct
+
 REPO = Path(__file__).resolve().parent.parent
 MIB = 1024 * 1024
 
@@ -80,11 +82,6 @@ def run_presenter(spool: Path, out_dir: Path, mode: str) -> dict[str, float]:
     for f in out_dir.iterdir():
         f.unlink()
     return data
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def main() -> None:

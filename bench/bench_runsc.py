@@ -23,6 +23,8 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+from benchstats import quantile as pct
+
 from canal.sandbox.docker_backend import DockerBackend
 from canal.sandbox.engine import docker_client
 from canal.sandbox.images import DEFAULT_IMAGE
@@ -35,11 +37,6 @@ FILES = ("python3 -c \"import os, sys; d = sys.argv[1]; os.makedirs(d, exist_ok=
          "for i in range(2000): open(f'{d}/f{i}').read()\n"
          "for i in range(2000): os.unlink(f'{d}/f{i}')\" ")
 BULK = "dd if=/dev/zero of=/data/bulk bs=1M count=64 conv=fsync status=none && rm /data/bulk"
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def timed(fn: Callable[[], object]) -> float:

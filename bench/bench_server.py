@@ -34,17 +34,13 @@ import time
 from pathlib import Path
 
 import anyio
+from benchstats import pct
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from canal.runtime.paths import project_key
 
 CANAL = str(Path(sys.executable).parent / "canal")
-
-
-def pct(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] * 1000
 
 
 def row(label: str, samples: list[float]) -> None:

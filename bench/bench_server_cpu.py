@@ -26,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchstats import pct
+
 WRAPPER = """
 import sys, threading, time
 from canal.runtime.server import daemon as d
@@ -50,11 +52,6 @@ def child_cpu() -> float:
     """User and system CPU of the processes this one waited for, so far."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
-
-
-def pct(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] * 1000
 
 
 def row(label: str, samples: list[float]) -> None:

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from benchstats import pct
 from fileserver import file_server  # bench/ is sys.path[0] when a bench runs
 
 from canal.sandbox.engine import docker_client
@@ -41,11 +42,6 @@ from canal.sandbox.image import DEFAULT_IMAGE, build_default_image
 
 CANAL = str(Path(sys.executable).parent / "canal")
 SERVER = file_server(8000)
-
-
-def pct(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] * 1000
 
 
 def row(label: str, samples: list[float]) -> None:
