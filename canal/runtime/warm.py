@@ -16,7 +16,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from canal.policy.engine import Policy
 from canal.sandbox.backend import SandboxBackend
@@ -52,6 +52,8 @@ class Resident(Protocol):
 
 
 SYNC_EVERY_S = 1.0
+K = TypeVar("K")
+V = TypeVar("V")
 
 
 class Warm:
@@ -90,28 +92,24 @@ class Warm:
             except Exception:  # the next durable append syncs the file anyway; never kill the flusher
                 logging.getLogger("canal.server").exception("syncing an audit log failed")
 
-    def policy(self, key: PolicyKey, build: Callable[[], Policy]) -> Policy:
+    def _kept(self, kept: dict[K, V], key: K, build: Callable[[], V]) -> V:
+        """``kept[key]``, built once (under the lock: two requests never build the same thing twice)."""
         with self._lock:
-            found = self._policies.get(key)
+            found = kept.get(key)
             if found is None:
-                found = self._policies[key] = build()
+                found = kept[key] = build()
             return found
 
+    def policy(self, key: PolicyKey, build: Callable[[], Policy]) -> Policy:
+        return self._kept(self._policies, key, build)
+
     def backend(self, key: tuple[object, ...], build: Callable[[], SandboxBackend]) -> SandboxBackend:
-        with self._lock:
-            found = self._backends.get(key)
-            if found is None:
-                found = self._backends[key] = build()
-            return found
+        return self._kept(self._backends, key, build)
 
     def checkpoints(self, key: tuple[object, ...], build: Callable[[], CheckpointStore]) -> CheckpointStore:
         """One checkpoint store per project (and settings and keys): its stat cache and its workspace
         watch live as long as the server, so "nothing changed" costs no walk."""
-        with self._lock:
-            found = self._stores.get(key)
-            if found is None:
-                found = self._stores[key] = build()
-            return found
+        return self._kept(self._stores, key, build)
 
     def pools(self) -> Pools | None:
         """The warm pools (made on first use: a Docker client, and leftovers of a crashed server removed)."""
@@ -131,11 +129,7 @@ class Warm:
             return self._pools
 
     def resident(self, key: tuple[object, ...], build: Callable[[], Resident]) -> Resident:
-        with self._lock:
-            found = self._residents.get(key)
-            if found is None:
-                found = self._residents[key] = build()
-            return found
+        return self._kept(self._residents, key, build)
 
     def busy(self) -> bool:
         """True while a resident has work running (a background task): the server must not idle out."""
