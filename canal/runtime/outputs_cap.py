@@ -16,8 +16,6 @@ def outputs_note(services: Services, sandbox: str, result: ExecResult, shown: Pr
     folder = services.outputs_dir(sandbox)
     keep = [folder / PurePosixPath(f).name for f in (shown.output_file, shown.stderr_file) if f]
     keep += [p for p in (result.stdout.path, result.stderr.path) if p is not None]
-    if not keep:
-        return ""  # this command saved nothing, so the total did not grow: no walk of every saved output
     cap = services.config.storage.outputs_total
     gone = enforce_outputs_total(services.state_dir / OUTPUTS, cap, [Path(p) for p in keep])
     if not gone.files:
