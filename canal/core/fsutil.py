@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -12,9 +14,16 @@ DIR_MODE = 0o700
 
 
 def private_dir(path: Path) -> Path:
-    """Create ``path`` (and parents) as 0700 folders; tighten an existing one that is looser."""
-    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
-    if path.stat().st_mode & 0o077:
+    """Create ``path`` (and parents) as 0700 folders; tighten an existing one that is looser. (One
+    ``stat`` when it exists: this runs several times per command.)"""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+        mode = os.stat(path).st_mode
+    if not stat.S_ISDIR(mode):
+        raise FileExistsError(errno.EEXIST, "not a folder", str(path))
+    if mode & 0o077:
         path.chmod(DIR_MODE)
     return path
 

@@ -45,7 +45,8 @@ def audit_path(state_dir: Path) -> Path:
 
 
 def utc_timestamp() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """``2026-12-01T23:15:33.123456Z`` (isoformat: a third of strftime's cost, on every record)."""
+    return datetime.now(UTC).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
 class AuditLog:
@@ -149,12 +150,13 @@ class AuditLog:
     def _open(self) -> int:
         try:
             folder = private_dir(self.path.parent)
-            created = not self.path.exists()
-            fd = os.open(self.path, OPEN_FLAGS, FILE_MODE)
+            try:
+                fd = os.open(self.path, OPEN_FLAGS & ~os.O_CREAT)
+            except FileNotFoundError:
+                fd = os.open(self.path, OPEN_FLAGS, FILE_MODE)
+                fsync_dir(folder)  # the new name survives a power cut with the record in it
             if os.fstat(fd).st_mode & 0o077:
                 os.fchmod(fd, FILE_MODE)
-            if created:
-                fsync_dir(folder)
         except OSError as exc:
             raise _write_failed(self.path, "open", exc) from exc
         return fd

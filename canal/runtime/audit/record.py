@@ -75,11 +75,18 @@ class Record:
 
 
 def build_line(body: Mapping[str, Any], key: bytes) -> tuple[bytes, str]:
-    """The record line (with its trailing newline) and its hash."""
-    payload = canonical(body)
+    """The record line (with its trailing newline) and its hash.
+
+    The signed body and the line are the same canonical object but for two fields, so each field is
+    encoded once and both are joined from the parts: byte for byte what ``canonical`` gives for each.
+    """
+    parts = {k: canonical(k) + b":" + canonical(v) for k, v in body.items()}
+    payload = b"{" + b",".join(parts[k] for k in sorted(parts)) + b"}"
     digest = hashlib.sha256(payload).hexdigest()
     mac = sign(key, payload)
-    return canonical({**body, "digest": digest, "hash": mac}) + b"\n", mac
+    parts["digest"] = b'"digest":"' + digest.encode() + b'"'
+    parts["hash"] = b'"hash":"' + mac.encode() + b'"'
+    return b"{" + b",".join(parts[k] for k in sorted(parts)) + b"}\n", mac
 
 
 class MalformedRecord(ValueError):

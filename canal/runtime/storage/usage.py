@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,18 +54,15 @@ def enforce_outputs_total(root: Path, cap: int, keep: Iterable[Path] = ()) -> Ev
     """Delete the oldest saved outputs (every sandbox's) until the folder holds at most ``cap`` bytes.
     A file with two names (a spool linked in as the saved output) goes as a whole. ``keep`` (the
     outputs of the command just shown) is never deleted."""
-    kept = {p.resolve() for p in keep}
     groups: dict[int, tuple[int, int, list[Path]]] = {}  # inode -> (oldest mtime, bytes, names)
-    for path in root.glob("*/*"):
-        try:
-            st = path.lstat()
-        except FileNotFoundError:
-            continue
-        if stat.S_ISREG(st.st_mode):
-            when, size, names = groups.get(st.st_ino, (st.st_mtime_ns, st.st_blocks * 512, []))
-            groups[st.st_ino] = (min(when, st.st_mtime_ns), size, [*names, path])
+    for path, st in _files_two_deep(root):
+        when, size, names = groups.get(st.st_ino, (st.st_mtime_ns, st.st_blocks * 512, []))
+        groups[st.st_ino] = (min(when, st.st_mtime_ns), size, [*names, path])
     total = sum(size for _, size, _ in groups.values())
     gone = Evicted(0, 0)
+    if total <= cap:  # after every command: the walk alone, nothing resolved
+        return gone
+    kept = {p.resolve() for p in keep}
     for _, size, names in sorted(groups.values(), key=lambda g: g[0]):
         if total <= cap:
             break
@@ -76,3 +73,24 @@ def enforce_outputs_total(root: Path, cap: int, keep: Iterable[Path] = ()) -> Ev
         total -= size
         gone = Evicted(gone.files + 1, gone.bytes + size)
     return gone
+
+
+def _files_two_deep(root: Path) -> Iterator[tuple[Path, os.stat_result]]:
+    """Regular files in the folders of ``root`` (``root.glob("*/*")``, symlinks to folders followed
+    as glob does, files themselves never), with their ``lstat``."""
+    try:
+        tops = [e.path for e in os.scandir(root) if e.is_dir()]
+    except OSError:  # missing or unreadable, as glob skips it
+        return
+    for top in tops:
+        try:
+            entries = list(os.scandir(top))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            if stat.S_ISREG(st.st_mode):
+                yield Path(entry.path), st

@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import stat
 import subprocess
 import sys
 import textwrap
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -19,7 +22,8 @@ from canal.runtime.audit import (
     parse_line,
     verify_log,
 )
-from canal.runtime.audit.record import GENESIS_HASH
+from canal.runtime.audit.log import utc_timestamp
+from canal.runtime.audit.record import GENESIS_HASH, build_line, canonical, sign
 
 KEY = b"k" * 32
 KEY_ID = "k-test"
@@ -55,6 +59,23 @@ def test_records_are_canonical_lines(log: AuditLog, log_path: Path) -> None:
     assert "é" in line.decode()
     assert line == json.dumps(json.loads(line), sort_keys=True, separators=(",", ":"),
                               ensure_ascii=False).encode()
+
+
+def test_a_line_is_the_canonical_form_of_its_body_and_signatures() -> None:
+    body = {"v": 1, "seq": 7, "ts": "2026-12-01T00:00:00.000001Z", "event": "run.started", "actor": "a",
+            "key_id": "k", "prev_hash": GENESIS_HASH,
+            "data": {"z": [1, {"é": "\u2028", "b": None}], "a": "x\"y", "n": 1.5, "t": True}}
+    line, mac = build_line(body, KEY)
+    payload = canonical(body)
+    assert mac == sign(KEY, payload)
+    assert line == canonical({**body, "digest": hashlib.sha256(payload).hexdigest(), "hash": mac}) + b"\n"
+
+
+def test_timestamps_are_utc_with_microseconds() -> None:
+    before = datetime.now(UTC).replace(microsecond=0, tzinfo=None)
+    ts = utc_timestamp()
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", ts)
+    assert datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ") >= before
 
 
 def test_a_second_instance_continues_the_chain(log_path: Path, fill: Fill) -> None:
