@@ -33,7 +33,8 @@ def _tmpfs_options(size: int, user: str, mode: str) -> str:
 def canal_labels(spec: SandboxSpec, *, owner: str, name: str, extra_ttl_s: int = 0) -> dict[str, str]:
     expires = int(time.time()) + spec.ttl_s + extra_ttl_s
     labels = {**spec.labels, LABEL_OWNER: owner, LABEL_SANDBOX: name, LABEL_EXPIRES: str(expires)}
-    if spec.workdir_mounted:  # a tmpfs workspace has its size; a bind mount is watched by the agent
+    # a tmpfs workspace has its size; a writable bind mount is watched by the agent
+    if spec.workdir_mounted and spec.workdir_writable_mount:
         labels[LABEL_QUOTA] = str(spec.limits.workspace_size)
     return labels
 

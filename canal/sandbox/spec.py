@@ -135,6 +135,15 @@ class SandboxSpec(_Model):
     def workdir_mounted(self) -> bool:
         return any(PurePosixPath(self.workdir).is_relative_to(m.target) for m in self.mounts)
 
+    @property
+    def workdir_writable_mount(self) -> bool:
+        """A writable bind mount at, above or inside the workdir: the sandbox can grow a host folder
+        there (a read-only workspace cannot, and needs no quota watch)."""
+        workdir = PurePosixPath(self.workdir)
+        return any(not m.read_only and (workdir.is_relative_to(m.target)
+                                         or PurePosixPath(m.target).is_relative_to(workdir))
+                   for m in self.mounts)
+
 
 # Refused when the source is one of these or lies inside one of these.
 # A baseline under the application's allowlist (canal.runtime.mounts), which is stricter.

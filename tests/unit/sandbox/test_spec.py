@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from canal.sandbox.docker_spec import run_kwargs
+from canal.sandbox.backend import LABEL_QUOTA
+from canal.sandbox.docker_spec import canal_labels, run_kwargs
 from canal.sandbox.errors import MountRefused
 from canal.sandbox.spec import Mount, SandboxSpec, check_mount, check_mounts
 
@@ -80,3 +81,18 @@ def test_symlink_to_etc_is_refused(tmp_path: Path) -> None:
     os.symlink("/etc", link)
     with pytest.raises(MountRefused):
         check_mount(Mount(source=link, target="/data"))
+
+
+def test_only_a_writable_bind_mounted_workspace_is_watched_against_its_quota(tmp_path: Path) -> None:
+    def labels(*mounts: Mount) -> dict[str, str]:
+        return canal_labels(SandboxSpec(mounts=mounts), owner="o", name="n")
+
+    rw = Mount(source=tmp_path, target="/workspace", read_only=False)
+    ro = Mount(source=tmp_path, target="/workspace")
+    nested_rw = Mount(source=tmp_path, target="/workspace/out", read_only=False)
+    elsewhere_rw = Mount(source=tmp_path, target="/data", read_only=False)
+    assert labels(rw)[LABEL_QUOTA] == str(1024**3)
+    assert LABEL_QUOTA not in labels(ro)  # nothing in the sandbox can grow it
+    assert LABEL_QUOTA not in labels(ro, elsewhere_rw)
+    assert LABEL_QUOTA in labels(ro, nested_rw)  # a writable folder inside it can
+    assert LABEL_QUOTA not in labels()  # a tmpfs workspace has its own size
