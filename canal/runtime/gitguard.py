@@ -65,7 +65,10 @@ NAMED: dict[str, tuple[tuple[str, str], ...]] = {
 PER_KEY: tuple[tuple[str, str], ...] = (("alias", ""), ("pager", "false"))
 PINNED_ENV = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_PARAMETERS": "", "GIT_PAGER": "cat",
               "GIT_EDITOR": "false", "GIT_SEQUENCE_EDITOR": "false",
-              "GIT_SSH_COMMAND": "ssh", "GIT_ASKPASS": ""}
+              "GIT_SSH_COMMAND": "ssh", "GIT_ASKPASS": "",
+              # no optional lock: git status never refreshes .git/index, a write that a command the
+              # policy proved read-only (so not checkpointed) would otherwise make
+              "GIT_OPTIONAL_LOCKS": "0"}
 MAX_OVERRIDES = 4000
 MAX_CONFIG_BYTES = 1024 * 1024
 MAX_FILES = 64

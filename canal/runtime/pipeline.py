@@ -159,8 +159,6 @@ class Pipeline:
             actor=req.actor)
         if checkpoint is not None:
             self.services.checkpoints.attach(checkpoint, started)
-        if decision.read_only:  # git status would refresh .git/index: a write no checkpoint came before
-            git_env = {**git_env, "GIT_OPTIONAL_LOCKS": "0"}
         return Admitted(state=state, decision=view, backups=backups, redact=redact,
                         checkpoint=_checkpoint_view(checkpoint), started=started, git_env=git_env)
 

@@ -43,8 +43,7 @@ from canal.sandbox._agent_procs import (
 )
 from canal.sandbox._agent_pump import Input, Pump, write_frame
 from canal.sandbox._agent_quota import Quota
-from canal.sandbox._agent_shell import Shell, ShellRun
-from canal.sandbox._agent_stateless import stateless
+from canal.sandbox._agent_shell import Shell, ShellRun, needed_overrides, run_mode
 
 SHELL_LOST = {
     "shell_died": "the command killed the session's shell",
@@ -107,6 +106,7 @@ class Agent:
         self.cwd = os.getcwd()
         self.env = dict(os.environ)
         self.start_env = dict(self.env)
+        self.last_env: dict[str, Any] = {}  # the variables of the last run request (``take_env``)
         self.shell = Shell()
         self.input = Input(0)
         self.quota: Quota | None = None
@@ -139,7 +139,18 @@ class Agent:
             reply["state"] = self.state()
             write_frame(b"x", json.dumps(reply).encode())
 
+    def take_env(self, req: dict[str, Any]) -> None:
+        """A run request's ``env``: the previous run request's when it says ``env_same``
+        (``session.compact_env``)."""
+        if req.get("op") != "run":
+            return
+        if req.pop("env_same", False):
+            req["env"] = self.last_env
+        else:
+            self.last_env = req.get("env") or {}
+
     def handle(self, req: dict[str, Any], stdin: bytes | None) -> dict[str, Any]:
+        self.take_env(req)
         self.watch_quota(req.get("quota"))
         self.spare = spared(req.get("spare"))
         self.marks = frozenset(str(m) for m in req.get("marks") or () if isinstance(m, str) and m)
@@ -271,7 +282,7 @@ class Agent:
 
     # str commands ----------------------------------------------------------------------------
     def run_shell(self, req: dict[str, Any], stdin: bytes | None) -> dict[str, Any]:
-        env = {str(k): str(v) for k, v in (req.get("env") or {}).items()}
+        env = needed_overrides({str(k): str(v) for k, v in (req.get("env") or {}).items()}, self.env)
         fields = [req["command"], req.get("workdir") or "", *env, *env.values()]
         if any("\0" in f for f in fields):
             return error_reply("a command, variable or folder cannot contain a NUL byte", 126)
@@ -289,8 +300,9 @@ class Agent:
         paths = [f"{me}/{in_r}" if stdin is not None else "/dev/null", f"{me}/{out_w}", f"{me}/{err_w}"]
         held = [out_w, err_w, *([in_r] if stdin is not None else [])]
         try:
-            save = "" if stateless(req["command"]) else "save"
-            token = self.shell.submit([*paths, req.get("workdir") or "", req["command"], save,
+            mode = run_mode(req["command"], env, req.get("workdir") or "", self.shell.names(),
+                            os.path.isdir(self.cwd))
+            token = self.shell.submit([*paths, req.get("workdir") or "", req["command"], mode,
                                      *(f"{k}={v}" for k, v in env.items())])
         except OSError as exc:
             for fd in (out_r, err_r, *held, *([in_w] if stdin is not None else [])):

@@ -42,7 +42,7 @@ from canal.sandbox.protocol import (
 from canal.sandbox.result import SessionState
 from canal.sandbox.spool import Spool
 
-AGENT_MODULES = ("_agent_procs", "_agent_pump", "_agent_quota", "_agent_shell", "_agent_stateless",
+AGENT_MODULES = ("_agent_procs", "_agent_pump", "_agent_quota", "_agent_stateless", "_agent_shell",
                  "_agent_tree", "_agent_runner", "_agent_bg", "_agent")
 
 
@@ -85,6 +85,18 @@ MAX_STDIN = 16 * 1024 * 1024  # a streamed stdin past this is cut (the command s
 STDIN_CHUNK = 64 * 1024
 OnOutput = Callable[[str, bytes], None]  # ("stdout" | "stderr", bytes) as they arrive
 R = TypeVar("R", HelloReply, RunReply, SpawnReply)
+
+
+def compact_env(header: dict[str, object], last: object) -> tuple[dict[str, object], object]:
+    """A run request's variables as sent: ``env_same`` instead of the same ``env`` as the session's
+    previous run request (the git guard's forty-odd variables, every command: 2 KiB of JSON each way).
+    Returns the header to send and what the agent now holds (``_agent.Agent.take_env``)."""
+    if header.get("op") != "run":
+        return header, last
+    env = header.get("env") or {}
+    if env and env == last:
+        return {**{k: v for k, v in header.items() if k != "env"}, "env_same": True}, last
+    return header, env
 
 
 class Reader(Protocol):
@@ -171,6 +183,7 @@ class Session:
         self._current: str | None = None  # the nonce of the request in flight
         self.stdin_cut = False
         self.state: SessionState | None = None  # from the agent's last reply: cwd and changed variables
+        self._sent_env: object = {}  # the variables of the last run request (``compact_env``)
         try:
             hello = self._exchange(Hello(quota=quota).wire(), None, 30.0, HelloReply, None, None)
         except SessionBroken as exc:
@@ -204,7 +217,7 @@ class Session:
             raise SessionBroken(msg)
         nonce = secrets.token_hex(8)
         upfront = stdin if isinstance(stdin, bytes) else b""
-        header = dict(header, id=nonce, stdin_len=len(upfront))
+        header, self._sent_env = compact_env(dict(header, id=nonce, stdin_len=len(upfront)), self._sent_env)
         streamed = stdin is not None and not isinstance(stdin, bytes)
         if streamed:
             header["stdin"] = "stream"

@@ -172,7 +172,7 @@ def test_a_command_proven_read_only_runs_without_a_checkpoint(canal: Canal) -> N
     assert canal.services.checkpoints.list() == []
     wrote = canal.run("echo hello > listing.txt")
     assert wrote.checkpoint is not None
-    assert "GIT_OPTIONAL_LOCKS" not in backend.calls[-1].env
+    assert backend.calls[-1].env.get("GIT_OPTIONAL_LOCKS") == "0"  # pinned for every command
     assert [c.id for c in canal.services.checkpoints.list()] == [wrote.checkpoint.id]
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from canal.sandbox._agent_shell import Shell, ShellRun
-from canal.sandbox._agent_stateless import stateless
+from canal.sandbox._agent_shell import Shell, ShellRun, needed_overrides, run_mode
+from canal.sandbox._agent_stateless import BASH_NAMES, inline, stateless
 from canal.sandbox.session import AGENT_MODULES, AGENT_SOURCE
 
 
@@ -26,8 +26,8 @@ def run(shell: Shell, tmp_path: Path, command: str, *, workdir: str = "",
         env: dict[str, str] | None = None) -> tuple[int | None, bytes, bytes]:
     paths = [str(tmp_path / name) for name in ("in", "out", "err")]
     Path(paths[0]).write_bytes(b"")
-    save = "" if stateless(command) else "save"  # as the agent decides
-    token = shell.submit([*paths, workdir, command, save, *(f"{k}={v}" for k, v in (env or {}).items())])
+    mode = run_mode(command, env or {}, workdir, shell.names(), True)  # as the agent decides
+    token = shell.submit([*paths, workdir, command, mode, *(f"{k}={v}" for k, v in (env or {}).items())])
     step = ShellRun(shell, token, held=[])
     while step.on_ready():
         pass
@@ -50,6 +50,24 @@ def test_per_command_env_and_workdir_apply_once(shell: Shell, tmp_path: Path) ->
     status, out, _ = run(shell, tmp_path, "echo $KEEP $ONCE; pwd", workdir="/", env=once)
     assert (status, out) == (0, b"x 1\n/\n")
     assert run(shell, tmp_path, 'echo "$KEEP [${ONCE-}]"; pwd')[1] == f"k []\n{tmp_path}\n".encode()
+
+
+def test_an_override_the_session_already_exports_is_not_sent() -> None:
+    session = {"GIT_PAGER": "cat", "KEEP": "k", "BASH_ENV": "/x", "SHLVL": "1"}
+    asked = {"GIT_PAGER": "cat", "KEEP": "other", "NEW": "1", "BASH_ENV": "/x", "SHLVL": "1"}
+    # equal and exported: a no-op in the loop, dropped; the names the loop starts without or sets itself
+    # always go through
+    assert needed_overrides(asked, session) == {"KEEP": "other", "NEW": "1", "BASH_ENV": "/x", "SHLVL": "1"}
+
+
+def test_a_dropped_override_behaves_as_a_sent_one(shell: Shell, tmp_path: Path) -> None:
+    session = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "KEEP": "k"}
+    asked = {"KEEP": "k"}
+    for env in (asked, needed_overrides(asked, session)):  # sent, then dropped as redundant
+        assert run(shell, tmp_path, "echo $KEEP; export KEEP=changed", env=env)[1] == b"k\n"
+        assert shell.take_state() is not None
+        assert run(shell, tmp_path, "echo $KEEP; export KEEP=k")[1] == b"changed\n"
+        assert shell.take_state() is not None
 
 
 def test_a_state_cut_short_is_ignored(shell: Shell) -> None:
@@ -123,3 +141,65 @@ def test_a_plain_command_saves_nothing(shell: Shell, tmp_path: Path, command: st
     assert stateless(command)
     run(shell, tmp_path, command)
     assert shell.take_state() is None
+
+
+INLINE = ["true", ":", "ls -la", "git status --short", "/bin/echo x", "./run.sh a b",
+          "echo a && ls | wc -l", "python3 x.py; true", "make test || echo failed", "test -f x", "[ -d sub ]",
+          "pwd", "grep -rn 'exit' src", "ls;", "a\nb"]
+NOT_INLINE = [
+    "exit", "exit 3", "exec ls", "kill 1", "ulimit -n 1", "umask 0", "hash -p /bin/sh ls", "break", "return",
+    "shift", "continue", "trap '' INT", "enable -n echo", "type ls", "jobs", "disown", "logout", "times",
+    "suspend", "wait", "e*t", "ex?t", "[e]xit", "~", "~/x", "'ex'it", 'e"xi"t', "ls; exit", "true && exit",
+    "ls | exit", "ls &", "ls > f", "ls 2>&1", "ls >&3", "cat <&0", "echo x >| f", "__canal_apply",
+    "__canal_run", "cd x", "x=1 ls", "then", "done", "{ ls; }", "ls $HOME", "ls `pwd`", "", ";ls", "ls ||",
+    "ls;;", "myfunc", "printf x",
+]
+
+
+@pytest.mark.parametrize("command", INLINE)
+def test_a_program_or_printing_builtin_may_run_in_the_loop(command: str) -> None:
+    assert inline(command, BASH_NAMES | {"myfunc"})
+
+
+@pytest.mark.parametrize("command", NOT_INLINE)
+def test_nothing_else_runs_in_the_loop(command: str) -> None:
+    assert not inline(command, BASH_NAMES | {"myfunc"})
+
+
+def test_inline_needs_the_loops_names_no_variable_no_folder_and_a_folder_that_exists() -> None:
+    names = frozenset({"myfunc"})
+    assert run_mode("ls", {}, "", names, True) == "inline"
+    assert run_mode("ls", {}, "", None, True) == ""  # the loop has not listed its names yet
+    assert run_mode("ls", {"A": "1"}, "", names, True) == ""
+    assert run_mode("ls", {}, "/tmp", names, True) == ""
+    assert run_mode("ls", {}, "", names, False) == ""  # the folder went: a subshell moves to /
+    assert run_mode("cd x", {}, "", names, True) == "save"
+
+
+def test_the_loop_lists_its_builtins_and_functions(shell: Shell, tmp_path: Path) -> None:
+    run(shell, tmp_path, "true")  # the first command: the loop has listed them by the time it answers
+    names = shell.names()
+    assert names is not None
+    assert {"exit", "cd", "__canal_run", "__canal_apply", "if"} <= names
+
+
+def test_an_inline_command_sees_no_descriptor_of_the_loop(shell: Shell, tmp_path: Path) -> None:
+    run(shell, tmp_path, "true")
+    assert run_mode("ls /proc/self/fd", {}, "", shell.names(), True) == "inline"
+    status, out, _ = run(shell, tmp_path, "ls /proc/self/fd")
+    assert (status, sorted(out.split())) == (0, [b"0", b"1", b"2", b"3"])  # 3: ls's own listing
+
+
+def test_inline_commands_leave_the_loop_as_a_subshell_would(shell: Shell, tmp_path: Path) -> None:
+    run(shell, tmp_path, "true")
+    pid = shell.proc.pid if shell.proc else None
+    assert run(shell, tmp_path, "false") == (1, b"", b"")
+    assert run(shell, tmp_path, "echo a b; pwd") == (0, f"a b\n{tmp_path}\n".encode(), b"")
+    status, _, err = run(shell, tmp_path, "no-such-program-x")
+    assert (status, err) == (127, b"bash: line 1: no-such-program-x: command not found\n")
+    assert run(shell, tmp_path, "ls /nonexistent | wc -l")[:2] == (0, b"0\n")
+    assert shell.alive()
+    assert shell.proc is not None
+    assert shell.proc.pid == pid
+    assert shell.take_state() is None
+    assert run(shell, tmp_path, 'echo "$KEEP"')[1] == b"k\n"

@@ -35,3 +35,25 @@ def test_fake_reports_cwd_and_changed_variables_and_refuses_a_stale_decision() -
     assert not [c for c in fake.calls if c.argv == ("echo", "hi")]
     assert fake.exec("canal-t", "echo hi", expect_state=after.digest()).exit_code == 0
     assert fake.session_state("canal-nope") is None
+
+
+def test_a_run_request_with_the_same_variables_as_the_last_sends_them_once() -> None:
+    import json
+
+    from canal.sandbox._agent import Agent
+    from canal.sandbox.session import compact_env
+
+    agent = Agent(init=False)
+    guard = {"GIT_PAGER": "cat", "GIT_CONFIG_COUNT": "1"}
+    sent: object = {}
+    sequence = [("run", guard), ("run", guard), ("spawn_spec", None), ("run", guard), ("run", {}),
+                ("run", guard), ("run", None), ("run", guard), ("run", {**guard, "X": "1"}), ("run", guard)]
+    same = []
+    for op, env in sequence:
+        header: dict[str, object] = {"op": op, **({"env": env} if env is not None else {})}
+        wire, sent = compact_env(header, sent)
+        same.append("env_same" in wire)
+        req = json.loads(json.dumps(wire))
+        agent.take_env(req)
+        assert req.get("env") == env or (env is None and req.get("env") is None)
+    assert same == [False, True, False, True, False, False, False, False, False, False]
