@@ -108,9 +108,11 @@ class Quota:
         return used
 
     def begin(self) -> None:
-        """A command starts: its limit is the quota, or today's usage when that is higher."""
+        """A command starts: its limit is the quota, or today's usage when that is higher. The first look
+        at the signals comes ``CHECK_EVERY_S`` into it (then every ``CHECK_EVERY_S``), and one when it
+        ends (``exceeded(final=True)``): a short command costs that one look, not two."""
         self.limit = max(self.quota, self.usage)
-        self.next_check = 0.0
+        self.next_check = time.monotonic() + CHECK_EVERY_S
 
     def growth(self, free: int | None, written: int) -> int:
         """The most the workspace can have grown since the last walk, by either signal."""
