@@ -156,7 +156,7 @@ class Pipeline:
             approver=None if approval is None else f"{approval.approver} ({approval.how})",
             approval=None if approval is None else approval.token,
             checkpoint=None if checkpoint is None else checkpoint.id, runner=runner(), task=req.task).data(),
-            actor=req.actor)
+            actor=req.actor, durable=False)  # on disk before the command starts: the gate of _exec
         if checkpoint is not None:
             self.services.checkpoints.attach(checkpoint, started)
         return Admitted(state=state, decision=view, backups=backups, redact=redact,
@@ -246,7 +246,7 @@ class Pipeline:
                 container, req.command, timeout_s=req.timeout_s or timeouts.command,
                 idle_timeout_s=req.idle_timeout_s or timeouts.idle, env={**(req.env or {}), **git_env},
                 stdin=req.stdin, spool_dir=self.services.outputs_dir(req.ref.name), on_output=req.on_output,
-                expect_state=state.digest())
+                expect_state=state.digest(), gate=self.services.audit.sync)
 
     def _decide(self, req: RunRequest, state: SessionState) -> Decision:
         policy = self.policy

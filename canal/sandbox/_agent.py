@@ -170,6 +170,29 @@ class Agent:
             return self.run_shell(req, stdin)
         return self.run_argv(req, stdin)
 
+    def held_back(self, req: dict[str, Any]) -> dict[str, Any] | None:
+        """For a request that said ``hold``: wait for the host's ``go`` (None: start it now) or its
+        ``cancel``/``kill`` (the reply: nothing ran). Frames of other requests are late ones: skipped.
+        (The host streams stdin only after ``go``.)"""
+        if not req.get("hold"):
+            return None
+        while True:
+            try:
+                header, _ = self.input.read_frame()
+            except EOFError:
+                return error_reply("the host went away before the command started; nothing ran", 126)
+            if header.get("id") != req.get("id") or "ctl" not in header:
+                continue
+            what = header.get("ctl")
+            if what == "go":
+                return None
+            if what == "kill":
+                sig = str(header.get("signal") or "host")
+                return {"exit_code": None, "reason": "interrupted", "signal": sig,
+                        "detail": "before it started; nothing ran"}
+            if what == "cancel":
+                return error_reply("the host cancelled the command before it started; nothing ran", 126)
+
     def spawn_spec(self) -> dict[str, Any]:
         """Where a background task starts: the session's working directory and exported variables, in a
         0600 file of the session's private folder that the background agent reads once and deletes (so
@@ -230,6 +253,9 @@ class Agent:
     def run_argv(self, req: dict[str, Any], stdin: bytes | None) -> dict[str, Any]:
         env = dict(self.env, **(req.get("env") or {}))
         cwd = req.get("workdir") or self.cwd
+        held_back = self.held_back(req)
+        if held_back is not None:
+            return held_back
         before = pressure(look=False)
         try:
             proc = subprocess.Popen(
@@ -302,13 +328,19 @@ class Agent:
         try:
             mode = run_mode(req["command"], env, req.get("workdir") or "", self.shell.names(),
                             os.path.isdir(self.cwd))
-            token = self.shell.submit([*paths, req.get("workdir") or "", req["command"], mode,
-                                     *(f"{k}={v}" for k, v in env.items())])
+            self.shell.prepare([*paths, req.get("workdir") or "", req["command"], mode,
+                                *(f"{k}={v}" for k, v in env.items())])
+            held_back = self.held_back(req)
+            token = self.shell.wake() if held_back is None else ""
         except OSError as exc:
             for fd in (out_r, err_r, *held, *([in_w] if stdin is not None else [])):
                 os.close(fd)
             self.shell.reap()
             return error_reply(f"the session's shell did not take the command: {exc}", 126)
+        if held_back is not None:
+            for fd in (out_r, err_r, *held, *([in_w] if stdin is not None else [])):
+                os.close(fd)
+            return held_back
         run = ShellRun(self.shell, token, held)
         pump = self.pump(run, {out_r: b"o", err_r: b"e"}, in_w if stdin is not None else None, stdin, req)
         if self.quota is not None:

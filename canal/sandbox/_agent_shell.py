@@ -225,8 +225,16 @@ class Shell:
 
     def submit(self, fields: list[str]) -> str:
         """Write one request and wake the shell; returns the token its status line must carry."""
+        self.prepare(fields)
+        return self.wake()
+
+    def prepare(self, fields: list[str]) -> None:
+        """Write one request; the shell reads it only when woken."""
         write_private(os.path.join(self.dir, "req"),
                       b"\0".join(f.encode(errors="surrogateescape") for f in fields) + b"\0")
+
+    def wake(self) -> str:
+        """Let the shell run the request written last; returns the token its status line must carry."""
         token = secrets.token_hex(8)
         assert self.proc is not None
         assert self.proc.stdin is not None

@@ -133,9 +133,14 @@ class SandboxBackend(Protocol):
         spool_dir: Path | None = None,
         on_output: Callable[[str, bytes], None] | None = None,
         expect_state: str | None = None,
+        gate: Callable[[], None] | None = None,
     ) -> ExecResult:
         """``expect_state``: the ``SessionState.digest()`` the caller decided on; when the session's state
-        differs (another command ran in between), nothing runs and the exit code is 126."""
+        differs (another command ran in between), nothing runs and the exit code is 126.
+
+        ``gate``: called once the command is ready to start and before it starts (the pipeline puts its
+        intent record on disk there, while the request travels); the command starts only after it
+        returns, and when it raises nothing runs and the exception propagates."""
         ...
 
     def session_state(self, name: str) -> SessionState | None:

@@ -7,7 +7,7 @@ import dataclasses
 import re
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -319,7 +319,7 @@ class DockerBackend:
              idle_timeout_s: float | None = None, stdin: bytes | Reader | None = None,
              env: Mapping[str, str] | None = None, workdir: str | None = None,
              spool_dir: Path | None = None, on_output: OnOutput | None = None,
-             expect_state: str | None = None) -> ExecResult:
+             expect_state: str | None = None, gate: Callable[[], None] | None = None) -> ExecResult:
         checked = run_command(command, timeout_s=timeout_s, idle_timeout_s=idle_timeout_s, env=env,
                               workdir=workdir, expect_state=expect_state)  # SpecInvalid before anything
         handle = self._handle(name)
@@ -332,7 +332,7 @@ class DockerBackend:
         with handle.lock:
             try:
                 session = self._session(handle)
-                reply = session.request(Request(request, stdin, command_deadline(timeout_s)), out, err,
+                reply = session.request(Request(request, stdin, command_deadline(timeout_s), gate), out, err,
                                         on_output)
                 if session.stdin_cut:
                     cut = f"stdin was cut at {MAX_STDIN >> 20} MiB (the command saw end of file there)"

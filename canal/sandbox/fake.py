@@ -178,8 +178,10 @@ class FakeBackend:
              env: Mapping[str, str] | None = None, workdir: str | None = None,
              spool_dir: Path | None = None,
              on_output: Callable[[str, bytes], None] | None = None,
-             expect_state: str | None = None) -> ExecResult:
+             expect_state: str | None = None, gate: Callable[[], None] | None = None) -> ExecResult:
         box = self._require(name)
+        if gate is not None:
+            gate()
         state = self.session_state(name)
         if expect_state and state is not None and state.digest() != expect_state:
             err = Spool(self.output_cap, spool_dir, "stderr")

@@ -96,9 +96,10 @@ def run_command(command: str | Sequence[str], *, timeout_s: float | None = None,
 
 
 class Control(TypedDict, total=False):
-    """A control frame for the request in flight: stdin bytes, end of stdin, or kill its command."""
+    """A control frame for the request in flight: stdin bytes, end of stdin, kill its command, or (for
+    a request that said ``hold``) let it start or cancel it."""
 
-    ctl: Literal["stdin", "eof", "kill"]
+    ctl: Literal["stdin", "eof", "kill", "go", "cancel"]
     id: str
     signal: str
     stdin_len: int

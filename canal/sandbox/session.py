@@ -110,6 +110,7 @@ class Request:
     command: RunCommand
     stdin: bytes | Reader | None = None  # bytes are sent with the request; a reader is streamed
     deadline_s: float | None = None
+    gate: Callable[[], None] | None = None  # the command starts only once it returned (``_exchange``)
 
 
 class _Demux:
@@ -202,7 +203,8 @@ class Session:
     def request(self, req: Request, out: Spool | None, err: Spool | None,
                 on_output: OnOutput | None = None) -> RunReply:
         """Run one command and collect its frames until the final reply; ``SessionBroken`` on failure."""
-        return self._exchange(req.command.wire(), req.stdin, req.deadline_s, RunReply, out, err, on_output)
+        return self._exchange(req.command.wire(), req.stdin, req.deadline_s, RunReply, out, err, on_output,
+                              req.gate)
 
     def spawn_spec(self, req: SpawnSpec, err: Spool | None, *, deadline_s: float | None = None) -> SpawnReply:
         """Ask the agent for a background task's starting state (``SpawnSpec``); ``SessionBroken`` on
@@ -211,7 +213,10 @@ class Session:
 
     def _exchange(self, header: dict[str, object], stdin: bytes | Reader | None, deadline_s: float | None,
                   model: type[R], out: Spool | None, err: Spool | None,
-                  on_output: OnOutput | None = None) -> R:
+                  on_output: OnOutput | None = None, gate: Callable[[], None] | None = None) -> R:
+        """One request and its reply. With ``gate``, the agent prepares the command and holds it until
+        the gate has returned (``go``), so the gate's work (the intent's fdatasync) overlaps the
+        request's way in; a gate that raises cancels it (nothing runs) and its exception propagates."""
         if self.closed:
             msg = "the session is closed"
             raise SessionBroken(msg)
@@ -221,10 +226,14 @@ class Session:
         streamed = stdin is not None and not isinstance(stdin, bytes)
         if streamed:
             header["stdin"] = "stream"
+        if gate is not None:
+            header["hold"] = True
         done = threading.Event()
         self.stdin_cut = False
         try:
             self._send(header, upfront, nonce)
+            if gate is not None:
+                self._release(gate, nonce, deadline_s, model, out, err)
             if streamed:
                 feeder = threading.Thread(target=self._feed, args=(nonce, stdin, done), daemon=True,
                                           name="canal-stdin-feeder")
@@ -242,6 +251,21 @@ class Session:
         finally:
             self._current = None
             done.set()
+
+    def _release(self, gate: Callable[[], None], nonce: str, deadline_s: float | None, model: type[R],
+                 out: Spool | None, err: Spool | None) -> None:
+        """Run ``gate``, then let the held command start; when the gate raises, cancel it, read the
+        agent's reply (so the session stays in step) and raise the gate's exception."""
+        try:
+            gate()
+        except BaseException:
+            self._control({"ctl": "cancel", "id": nonce})
+            try:
+                parse_reply(self._collect(deadline_s, out, err, None), model, nonce)
+            except SessionBroken:
+                self.close()
+            raise
+        self._send({"ctl": "go", "id": nonce, "stdin_len": 0})
 
     def _send(self, header: Mapping[str, object], payload: bytes = b"", nonce: str | None = None) -> None:
         body = json.dumps(header).encode()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -66,7 +67,10 @@ class AuditLog:
         self._clock = clock
         self._head: tuple[int, int, int, str] | None = None  # (inode, size, seq, hash) after our append
         self.listeners: list[Callable[[str], None]] = []  # told each appended event (audit.shipper)
-        self._unsynced = False
+        # appends so far, and how many of them are on disk: a sync covers what was written before it
+        # began, never an append that came while it ran (another thread's, in the server)
+        self._written = self._synced = 0
+        self._counts = threading.Lock()
         # earlier_keys (key id -> key) verify records signed before a key rotation
         self._revisions = RevisionIndex(path, path.with_name("revisions.json"), key, key_id, earlier_keys)
 
@@ -89,9 +93,11 @@ class AuditLog:
         return record
 
     def sync(self) -> None:
-        """Put records appended with ``durable=False`` on disk."""
-        if not self._unsynced:
-            return
+        """Put records appended with ``durable=False`` on disk (every one appended before this call)."""
+        with self._counts:
+            target = self._written
+            if self._synced >= target:
+                return
         try:
             fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
             try:
@@ -100,7 +106,11 @@ class AuditLog:
                 os.close(fd)
         except OSError as exc:
             raise _write_failed(self.path, "sync", exc) from exc
-        self._unsynced = False
+        self._on_disk(target)
+
+    def _on_disk(self, count: int) -> None:
+        with self._counts:
+            self._synced = max(self._synced, count)
 
     # RevisionLedger
     def record_revision(self, doc_id: str, revision: int, digest: str) -> None:
@@ -130,8 +140,12 @@ class AuditLog:
                 _write_durably(fd, line, size, self.path, OPENED_EVENT)
                 seq, size = 1, size + len(line)
             line, mac = self._line(seq + 1, event, data, actor, prev_hash)
+            with self._counts:
+                self._written += 1
+                count = self._written
             _write_durably(fd, line, size, self.path, event, sync=durable)
-            self._unsynced = not durable
+            if durable:
+                self._on_disk(count)
             self._head = _HEADS[str(self.path)] = (stat.st_ino, size + len(line), seq + 1, mac)
             return record_id(seq + 1)
         finally:

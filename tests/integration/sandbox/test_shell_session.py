@@ -162,3 +162,47 @@ def test_a_thief_of_the_shells_input_does_not_hang_the_session(docker_backend: D
     else:
         assert raced.stdout.read_bytes() == b"/tmp\n"
     assert_state_kept(docker_backend, box)
+
+
+def test_a_command_that_runs_in_the_loop_itself_sees_and_changes_nothing_of_it(
+        docker_backend: DockerBackend, box: str) -> None:
+    """`ps` and `ls` are programs: they run in the session's bash (no subshell: their parent is the loop),
+    see only their own descriptors, and a builtin that would end the loop still runs in a subshell."""
+    rows = [line.split() for line in out(docker_backend, box, "ps -e -o pid,ppid,comm").splitlines()[1:]]
+    parent = {pid: (ppid, comm) for pid, ppid, comm in rows}
+    ps = next(pid for pid, (_, comm) in parent.items() if comm == b"ps")
+    shell, agent = parent[ps][0], parent[parent[ps][0]][0]
+    assert (parent[shell][1], parent[agent][1]) == (b"bash", b"canal-agent")  # the loop, no subshell
+    assert out(docker_backend, box, "ls /proc/self/fd").split() == [b"0", b"1", b"2", b"3"]
+    for ending in ("exit 3", "e?it 4", "'ex'it 5", "true; exit 6"):
+        docker_backend.exec(box, "touch /tmp/exit")  # what the glob expands to
+        assert docker_backend.exec(box, ending).exit_code == int(ending[-1])
+    assert_state_kept(docker_backend, box)
+
+
+def test_the_gate_runs_before_the_command_starts_and_can_stop_it(docker_backend: DockerBackend,
+                                                                 docker_client: object, box: str) -> None:
+    container = docker_client.containers.get(box)  # type: ignore[attr-defined]
+
+    def started() -> bool:
+        return container.exec_run(["test", "-e", "/tmp/started"]).exit_code == 0
+
+    seen: list[bool] = []
+    result = docker_backend.exec(box, "touch /tmp/started", gate=lambda: seen.append(started()))
+    assert (result.exit_code, seen, started()) == (0, [False], True)
+
+    class AuditDown(Exception):
+        pass
+
+    def refuse() -> None:
+        raise AuditDown
+
+    for command in ("touch /tmp/cancelled", ["touch", "/tmp/cancelled"]):
+        with pytest.raises(AuditDown):
+            docker_backend.exec(box, command, gate=refuse)
+    assert out(docker_backend, box, "ls /tmp/cancelled 2>/dev/null; echo end") == b"end\n"
+    interrupted = docker_backend.exec(box, "touch /tmp/cancelled",
+                                      gate=lambda: docker_backend.interrupt(box, "SIGINT") and None)
+    assert interrupted.reason is EndReason.INTERRUPTED
+    assert out(docker_backend, box, "ls /tmp/cancelled 2>/dev/null; echo end") == b"end\n"
+    assert_state_kept(docker_backend, box)

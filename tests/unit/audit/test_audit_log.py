@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import stat
 import subprocess
@@ -203,3 +204,27 @@ def test_the_process_wide_head_is_used_only_while_nobody_else_appended(log_path:
     log_module._HEADS[str(log_path)] = stale  # ... whose append this process did not see
     assert AuditLog(log_path, KEY, KEY_ID).append("test.event", {}) == "a-000004"
     assert verify_log(log_path, KEY, KEY_ID).ok
+
+
+def test_sync_covers_what_came_before_it_and_not_what_came_while_it_ran(
+        log: AuditLog, log_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    synced: list[int] = []
+    real = os.fdatasync
+
+    def fdatasync(fd: int) -> None:
+        real(fd)
+        synced.append(fd)
+        if len(synced) == 1:  # another thread appends while this sync runs
+            log.append("run.completed", {"exit_code": 0}, durable=False)
+
+    log.append("run.started", {"command": "ls"}, durable=False)
+    monkeypatch.setattr(os, "fdatasync", fdatasync)
+    log.sync()
+    assert len(synced) == 1
+    log.sync()  # the record appended during the first sync is not on disk yet: this one syncs it
+    assert len(synced) == 2
+    log.sync()  # nothing new
+    assert len(synced) == 2
+    log.append("run.started", {"command": "ls"})  # a durable append covers itself
+    log.sync()
+    assert len(synced) == 3

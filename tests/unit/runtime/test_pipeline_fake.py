@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from canal.runtime.api import Canal
+from canal.runtime.audit import AuditLog
 from canal.runtime.config import CanalConfig
 from canal.sandbox.fake import FakeBackend
+from canal.sandbox.result import ExecResult
 
 
 @pytest.fixture
@@ -201,3 +205,36 @@ def test_the_check_hint_carries_the_variables_the_session_changed(canal: Canal) 
     refused = canal.run("rm -rf /", say=cli_words)
     assert "canal policy check --cwd /workspace --session-env PATH=/workspace/.bin:/usr/bin -- rm -rf / " \
         in refused.text, refused.text
+
+
+class GateChecking(FakeBackend):
+    """Records whether the intent record was on disk when the command would start."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.audit: AuditLog | None = None
+        self.seen: list[tuple[bool, bool]] = []
+
+    def exec(self, name: str, command: str | Sequence[str], **kw: Any) -> ExecResult:
+        gate = kw.pop("gate", None)
+        assert gate is not None
+        assert self.audit is not None
+        before = self.audit._synced < self.audit._written
+        gate()
+        after = self.audit._synced < self.audit._written
+        self.seen.append((before, after))
+        return super().exec(name, command, **kw)
+
+
+def test_the_intent_is_on_disk_before_the_command_starts(tmp_path: Path, state_dir: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The intent is written without its own fdatasync; the backend's gate, run before the command
+    starts (while the request travels, in the Docker backend), puts it on disk."""
+    monkeypatch.setenv("CANAL_CONFIG_DIR", str(tmp_path / "config"))
+    project = tmp_path / "project"
+    project.mkdir()
+    backend = GateChecking()
+    canal = Canal(project, config=CanalConfig(), backend=backend)
+    backend.audit = canal.services.audit
+    assert canal.run("echo hi").status == "ok"
+    assert backend.seen == [(True, False)]
