@@ -107,6 +107,7 @@ class Agent:
         self.env = dict(os.environ)
         self.start_env = dict(self.env)
         self.last_env: dict[str, Any] = {}  # the variables of the last run request (``take_env``)
+        self._state: tuple[str, dict[str, str], dict[str, Any]] | None = None  # (cwd, env, ``state()``)
         self.shell = Shell()
         self.input = Input(0)
         self.quota: Quota | None = None
@@ -120,10 +121,16 @@ class Agent:
         the session started (names only; PATH's value too). Sent with every reply, so the host decides on
         it without asking."""
         cwd = self.cwd if os.path.isdir(self.cwd) else "/"
+        known = self._state
+        if known is not None and known[0] == cwd and known[1] is self.env:
+            return known[2]  # the same folder and the same variables (a command that changes them
+            # gives the agent a new dict): computed once, not for every request and reply
         names = set(self.env) | set(self.start_env)
         changed = sorted(n for n in names if self.env.get(n) != self.start_env.get(n))[:STATE_NAMES_MAX]
         path = self.env.get("PATH", "") if "PATH" in changed else ""
-        return {"cwd": cwd, "changed": changed, "path": path, "digest": state_digest(cwd, changed, path)}
+        state = {"cwd": cwd, "changed": changed, "path": path, "digest": state_digest(cwd, changed, path)}
+        self._state = (cwd, self.env, state)
+        return state
 
     def serve(self) -> None:
         while True:
@@ -341,7 +348,7 @@ class Agent:
             for fd in (out_r, err_r, *held, *([in_w] if stdin is not None else [])):
                 os.close(fd)
             return held_back
-        run = ShellRun(self.shell, token, held)
+        run = ShellRun(self.shell, token, held, saves=mode == "save")
         pump = self.pump(run, {out_r: b"o", err_r: b"e"}, in_w if stdin is not None else None, stdin, req)
         if self.quota is not None:
             self.quota.begin()
@@ -355,12 +362,12 @@ class Agent:
         survivors = self.sweep() if reason != "exited" else []
         run.release()
         pump.close()
-        if reason == "exited":
+        if reason == "exited" and run.saves:
             state = self.shell.take_state()
             if state is not None:
                 self.cwd, self.env = state
-        else:
-            self.shell.take_state()  # the state of a command cut short is not kept
+        else:  # the state of a command cut short is not kept (the loop is swept and starts afresh); one
+            self.shell.take_state(adopt=False)  # that saves none has none (the loop applied none)
         if reason in SHELL_LOST:
             reply = self.finish("killed", None, before, survivors)
             return dict(reply, detail=SHELL_LOST[reason] + AFTER_SHELL_LOST)

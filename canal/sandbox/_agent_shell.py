@@ -5,7 +5,8 @@ each request it forks a subshell, so nothing a command does to its shell (``exit
 traps, ``set -e``, ``exec`` redirections, options, functions, reading stdin) reaches the loop.
 The subshell saves its working directory and exported variables on exit when they changed (unless the
 agent found that the command cannot change them: ``_agent_stateless``); the loop applies them, so they
-persist like a terminal. Shell-local variables, aliases, functions (exported
+persist like a terminal. Only a command run to save (``save``) has its state file applied, by the loop
+and by the agent alike: one a stateless command planted is ignored by both, so they never disagree. Shell-local variables, aliases, functions (exported
 ones too) and options do not persist: a later command never runs an alias or function an earlier one
 defined. The loop itself starts without BASH_ENV, ENV, SHELLOPTS and BASHOPTS, so nothing sources code
 into it; an exported execution-relevant variable reaches later commands, and the agent reports it with
@@ -154,7 +155,7 @@ while IFS= read -r __canal_seq; do
   ( unset __canal_seq; set --; __canal_prep; __canal_run ) \
     < "${__canal_req[0]-/dev/null}" > "${__canal_req[1]-/dev/null}" 2> "${__canal_req[2]-/dev/null}"
   __canal_status=$?
-  __canal_apply
+  [[ ${__canal_req[5]-} != save ]] || __canal_apply
   printf '%s %s\n' "$__canal_seq" "$__canal_status"
 done
 """
@@ -164,9 +165,13 @@ def write_private(path: str, data: bytes) -> None:
     """Replace ``path`` with ``data`` (0600), never writing through a link a command put there."""
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
 
 
 def run_mode(command: str, env: dict[str, str], workdir: str, names: frozenset[str] | None,
@@ -241,10 +246,15 @@ class Shell:
         os.write(self.proc.stdin.fileno(), f"{token}\n".encode())
         return token
 
-    def take_state(self) -> tuple[str, dict[str, str]] | None:
-        """The working directory and exports the last command left, or None when it saved none."""
+    def take_state(self, *, adopt: bool = True) -> tuple[str, dict[str, str]] | None:
+        """The working directory and exports the last command left, or None when it saved none. Without
+        ``adopt`` (a command run not to save its state: the loop did not apply the file either) a state
+        file the command may have planted is only removed."""
         path = os.path.join(self.dir, "state")
         try:
+            if not adopt:
+                os.unlink(path)
+                return None
             with open(path, "rb") as fh:
                 raw = fh.read()
             os.unlink(path)
@@ -293,9 +303,10 @@ class Shell:
 class ShellRun:
     """One command in the shell, as the pump's ``Child``: done when the shell reports its status."""
 
-    def __init__(self, shell: Shell, token: str, held: list[int]) -> None:
+    def __init__(self, shell: Shell, token: str, held: list[int], *, saves: bool = True) -> None:
         self.shell = shell
         self.token = token
+        self.saves = saves  # run to save its state (``save``): only then is a state file taken
         self.held = held  # our copies of the command's pipe ends: closed once it is done
         self.buf = b""
         self.status: int | None = None

@@ -206,3 +206,20 @@ def test_the_gate_runs_before_the_command_starts_and_can_stop_it(docker_backend:
     assert interrupted.reason is EndReason.INTERRUPTED
     assert out(docker_backend, box, "ls /tmp/cancelled 2>/dev/null; echo end") == b"end\n"
     assert_state_kept(docker_backend, box)
+
+
+def test_a_state_file_planted_by_a_command_that_saves_none_is_taken_by_no_one(
+        docker_backend: DockerBackend, box: str) -> None:
+    """Only a command run to save its state has its state file read: a stateless one (in a subshell or in
+    the loop itself) that plants one changes neither the session's shell nor what the host is told, so
+    the two never disagree (the policy decides with the host's view, the git guard's overrides are
+    dropped by the agent's)."""
+    out(docker_backend, box, r"mkdir -p /tmp/x && printf '/\0INJECTED=1\0PATH=/nowhere\0=\0' > /tmp/x/state")
+    for plant in ("cp /tmp/x/state /tmp/.canal-shell-*/",  # in the loop itself
+                  "cp /tmp/x/state /tmp/.canal-shell-*/ 2>/dev/null"):  # in a subshell
+        assert docker_backend.exec(box, plant).exit_code == 0
+        state = docker_backend.session_state(box)
+        assert state is not None
+        assert (state.cwd, "INJECTED" in state.changed) == ("/tmp", False)
+        assert out(docker_backend, box, 'echo "[${INJECTED-}] $PWD $PATH"').startswith(b"[] /tmp /usr")
+        assert_state_kept(docker_backend, box)
