@@ -151,13 +151,32 @@ def cgroup_counter(paths: tuple[str, ...], key: str) -> int:
     if path is None:
         return 0
     try:
-        for line in read_small(path, 8192).decode().splitlines():
+        for line in _read_kept(path).decode().splitlines():
             name, _, value = line.partition(" ")
             if name == key:
                 return int(value)
     except (OSError, ValueError):
         pass
     return 0
+
+
+_kept_fds: dict[str, int] = {}
+
+
+def _read_kept(path: str) -> bytes:
+    """A cgroup file read from offset 0 of a descriptor kept open (an open costs more than the read, and
+    these are read twice per command); opened again once if the kept one fails."""
+    for _ in range(2):
+        fd = _kept_fds.get(path)
+        if fd is None:
+            fd = _kept_fds[path] = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            return os.pread(fd, 8192, 0)
+        except OSError:
+            del _kept_fds[path]
+            with contextlib.suppress(OSError):
+                os.close(fd)
+    return read_small(path, 8192)
 
 
 _nproc_hits = [0]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -41,3 +42,19 @@ def test_without_a_pids_cgroup_a_heartbeat_at_the_limit_is_a_hit(monkeypatch: py
     monkeypatch.setattr(_agent_procs, "task_count", lambda: 74)
     beat()
     assert pressure(look=False)[1] == start + 1  # under three quarters: not a hit
+
+
+def test_a_cgroup_counter_is_read_afresh_through_one_kept_descriptor(tmp_path: Path) -> None:
+    from canal.sandbox import _agent_procs
+
+    events = tmp_path / "pids.events"
+    events.write_text("max 1\n")
+    paths = (str(tmp_path / "v1-missing"), str(events))
+    assert _agent_procs.cgroup_counter(paths, "max") == 1
+    kept = _agent_procs._kept_fds[str(events)]
+    with events.open("r+") as fh:  # the kernel rewrites the counter in place
+        fh.write("max 7\n")
+    assert _agent_procs.cgroup_counter(paths, "max") == 7
+    assert _agent_procs._kept_fds[str(events)] == kept
+    os.close(kept)  # a descriptor gone bad is opened again
+    assert _agent_procs.cgroup_counter(paths, "max") == 7

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 
 from canal.sandbox.fake import FakeBackend
 from canal.sandbox.result import SessionState
@@ -57,3 +58,21 @@ def test_a_run_request_with_the_same_variables_as_the_last_sends_them_once() -> 
         agent.take_env(req)
         assert req.get("env") == env or (env is None and req.get("env") is None)
     assert same == [False, True, False, True, False, False, False, False, False, False]
+
+
+def test_the_agents_state_is_computed_again_only_when_the_folder_or_variables_change(tmp_path: Path) -> None:
+    from canal.sandbox._agent import Agent, state_digest
+
+    agent = Agent(init=False)
+    agent.cwd = str(tmp_path)
+    first = agent.state()
+    assert agent.state() is first
+    agent.env = {**agent.env, "NEW": "1"}  # what a command that exported NEW leaves (a new dict)
+    second = agent.state()
+    assert "NEW" in second["changed"]
+    assert second["digest"] == state_digest(str(tmp_path), second["changed"], second["path"])
+    (tmp_path / "sub").mkdir()
+    agent.cwd = str(tmp_path / "sub")
+    assert agent.state()["cwd"] == str(tmp_path / "sub")
+    (tmp_path / "sub").rmdir()
+    assert agent.state()["cwd"] == "/"  # the folder went
