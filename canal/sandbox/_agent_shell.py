@@ -6,7 +6,8 @@ traps, ``set -e``, ``exec`` redirections, options, functions, reading stdin) rea
 The subshell saves its working directory and exported variables on exit when they changed (unless the
 agent found that the command cannot change them: ``_agent_stateless``); the loop applies them, so they
 persist like a terminal. Only a command run to save (``save``) has its state file applied, by the loop
-and by the agent alike: one a stateless command planted is ignored by both, so they never disagree. Shell-local variables, aliases, functions (exported
+and by the agent alike: one a stateless command planted is ignored by both, so they never disagree.
+Shell-local variables, aliases, functions (exported
 ones too) and options do not persist: a later command never runs an alias or function an earlier one
 defined. The loop itself starts without BASH_ENV, ENV, SHELLOPTS and BASHOPTS, so nothing sources code
 into it; an exported execution-relevant variable reaches later commands, and the agent reports it with
