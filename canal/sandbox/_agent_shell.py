@@ -122,6 +122,7 @@ __canal_apply() {
   local -a __canal_st __canal_cur
   local -A __canal_keep=()
   local __canal_kv __canal_n
+  : >| "$__canal_dir/applied"
   [[ -f $__canal_dir/state ]] || return 0
   mapfile -d '' -t __canal_st < "$__canal_dir/state"
   (( ${#__canal_st[@]} >= 2 )) && [[ ${__canal_st[-1]} == = ]] || return 0
@@ -136,8 +137,10 @@ __canal_apply() {
   for __canal_n in "${__canal_cur[@]}"; do
     [[ -n ${__canal_keep[$__canal_n]-} ]] || unset -v "$__canal_n" 2>/dev/null
   done
-  CDPATH= cd -- "${__canal_st[0]}" 2>/dev/null
-  __canal_last=("${__canal_st[@]}")
+  CDPATH= cd -- "${__canal_st[0]}" 2>/dev/null || CDPATH= cd /
+  __canal_records "$PWD"
+  __canal_last=("${__canal_rec[@]}")
+  printf '%s\0' "${__canal_rec[@]}" = >| "$__canal_dir/applied"
 }
 __canal_records "$PWD"
 __canal_last=("${__canal_rec[@]}")
@@ -248,10 +251,14 @@ class Shell:
         return token
 
     def take_state(self, *, adopt: bool = True) -> tuple[str, dict[str, str]] | None:
-        """The working directory and exports the last command left, or None when it saved none. Without
-        ``adopt`` (a command run not to save its state: the loop did not apply the file either) a state
-        file the command may have planted is only removed."""
-        path = os.path.join(self.dir, "state")
+        """The working directory and exports the loop has after the last command, or None when it changed
+        nothing. They are what the loop wrote after applying the command's state (``applied``): its own
+        folder and variables, whatever the command's file said (a folder it could not enter, names bash
+        would not export). Without ``adopt`` (a command run not to save its state: the loop applied
+        nothing) files the command may have planted are only removed."""
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(self.dir, "state"))
+        path = os.path.join(self.dir, "applied")
         try:
             if not adopt:
                 os.unlink(path)

@@ -223,3 +223,21 @@ def test_a_state_file_planted_by_a_command_that_saves_none_is_taken_by_no_one(
         assert (state.cwd, "INJECTED" in state.changed) == ("/tmp", False)
         assert out(docker_backend, box, 'echo "[${INJECTED-}] $PWD $PATH"').startswith(b"[] /tmp /usr")
         assert_state_kept(docker_backend, box)
+
+
+def test_a_planted_folder_the_shell_cannot_enter_is_not_what_the_host_is_told(
+        docker_backend: DockerBackend, box: str) -> None:
+    """A command that replaces Canal's EXIT trap and writes its own state naming a folder the shell
+    cannot enter: the loop goes to / (as when its folder was removed), and the host is told where the
+    loop is, not the planted folder. The same for a folder removed by the command that entered it."""
+    plant = (r"mkdir -p /tmp/locked && chmod 0 /tmp/locked; trap - EXIT; "
+             r"for d in /tmp/.canal-shell-*; do printf '/tmp/locked\0KEPT=yes\0=\0' > $d/state; done")
+    docker_backend.exec(box, plant)
+    state = docker_backend.session_state(box)
+    assert state is not None
+    assert out(docker_backend, box, 'echo "$PWD"') == f"{state.cwd}\n".encode()
+    assert state.cwd == "/"
+    docker_backend.exec(box, "mkdir -p /tmp/gone && cd /tmp/gone && rmdir /tmp/gone")
+    state = docker_backend.session_state(box)
+    assert state is not None
+    assert out(docker_backend, box, 'echo "$PWD"') == f"{state.cwd}\n".encode()
