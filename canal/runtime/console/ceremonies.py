@@ -82,6 +82,17 @@ def _issue(console: Console, session: Session, challenge: Challenge) -> None:
     console.sessions.remember(session, bytes_to_base64url(challenge.value), challenge)
 
 
+def _sign_options(console: Console, session: Session, approver: ApproverSpec, purpose: Purpose,
+                  message: bytes, **fields: str) -> Response:
+    """The options of a passkey assertion over ``message`` (its SHA-256 is the challenge), remembered for
+    this session with ``fields``; the page shows the message that is signed."""
+    value = challenge_for(message)
+    _issue(console, session, Challenge(purpose, value, approver.name, console.sessions.clock(),
+                                       message=message, **fields))
+    return JSONResponse({"publicKey": authentication_options(approver.passkeys, value),
+                         "message": message.decode()})
+
+
 class Ceremonies:
     def __init__(self, console: Console) -> None:
         self.console = console
@@ -161,11 +172,8 @@ class Ceremonies:
         except ApprovalError as exc:
             service.refused(exc, token=token, decision=decision, method="passkey", approver=name)
             raise
-        value = challenge_for(message)
-        _issue(self.console, session, Challenge("decide", value, name, self.clock(), token=token,
-                                                decision=decision, reason=reason, message=message))
-        return JSONResponse({"publicKey": authentication_options(approver.passkeys, value),
-                             "message": message.decode()})
+        return _sign_options(self.console, session, approver, "decide", message, token=token,
+                             decision=decision, reason=reason)
 
     async def decide_verify(self, request: Request) -> Response:
         session, body = await self.console.posted(request, logged_in=True)

@@ -17,10 +17,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from canal.runtime.approvals import ApprovalError, Approver
-from canal.runtime.approvals.passkey import authentication_options, challenge_for
 from canal.runtime.console.app import Console, guarded
-from canal.runtime.console.ceremonies import Ceremonies, _approver, _credential, _issue, _take
-from canal.runtime.console.sessions import Challenge, Session
+from canal.runtime.console.ceremonies import Ceremonies, _approver, _credential, _sign_options, _take
+from canal.runtime.console.sessions import Session
 from canal.runtime.services import Services
 
 SIGN_WITHIN_S = 300
@@ -50,11 +49,7 @@ class SettingsCeremony:
             raise
         expires = int(time.time()) + SIGN_WITHIN_S
         message = services.trust.message(digest, expires)
-        value = challenge_for(message)
-        _issue(self.console, session, Challenge("config", value, approver.name, self.console.sessions.clock(),
-                                                token=digest, message=message))
-        return JSONResponse({"publicKey": authentication_options(approver.passkeys, value),
-                             "message": message.decode()})
+        return _sign_options(self.console, session, approver, "config", message, token=digest)
 
     async def verify(self, request: Request) -> Response:
         session, body = await self.console.posted(request, logged_in=True)
