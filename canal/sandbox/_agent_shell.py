@@ -43,7 +43,7 @@ import tempfile
 import termios
 
 from canal.sandbox._agent_procs import live_pids, proc_stat, raise_oom_score
-from canal.sandbox._agent_stateless import BASH_NAMES, inline, stateless
+from canal.sandbox._agent_stateless import BASH_NAMES, mode
 
 # Variables a starting bash acts on by itself (BASH_ENV is sourced, SHELLOPTS sets options): the long-lived
 # loop never starts with them, so nothing a command exported can define functions or options in it.
@@ -183,11 +183,7 @@ def run_mode(command: str, env: dict[str, str], workdir: str, names: frozenset[s
     """How the loop runs ``command``: ``save`` (in a subshell that saves the state it leaves), ``""`` (in
     a subshell, nothing to save: ``stateless``) or ``inline`` (in the loop: ``inline``, with no variable
     or folder of its own, in a folder that still exists, once the loop's ``names`` are known)."""
-    if not stateless(command):
-        return "save"
-    if names is not None and not env and not workdir and cwd_ok and inline(command, names):
-        return "inline"
-    return ""
+    return mode(command, names if not env and not workdir and cwd_ok else None)
 
 
 class Shell:

@@ -55,16 +55,13 @@ def _tokens(command: str) -> list[tuple[str, str]] | None:
     return found
 
 
-def words(command: str) -> list[str] | None:
-    """The command's words with quotes removed, or None for anything outside the plain subset."""
-    tokens = _tokens(command)
-    return None if tokens is None else [text for kind, text in tokens if kind == "word"]
+def _stateless(tokens: list[tuple[str, str]] | None) -> bool:
+    return tokens is not None and not any(kind == "word" and text in STATEFUL for kind, text in tokens)
 
 
 def stateless(command: str) -> bool:
     """True only when running ``command`` cannot change its shell's working directory or variables."""
-    found = words(command)
-    return found is not None and not any(word in STATEFUL for word in found)
+    return _stateless(_tokens(command))
 
 
 # Builtins that only print or test: they may run in the session's loop itself (``inline``).
@@ -94,7 +91,21 @@ def inline(command: str, names: frozenset[str]) -> bool:
     builtin ever runs in the loop's process.
     """
     tokens = _tokens(command)
-    if tokens is None or not stateless(command):
+    return _stateless(tokens) and _inline(tokens, names)
+
+
+def mode(command: str, names: frozenset[str] | None) -> str:
+    """``save`` unless ``command`` is stateless; then ``inline`` when it may run in the loop (and
+    ``names`` are given: None when something else rules the loop out), else ``""``. One tokenizing."""
+    tokens = _tokens(command)
+    if not _stateless(tokens):
+        return "save"
+    return "inline" if names is not None and _inline(tokens, names) else ""
+
+
+def _inline(tokens: list[tuple[str, str]] | None, names: frozenset[str]) -> bool:
+    """The joins and command names of a stateless command's tokens (``inline``)."""
+    if tokens is None:
         return False
     first = True
     for kind, text in tokens:
