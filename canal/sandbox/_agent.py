@@ -43,6 +43,8 @@ from canal.sandbox._agent_procs import (
 )
 from canal.sandbox._agent_pump import Input, Pump, write_frame
 from canal.sandbox._agent_quota import Quota
+from canal.sandbox._agent_seccomp import FilterRefused
+from canal.sandbox._agent_seccomp import install as refuse_privileged_files
 from canal.sandbox._agent_shell import Shell, ShellRun, needed_overrides, run_mode
 
 SHELL_LOST = {
@@ -380,6 +382,12 @@ class Agent:
 
 def main() -> None:
     mode = sys.argv[-1] if len(sys.argv) > 1 else "serve"
+    try:  # first of all: nothing this agent starts may make a setuid or setgid file
+        refuse_privileged_files()
+    except FilterRefused as exc:
+        sys.stderr.write(f"canal-agent: refusing to serve: the kernel did not take Canal's seccomp filter "
+                         f"({exc})\n")
+        sys.exit(71)
     with contextlib.suppress(OSError), open("/proc/self/comm", "w") as fh:
         fh.write("canal-agent")  # what ps -e, top and pgrep show
     if mode == "sweep":  # after a broken session: everything but the background agent's tree

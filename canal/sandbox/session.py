@@ -42,8 +42,8 @@ from canal.sandbox.protocol import (
 from canal.sandbox.result import SessionState
 from canal.sandbox.spool import Spool
 
-AGENT_MODULES = ("_agent_procs", "_agent_pump", "_agent_quota", "_agent_stateless", "_agent_shell",
-                 "_agent_tree", "_agent_runner", "_agent_bg", "_agent")
+AGENT_MODULES = ("_agent_seccomp", "_agent_procs", "_agent_pump", "_agent_quota", "_agent_stateless",
+                 "_agent_shell", "_agent_tree", "_agent_runner", "_agent_bg", "_agent")
 
 
 def agent_source() -> str:

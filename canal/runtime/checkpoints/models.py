@@ -94,6 +94,7 @@ class UndoResult(_Model):
     before_undo: str  # the checkpoint taken first: `canal undo <it>` reverts this undo
     changes: list[Change]
     left_alone: list[NotCovered] = Field(default_factory=list)  # not covered, so not touched
+    stripped: list[str] = Field(default_factory=list)  # restored without their setuid/setgid bits
 
 
 class DiffResult(_Model):

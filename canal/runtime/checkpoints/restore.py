@@ -1,5 +1,10 @@
 """Putting the workspace back to a checkpoint: bytes, modes, symlinks, times (and owners as root).
 
+Never setuid or setgid bits: a restore (or a fork's apply, or a copy fork) writes files as Canal's own
+user, often root, so putting a recorded S_ISUID back would make a privileged file on the host that the
+sandbox itself is refused (canal/sandbox/_agent_seccomp.py). The paths whose bits were dropped are
+returned, and every result that restores says so.
+
 Every object needed is checked against its hash before anything in the workspace is touched. The
 workspace is written through folder descriptors reached from its root without following symlinks,
 so a folder swapped for a link (the sandbox writes this tree) stops the restore instead of leading
@@ -14,6 +19,7 @@ import os
 import stat
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 from canal.runtime.checkpoints.compare import changes
 from canal.runtime.checkpoints.models import Change, NotCovered
@@ -23,10 +29,21 @@ from canal.runtime.files.errors import SymlinkEscape
 
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 _CHUNK = 1024 * 1024
+PRIVILEGE_BITS = stat.S_ISUID | stat.S_ISGID
+
+
+class Restored(NamedTuple):
+    changes: list[Change]
+    left: list[NotCovered]  # not touched: folders holding paths no checkpoint covers
+    stripped: list[str]  # written without the setuid/setgid bits their entry recorded
+
+
+def unprivileged(mode: int) -> int:
+    return mode & ~PRIVILEGE_BITS
 
 
 def restore(root: Path, target: Mapping[str, Entry], current: Mapping[str, Entry],
-            objects: ObjectStore, *, paths: set[str] | None = None) -> tuple[list[Change], list[NotCovered]]:
+            objects: ObjectStore, *, paths: set[str] | None = None) -> Restored:
     """Make the covered workspace equal ``target``; ``paths`` limits it to those paths (and parents)."""
     found = [c for c in changes(current, target) if paths is None or c.path in paths]
     for c in found:  # check first: nothing is written from a store that fails
@@ -45,7 +62,7 @@ def restore(root: Path, target: Mapping[str, Entry], current: Mapping[str, Entry
             left.append(NotCovered(path=path + "/", reason="holds paths no checkpoint covers; left in place"))
     for path in sorted((p for p in made if target[p][0] == "d"), key=_depth, reverse=True):
         writer.dir_meta(path, target[path])
-    return found, left
+    return Restored(found, left, sorted(writer.stripped))
 
 
 def _type_changed(current: Mapping[str, Entry], target: Mapping[str, Entry], path: str) -> bool:
@@ -62,6 +79,12 @@ class _Writer:
         self.root = root
         self.objects = objects
         self.as_root = os.geteuid() == 0
+        self.stripped: set[str] = set()
+
+    def mode(self, path: str, entry: Entry) -> int:
+        if entry[1] & PRIVILEGE_BITS:
+            self.stripped.add(path)
+        return unprivileged(entry[1])
 
     @contextlib.contextmanager
     def parent(self, path: str) -> Iterator[tuple[int, str]]:
@@ -110,7 +133,7 @@ class _Writer:
                 if done:
                     self._link_meta(fd, name, entry)
                 return done
-            return self._replace(fd, name, lambda tmp: self._write(fd, tmp, entry))
+            return self._replace(fd, name, lambda tmp: self._write(fd, tmp, entry, self.mode(path, entry)))
 
     def _mkdir(self, fd: int, name: str) -> bool:
         try:
@@ -129,7 +152,7 @@ class _Writer:
             try:
                 if self.as_root:
                     os.fchown(dfd, entry[4], entry[5])
-                os.fchmod(dfd, entry[1])
+                os.fchmod(dfd, self.mode(path, entry))
             finally:
                 os.close(dfd)
 
@@ -158,7 +181,7 @@ class _Writer:
         os.rename(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
         return True
 
-    def _write(self, fd: int, tmp: str, entry: Entry) -> None:
+    def _write(self, fd: int, tmp: str, entry: Entry, mode: int) -> None:
         src = os.open(self.objects.path(entry[6]), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         try:
             out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
@@ -170,7 +193,7 @@ class _Writer:
                         view = view[os.write(out, view):]
                 if self.as_root:
                     os.fchown(out, entry[4], entry[5])
-                os.fchmod(out, entry[1])
+                os.fchmod(out, mode)
                 os.utime(out, ns=(entry[3], entry[3]))
             finally:
                 os.close(out)

@@ -305,11 +305,12 @@ class CheckpointStore:
             # no pruning until the restore is done: it could take the target's files away
             before = self._take("undo", f"undo {target_cp.id}", actor, prune=False)
             current = self.manifest(before)
-            found, left = restore(self.workspace, target, current, self.objects)
+            found, left, stripped = restore(self.workspace, target, current, self.objects)
             self.forget_cache()  # the workspace changed under the cache: rescan
             if retention.due(self):
                 retention.prune(self, before.seq)
-        return UndoResult(restored_to=target_cp.id, before_undo=before.id, changes=found, left_alone=left)
+        return UndoResult(restored_to=target_cp.id, before_undo=before.id, changes=found, left_alone=left,
+                          stripped=stripped)
 
     # -- retention ------------------------------------------------------------------------------
     def prune(self) -> builtins.list[str]:

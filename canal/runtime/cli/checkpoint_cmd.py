@@ -99,11 +99,15 @@ def undo_cmd(app: App, checkpoint: str | None, as_json: bool) -> None:
     click.echo(_undo_text(result))
 
 
+STRIPPED = "restored without its setuid/setgid bits (Canal never writes a privileged file)"
+
+
 def _undo_text(result: UndoResult) -> str:
     lines = [f"{c.kind:<9} {c.path}" for c in result.changes]
     lines.append(f"restored {len(result.changes)} path(s) to {result.restored_to} | "
                  f"revert this undo: canal undo {result.before_undo}")
     lines.extend(f"left alone: {n.path} ({n.reason})" for n in result.left_alone)
+    lines.extend(f"{STRIPPED}: {path}" for path in result.stripped)
     return "\n".join(lines)
 
 

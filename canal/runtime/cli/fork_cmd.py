@@ -88,6 +88,8 @@ def apply_cmd(app: App, name: str, paths: tuple[str, ...], confirm: str | None, 
                f"canal undo {result.checkpoint}")
     for item in result.left_alone:
         click.echo(f"left alone: {item.path} ({item.reason})")
+    for path in result.stripped:
+        click.echo(f"applied without its setuid/setgid bits (Canal never writes a privileged file): {path}")
 
 
 @click.command("discard")

@@ -45,3 +45,4 @@ class ApplyResult(_Model):
     applied: list[Change]
     checkpoint: str  # taken first: `canal undo <it>` reverts the apply
     left_alone: list[NotCovered] = Field(default_factory=list)
+    stripped: list[str] = Field(default_factory=list)  # written without their setuid/setgid bits

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from canal.runtime.checkpoints.objects import ObjectStore
+from canal.runtime.checkpoints.restore import unprivileged
 from canal.runtime.checkpoints.scan import Entry, Key
 from canal.runtime.forks.errors import ForkUnsupported
 
@@ -82,7 +83,7 @@ def _make(top: int, root: str, store: str, old: Mapping[str, Entry], new: Mappin
             if was is None or was[0] != "d":
                 os.mkdir(path, dir_fd=top)
             os.chown(path, uid, gid, dir_fd=top)
-            os.chmod(path, mode, dir_fd=top)
+            os.chmod(path, unprivileged(mode), dir_fd=top)
         elif kind == "l":
             os.symlink(ref, path, dir_fd=top)
             os.chown(path, uid, gid, dir_fd=top, follow_symlinks=False)

@@ -192,10 +192,11 @@ class ForkStore:
                 target[change.path] = now[change.path]
             else:
                 target.pop(change.path, None)
-        applied, left = restore(self.checkpoints.workspace, target, real, self.checkpoints.objects,
-                                paths={c.path for c in chosen})
+        applied, left, stripped = restore(self.checkpoints.workspace, target, real, self.checkpoints.objects,
+                                          paths={c.path for c in chosen})
         self.checkpoints.forget_cache()
-        return ApplyResult(fork=fork.name, applied=applied, checkpoint=checkpoint.id, left_alone=left)
+        return ApplyResult(fork=fork.name, applied=applied, checkpoint=checkpoint.id, left_alone=left,
+                           stripped=stripped)
 
     # -- plumbing -------------------------------------------------------------------------------
     def _load(self, _: str, entry: Entry) -> bytes:

@@ -47,6 +47,8 @@ class Reversible:
                           f"restored {len(result.changes)} path(s) to {result.restored_to} | revert this "
                           f'undo: undo {{"checkpoint": "{result.before_undo}"}}'])
         text += "".join(f"\nleft alone: {n.path} ({n.reason})" for n in result.left_alone)
+        text += "".join(f"\nrestored without its setuid/setgid bits (Canal never writes a privileged file): "
+                        f"{path}" for path in result.stripped)
         return Reply(text, result.model_dump(mode="json"))
 
     def fork(self, args: s.ForkArgs) -> Reply:
@@ -77,6 +79,8 @@ class Reversible:
         text = "\n".join([*_lines(result.applied),
                           f"applied {len(result.applied)} change(s) | undo the apply: "
                           f'undo {{"checkpoint": "{result.checkpoint}"}}'])
+        text += "".join(f"\napplied without its setuid/setgid bits (Canal never writes a privileged file): "
+                        f"{path}" for path in result.stripped)
         return Reply(text, result.model_dump(mode="json"))
 
     def discard(self, args: s.ForkNameArgs) -> Reply:

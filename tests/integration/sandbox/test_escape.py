@@ -170,6 +170,84 @@ def test_no_privileged_operation_reaches_the_host_even_as_uid_0(docker_backend: 
         op.host(host_workspace / name, int(user.split(":")[0]))
 
 
+# Issue 36, finding 1: a file's owner may set setuid and setgid bits without any capability, so uid 0
+# with none (a root-owned project) could leave a root setuid binary on the host. The agent's seccomp
+# filter (canal/sandbox/_agent_seccomp.py) refuses every way of asking for those bits; each case is
+# another way ($F: this case's file or folder in the workspace).
+PRIVILEGED_FILES = {
+    "chmod-4755": "cp /bin/bash /workspace/$F && chmod 4755 /workspace/$F",
+    "chmod-symbolic": "touch /workspace/$F && chmod u+s,g+s /workspace/$F",
+    "chmod-setgid-folder": "mkdir /workspace/$F && chmod g+s /workspace/$F",
+    "install-mode": "install -m 6755 /bin/true /workspace/$F",
+    "open-creat": ("python3 -c 'import os,sys; os.open(sys.argv[1], os.O_CREAT|os.O_WRONLY, 0o4755)' "
+                   "/workspace/$F"),
+    "mknod-regular": ("python3 -c 'import os,stat,sys; os.mknod(sys.argv[1], stat.S_IFREG|0o2755)' "
+                      "/workspace/$F"),
+    "fchmod": ("python3 -c 'import os,sys; fd=os.open(sys.argv[1], os.O_CREAT|os.O_WRONLY, 0o755); "
+               "os.fchmod(fd, 0o4755)' /workspace/$F"),
+    "raw-fchmodat2": ("touch /workspace/$F && python3 -c 'import ctypes,os,sys; libc=ctypes.CDLL(None, "
+                      "use_errno=True); r=libc.syscall(452, -100, sys.argv[1].encode(), 0o4755, 0); "
+                      "sys.exit(os.strerror(ctypes.get_errno()) if r else 0)' /workspace/$F"),
+    "tar-preserve": ("python3 -c 'import io,sys,tarfile; t=tarfile.open(\"/tmp/t.tar\",\"w\"); "
+                     "i=tarfile.TarInfo(sys.argv[1]); i.mode=0o4755; t.addfile(i, io.BytesIO()); t.close()' "
+                     "$F && tar -xpf /tmp/t.tar -C /workspace"),
+}
+
+
+# gVisor's 2022 kernel answers coreutils' statx with EINVAL: the mode is read with Python's stat
+STAT_MODE = "import os,sys; print(os.lstat(sys.argv[1]).st_mode if os.path.lexists(sys.argv[1]) else 0)"
+
+
+def _privilege_bits(root: Path) -> list[str]:
+    found = [root, *root.rglob("*")] if root.exists() else []
+    return [f"{p}: {oct(p.lstat().st_mode)}" for p in found if p.lstat().st_mode & 0o6000]
+
+
+@pytest.mark.parametrize("command", PRIVILEGED_FILES.values(), ids=PRIVILEGED_FILES.keys())
+def test_no_setuid_or_setgid_file_reaches_the_host(docker_backend: DockerBackend, box: str,
+                                                   host_workspace: Path, command: str) -> None:
+    name = f"suid-{uuid.uuid4().hex[:8]}"
+    result = docker_backend.exec(box, command, env={"F": name}, timeout_s=30)
+    said = result.stdout.read_bytes() + result.stderr.read_bytes()
+    assert result.exit_code != 0, said
+    assert re.search(rb"not permitted", said, re.IGNORECASE), said
+    assert _privilege_bits(host_workspace / name) == []
+    inside = docker_backend.exec(box, ["python3", "-c", STAT_MODE, f"/workspace/{name}"]).stdout.read_bytes()
+    assert int(inside or b"0") & 0o6000 == 0, inside  # as the sandbox sees it too (0: nothing was made)
+
+
+def test_a_copy_of_an_image_setuid_binary_keeps_no_bit(docker_backend: DockerBackend, box: str,
+                                                       host_workspace: Path) -> None:
+    """``cp -p`` as uid 0 asks for the bit and is refused; as another user cp drops it itself."""
+    name = f"cp-{uuid.uuid4().hex[:8]}"
+    result = docker_backend.exec(box, "cp -p /usr/bin/passwd /workspace/$F", env={"F": name}, timeout_s=30)
+    assert (host_workspace / name).is_file(), result.stderr.read_bytes()
+    assert _privilege_bits(host_workspace / name) == []
+
+
+def test_ordinary_modes_and_the_sticky_bit_still_work(docker_backend: DockerBackend, box: str,
+                                                      host_workspace: Path) -> None:
+    name = f"modes-{uuid.uuid4().hex[:8]}"
+    script = ("mkdir /workspace/$F && touch /workspace/$F/a && chmod 0750 /workspace/$F/a && "
+              "chmod 1777 /workspace/$F && python3 -c 'import os,sys; os.close(os.open(sys.argv[1], "
+              "os.O_CREAT|os.O_WRONLY, 0o640))' /workspace/$F/b")
+    result = docker_backend.exec(box, script, env={"F": name}, timeout_s=30)
+    assert result.exit_code == 0, result.stderr.read_bytes()
+    assert (host_workspace / name / "a").stat().st_mode & 0o7777 == 0o750
+    assert (host_workspace / name).stat().st_mode & 0o7777 == 0o1777
+
+
+def test_every_process_inherits_the_filter(docker_backend: DockerBackend, box: str) -> None:
+    """A background-style detached child and a fresh bash are still under it (filters are irrevocable)."""
+    nested = ("setsid -w bash -c 'touch /tmp/x-$$ && chmod 4755 /tmp/x-$$ 2>&1; "
+              f"python3 -c \"{STAT_MODE}\" /tmp/x-$$'")
+    out = docker_backend.exec(box, nested, timeout_s=30).stdout.read_bytes()
+    assert b"not permitted" in out
+    modes = re.findall(rb"^([0-9]+)$", out, re.MULTILINE)
+    assert modes, out
+    assert int(modes[0]) & 0o6000 == 0, out
+
+
 def test_no_host_environment_and_no_canal_state(docker_backend: DockerBackend, box: str,
                                                 state_dir: Path, sandbox_image: str) -> None:
     env = docker_backend.exec(box, ["env"]).stdout.read_bytes()
