@@ -36,8 +36,12 @@ def project_key(project_dir: Path) -> str:
     return f"{resolved.name or 'root'}-{digest}"
 
 
+def state_path_for(project_dir: Path) -> Path:
+    """Where the project's host-side state folder is (nothing is created)."""
+    override = os.environ.get("CANAL_STATE_DIR")
+    return Path(override) if override else data_root() / "projects" / project_key(project_dir)
+
+
 def state_dir_for(project_dir: Path) -> Path:
     """The project's host-side state folder (created 0700)."""
-    override = os.environ.get("CANAL_STATE_DIR")
-    base = Path(override) if override else data_root() / "projects" / project_key(project_dir)
-    return private_dir(base)
+    return private_dir(state_path_for(project_dir))

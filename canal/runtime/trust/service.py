@@ -8,6 +8,9 @@ their exact content.
 - Anything else, including a removed ``canal.yaml`` whose defaults are looser than what was approved:
   ``CONFIG_UNAPPROVED`` naming each loosened setting, and nothing runs until a person runs
   ``canal config approve`` (audit record ``config.approve``).
+- A project inside an approved one (``enclosing.py``) is also compared with each enclosing approval,
+  unless a person approved its own content: loosening any of them is ``CONFIG_UNAPPROVED`` too, and
+  the approvers who may approve it are the enclosing project's while it has none of its own.
 """
 
 from __future__ import annotations
@@ -24,9 +27,11 @@ from canal.runtime.approvals.identities import STRONG_METHODS, ApprovalsSettings
 from canal.runtime.approvals.model import Approver
 from canal.runtime.approvals.sshsig import approval_message
 from canal.runtime.config import CanalConfig
+from canal.runtime.paths import state_path_for
 from canal.runtime.ports import AuditSink
 from canal.runtime.project import CONFIG_NAME
 from canal.runtime.trust.compare import Change, compare
+from canal.runtime.trust.enclosing import Enclosing, enclosing_approvals
 from canal.runtime.trust.errors import ConfigUnapproved
 from canal.runtime.trust.snapshot import Snapshot, defaults_snapshot, take_snapshot
 from canal.runtime.trust.store import TrustRecord, TrustStore
@@ -41,6 +46,7 @@ class TrustStatus:
     snapshot: Snapshot
     record: TrustRecord | None
     changes: list[Change] = field(default_factory=list)
+    enclosing: Path | None = None  # the enclosing project whose approval these settings loosen
 
     @property
     def loosened(self) -> list[Change]:
@@ -51,20 +57,32 @@ class TrustStatus:
                 "approved_digest": self.record.digest if self.record else None,
                 "approved_by": self.record.approved_by if self.record else None,
                 "approved_how": self.record.how if self.record else None,
-                "changes": [c.to_json() for c in self.changes]}
+                "changes": [c.to_json() for c in self.changes],
+                "enclosing": str(self.enclosing) if self.enclosing else None}
 
 
 class TrustedConfig:
     def __init__(self, project_dir: Path, state_dir: Path, key: bytes, audit: AuditSink | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 state_of: Callable[[Path], Path] = state_path_for) -> None:
         self.project_dir = project_dir.resolve()
         self.store = TrustStore(state_dir, key)
         self.audit = audit
         self._clock = clock
+        self._state_dir = state_dir
+        self._state_of = state_of
+        self._key = key
+
+    def enclosing(self) -> list[Enclosing]:
+        return enclosing_approvals(self.project_dir, self._state_dir, self._state_of, self._key)
 
     def status(self) -> TrustStatus:
         snap = take_snapshot(self.project_dir)
         record = self.store.load(self.project_dir)
+        if not (record is not None and record.digest == snap.digest and record.how != TIGHTENING):
+            bound = self._bound(snap, record)  # a person's approval of this very content stands alone
+            if bound is not None:
+                return bound
         if record is None and not snap.exists:
             return TrustStatus("defaults", snap, None)
         if record is not None and record.digest == snap.digest:
@@ -75,6 +93,14 @@ class TrustedConfig:
                           snap.policy)
         state: State = "unapproved" if any(c.loosens for c in changes) else "tightened"
         return TrustStatus(state, snap, record, changes)
+
+    def _bound(self, snap: Snapshot, record: TrustRecord | None) -> TrustStatus | None:
+        """The status when ``snap`` loosens an enclosing project's approval; None when it loosens none."""
+        for outer in self.enclosing():
+            changes = compare(outer.record.settings, snap.settings, outer.record.policy, snap.policy)
+            if any(c.loosens for c in changes):
+                return TrustStatus("unapproved", snap, record, changes, enclosing=outer.project)
+        return None
 
     def require(self) -> CanalConfig:
         """The configuration that may take effect now; ``CONFIG_UNAPPROVED`` when a person must look."""
@@ -93,10 +119,13 @@ class TrustedConfig:
         """Who may approve a change: the approvers of the settings approved last, never the new content's
         (an agent cannot name itself an approver and approve that). None yet: a person at a terminal
         bootstraps the first ones (docs/approvals.md says what that holds against)."""
-        record = self.store.load(self.project_dir)
-        if record is None:
-            return ApprovalsSettings()
-        return ApprovalsSettings.model_validate(record.settings.get("approvals") or {})
+        records = [self.store.load(self.project_dir), *(o.record for o in self.enclosing())]
+        for record in records:  # its own, else the nearest enclosing project's that names approvers
+            if record is not None:
+                named = ApprovalsSettings.model_validate(record.settings.get("approvals") or {})
+                if named.approvers:
+                    return named
+        return ApprovalsSettings()
 
     def message(self, digest: str, expires: int) -> bytes:
         """The exact text an approver signs with their SSH key to approve the settings ``digest``."""
@@ -143,6 +172,17 @@ def unapproved_error(status: TrustStatus, project_dir: Path) -> ConfigUnapproved
     loosened = status.loosened
     names = ", ".join(c.setting for c in loosened)
     where = project_dir / CONFIG_NAME
+    if status.enclosing is not None:
+        what = (f"{project_dir} is inside the project {status.enclosing}, and its settings "
+                f"({where if status.snapshot.exists else 'the defaults: it has no ' + CONFIG_NAME}) "
+                f"loosen that project's approved settings ({names})")
+        msg = f"{what}. Nothing was run: run Canal in {status.enclosing}, or have a person approve these."
+        return ConfigUnapproved(msg, hint="ask a person to review and approve them, in a terminal",
+                                next=act("config.approve", project=str(project_dir)), details={
+                                    "file": str(where), "enclosing": str(status.enclosing),
+                                    "changes": [c.to_json() for c in status.changes],
+                                    "digest": status.snapshot.digest,
+                                    "approved_digest": status.record.digest if status.record else None})
     if not status.snapshot.exists:
         what = f"{where} was removed, and the defaults are looser than the approved settings ({names})"
     elif status.record is None:
