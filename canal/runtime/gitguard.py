@@ -16,7 +16,8 @@ overrides as ``GIT_CONFIG_COUNT``/``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n`` (g
   no driver costs nothing), and replaces a named external diff by git's own diff;
 - ``GIT_CONFIG_GLOBAL=/dev/null`` (no ``~/.gitconfig``), ``GIT_CONFIG_PARAMETERS`` emptied, and the
   ``GIT_PAGER``, ``GIT_EDITOR``, ``GIT_SEQUENCE_EDITOR``, ``GIT_SSH_COMMAND``,
-  ``GIT_ASKPASS`` variables pinned.
+  ``GIT_ASKPASS`` variables pinned; ``GIT_EXTERNAL_DIFF``, when the session exported it or the request
+  (a tool's or a step's ``env``) sets it, pinned to git's own diff.
 
 An include that leaves the workspace (``~/x``, ``/tmp/x``) cannot be read from the host: the command
 is refused (``GIT_CONFIG_UNSAFE``) until a person removes it. What is not covered (a command that
@@ -69,6 +70,9 @@ PINNED_ENV = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_PARAMETERS": "", "GI
               # no optional lock: git status never refreshes .git/index, a write that a command the
               # policy proved read-only (so not checkpointed) would otherwise make
               "GIT_OPTIONAL_LOCKS": "0"}
+# GIT_EXTERNAL_DIFF beats diff.external and every other setting; pinned only when something would set
+# it (a value of its own would change every diff's headers), to git's own diff
+EXTERNAL_DIFF = "GIT_EXTERNAL_DIFF"
 MAX_OVERRIDES = 4000
 MAX_CONFIG_BYTES = 1024 * 1024
 MAX_FILES = 64
@@ -258,9 +262,10 @@ def overrides(names: Names) -> list[tuple[str, str]]:
 
 
 def guard_env(project_dir: Path | None, workdir: str = "/workspace", starts: Sequence[str] = (),
-              git_dirs: Sequence[str] = ()) -> dict[str, str]:
+              git_dirs: Sequence[str] = (), given: Sequence[str] = ()) -> dict[str, str]:
     """The environment that neutralises git's code-running configuration for one command; ``starts``
-    and ``git_dirs``: where its git commands start and the repositories they name (Decision)."""
+    and ``git_dirs``: where its git commands start and the repositories they name (Decision); ``given``:
+    the names of the variables the command would otherwise get from its session or its request."""
     view = WorkspaceView(project_dir, PurePosixPath(workdir)) if project_dir is not None else None
     names = Names() if view is None else scan(view, starts, git_dirs)
     pairs = overrides(names)
@@ -268,6 +273,8 @@ def guard_env(project_dir: Path | None, workdir: str = "/workspace", starts: Seq
         raise _unsafe(project_dir or Path("."), 1, f"the git configuration names more than "
                       f"{MAX_OVERRIDES} drivers and keys")
     env = dict(PINNED_ENV)
+    if EXTERNAL_DIFF in given:  # git has no value that turns it off: its own diff instead
+        env[EXTERNAL_DIFF] = GIT_DIFF
     env["GIT_CONFIG_COUNT"] = str(len(pairs))
     for i, (key, value) in enumerate(pairs):
         env[f"GIT_CONFIG_KEY_{i}"] = key

@@ -48,6 +48,7 @@ from canal.runtime.services import Services
 from canal.runtime.spooled import drop_spools, release_spools
 from canal.runtime.trash.errors import CannotTrashWorkspace
 from canal.runtime.trash.limits import check_backup_size
+from canal.runtime.typed import as_typed, text_of
 from canal.sandbox.backend import SandboxBackend
 from canal.sandbox.errors import SandboxError
 from canal.sandbox.images import BuildEvent
@@ -73,8 +74,19 @@ class RunRequest:
 
     @property
     def text(self) -> str:
-        """The command as one string: what policy, tokens and the audit log see."""
+        """The command as one string, as it runs."""
         return self.command if isinstance(self.command, str) else shlex.join(self.command)
+
+    @property
+    def decided(self) -> str | Sequence[str]:
+        """What the policy decides: the command as typed with the request's own variables (typed.py)."""
+        return as_typed(self.command, self.env)
+
+    @property
+    def decided_text(self) -> str:
+        """``decided`` as one string: what the policy, confirmation tokens, the approver and the audit
+        log see."""
+        return text_of(self.decided)
 
 MAX_SHOWN_COMMAND = 2000
 
@@ -141,10 +153,10 @@ class Pipeline:
         if decision.action == "confirm":
             if req.confirm is None:
                 return self._ask(req, decision, view, cwd)
-            approval = self.services.approvals.redeem(req.confirm, req.text, req.ref.name, cwd,
+            approval = self.services.approvals.redeem(req.confirm, req.decided_text, req.ref.name, cwd,
                                                       decision.policy_hash)
         # GIT_CONFIG_UNSAFE before anything is changed
-        git_env = self._git_env(req, self.services.config.sandbox.workdir, decision)
+        git_env = self._git_env(req, self.services.config.sandbox.workdir, decision, state)
         info = self.backend.ready(req.ref.container) or ensure_sandbox(self.services, self.backend, req.ref,
                                                                         self.on_build)
         backups = self._backup(decision, req) if approval is not None else []
@@ -152,10 +164,11 @@ class Pipeline:
         checkpoint = self._checkpoint(req, decision, redact)
         started = self.services.audit.append(RunStarted.event, RunStarted(
             sandbox=req.ref.name, container_id=info.id, image_digest=info.image_digest or info.image,
-            command=redact(req.text), cwd=cwd, decision=_audit_decision(decision),
+            command=redact(req.decided_text), cwd=cwd, decision=_audit_decision(decision),
             approver=None if approval is None else f"{approval.approver} ({approval.how})",
             approval=None if approval is None else approval.token,
-            checkpoint=None if checkpoint is None else checkpoint.id, runner=runner(), task=req.task).data(),
+            checkpoint=None if checkpoint is None else checkpoint.id, runner=runner(), task=req.task,
+            env={k: redact(v) for k, v in sorted((req.env or {}).items())} or None).data(),
             actor=req.actor, durable=False)  # on disk before the command starts: the gate of _exec
         if checkpoint is not None:
             self.services.checkpoints.attach(checkpoint, started)
@@ -223,15 +236,18 @@ class Pipeline:
             return [f"egress attempts not read yet ({exc.code})" + (f"; {log} reads them" if log else "")]
         return denied_footer(attempts, req.ref.container, req.say)
 
-    def _git_env(self, req: RunRequest, workdir: str, decision: Decision) -> dict[str, str]:
+    def _git_env(self, req: RunRequest, workdir: str, decision: Decision,
+                 state: SessionState) -> dict[str, str]:
         """Overrides that keep git from running programs its configuration names (runtime.gitguard): the
-        workspace's repository and those inside it the decision's git commands start in or name."""
+        workspace's repository and those inside it the decision's git commands start in or name, and
+        the program variables the session or the request would pass on."""
         forks = self.services.forks
         starts, dirs = decision.git_starts, decision.git_dirs
+        given = sorted({*(req.env or {}), *state.env()})
         if forks.is_fork(req.ref.name):
-            return guard_env(forks.workspace(req.ref.name), workdir, starts, dirs)
+            return guard_env(forks.workspace(req.ref.name), workdir, starts, dirs, given)
         mounted = self.services.config.workspace != "none"
-        return guard_env(self.services.project_dir if mounted else None, workdir, starts, dirs)
+        return guard_env(self.services.project_dir if mounted else None, workdir, starts, dirs, given)
 
     def _exec(self, req: RunRequest, state: SessionState, git_env: Mapping[str, str]) -> ExecResult:
         """Run it; an interrupt of the request (Ctrl-C, SIGTERM, a client gone) kills it in the sandbox."""
@@ -256,9 +272,10 @@ class Pipeline:
                 raise ForkError(msg, next=act("run", command="CMD", sandbox=req.ref.name))
             policy = self.fork_policy()
         env = state.env()
-        if isinstance(req.command, str):
-            return policy.decide(req.command, cwd=state.cwd, env=env, unattended=req.unattended)
-        return policy.decide_argv(list(req.command), cwd=state.cwd, env=env, unattended=req.unattended)
+        decided = req.decided
+        if isinstance(decided, str):
+            return policy.decide(decided, cwd=state.cwd, env=env, unattended=req.unattended)
+        return policy.decide_argv(list(decided), cwd=state.cwd, env=env, unattended=req.unattended)
 
     def _redactor(self, req: RunRequest) -> Redactor:
         """The services' secret redactor, after masking the request's exact secrets."""
@@ -277,7 +294,7 @@ class Pipeline:
     def _refused(self, req: RunRequest, decision: Decision, view: DecisionView,
                  state: SessionState) -> RunResult:
         redact = self._redactor(req)
-        redacted = redact(_shown(req.text))
+        redacted = redact(_shown(req.decided_text))
         audit_id = self.services.audit.append("run.denied", {
             "sandbox": req.ref.name, "command": redacted, "decision": view.model_dump()}, actor=req.actor)
         rules = ", ".join(decision.rule_ids) or decision.source
@@ -289,7 +306,8 @@ class Pipeline:
                        session_env=[redact(v) for v in session] or None, unattended=req.unattended or None)]
         if len(req.text) > MAX_SHOWN_COMMAND:
             hint, actions = "write it to a script file and run that, or split it into shorter commands", []
-        message = f"{redact(_shown(decision.segment or req.text))} matches {rules} ({why}). Nothing was run."
+        shown = redact(_shown(decision.segment or req.decided_text))
+        message = f"{shown} matches {rules} ({why}). Nothing was run."
         # the whole text passes the redactor: a hint may quote what the agent typed
         text = redact(_refusal(PolicyDenied.code, message, hint, actions, req.say))
         return RunResult(status="denied", exit_code=None, reason=why, duration_s=0.0, decision=view,
@@ -298,19 +316,20 @@ class Pipeline:
     def _ask(self, req: RunRequest, decision: Decision, view: DecisionView, cwd: str) -> RunResult:
         redact = self._redactor(req)
         pending = self.services.approvals.request(
-            req.text, req.ref.name, cwd, decision.policy_hash,
-            DecisionSummary(rule_ids=decision.rule_ids, reason=decision.reason), display=redact(req.text))
+            req.decided_text, req.ref.name, cwd, decision.policy_hash,
+            DecisionSummary(rule_ids=decision.rule_ids, reason=decision.reason),
+            display=redact(req.decided_text))
         human = pending.needs_human
         confirmation = ConfirmationView(
             token=pending.token, reason=decision.reason, rule_ids=list(decision.rule_ids),
             expires_at=_iso(pending.expires_at), approval="human" if human else "agent")
         audit_id = self.services.audit.append("run.confirmation_required", {
-            "sandbox": req.ref.name, "command": redact(req.text), "token": pending.token,
+            "sandbox": req.ref.name, "command": redact(req.decided_text), "token": pending.token,
             "decision": view.model_dump(), "approval": confirmation.approval}, actor=req.actor)
         rules = ", ".join(decision.rule_ids) or decision.source
-        shown = redact(decision.segment or req.text)
+        shown = redact(decision.segment or req.decided_text)
         hint = "" if human else "ask the user"
-        secret = redact(req.text) != req.text
+        secret = redact(req.decided_text) != req.decided_text
         ways = approve_ways(str(self.services.project_dir), self.services.config.approvals) if human else None
         actions = [_confirm_action(req, pending.token, confirmation.approval, holds_secret=secret, ways=ways)]
         message = f"{shown} matches {rules} ({decision.reason}). Nothing was run."

@@ -37,13 +37,15 @@ class RunStarted:
     checkpoint: str | None = None  # the workspace checkpoint taken just before (undo restores it)
     runner: Mapping[str, Any] = field(default_factory=dict)  # the process running it (audit/dangling.py)
     task: str | None = None  # the background task it starts (its run.completed comes when it ends)
+    env: Mapping[str, str] | None = None  # the request's own variables (a tool's, a step's), redacted
 
     def data(self) -> dict[str, Any]:
         data = {f.name: getattr(self, f.name) for f in fields(self)}  # flat: asdict deep-copies each value
         data["decision"] = asdict(self.decision)
         data["runner"] = dict(self.runner)
-        if data["task"] is None:
-            del data["task"]  # a foreground command's record stays as it was
+        for optional in ("task", "env"):
+            if data[optional] is None:
+                del data[optional]  # a plain command's record stays as it was
         return data
 
 

@@ -18,8 +18,8 @@ class ToolProject:
     state: Path
     config: Path
 
-    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+    def run(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("CANAL_") or k in KEEP}
         env.update(CANAL_STATE_DIR=str(self.state), CANAL_CONFIG_DIR=str(self.config))
         return subprocess.run([CANAL, *args], cwd=self.root, env=env, text=True, capture_output=True,
-                              timeout=120, check=False)
+                              timeout=120, check=False, input=stdin)
