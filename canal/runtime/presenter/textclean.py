@@ -66,24 +66,51 @@ class _Window:
         self.context = b""
 
 
-def clean_text_stream(src: BinaryIO, redact_lines: Redactor, chunk: int) -> Iterator[bytes]:
-    """The clean bytes of ``src``, block by block (same number of lines, every secret replaced)."""
-    window = _Window(redact_lines)
-    carry = b""
-    while block := src.read(chunk):
-        data = carry + block
+class TextCleaner:
+    """The same cleaning pushed block by block (a task's log as its output arrives): ``feed`` returns
+    the clean bytes that may be written now, ``flush`` the whole lines held back for the overlap (a
+    quiet stream), ``finish`` the rest. Unredacted bytes stay in memory only: never written."""
+
+    def __init__(self, redact_lines: Redactor) -> None:
+        self._redact_lines = redact_lines
+        self._window = _Window(redact_lines)
+        self._carry = b""
+
+    @property
+    def held(self) -> int:
+        """Bytes read but not yet written (lines held for the overlap, the partial last line)."""
+        return len(self._window.pending) + len(self._carry)
+
+    def feed(self, block: bytes) -> bytes:
+        data, out = self._carry + block, []
         cut = data.rfind(b"\n") + 1
         if cut:
-            yield window.push(data[:cut])
+            out.append(self._window.push(data[:cut]))
             data = data[cut:]
         while len(data) > MAX_LINE:  # one line, still without its line break
-            yield window.push(b"", final=True)
+            out.append(self._window.push(b"", final=True))
             space = data.rfind(b" ", 0, MAX_LINE) + 1 or MAX_LINE
-            yield _piece(data[:space], redact_lines)
-            window.restart()
+            out.append(_piece(data[:space], self._redact_lines))
+            self._window.restart()
             data = data[space:]
-        carry = data
-    yield window.push(carry, final=True)
+        self._carry = data
+        return b"".join(out)
+
+    def flush(self) -> bytes:
+        """The whole lines held back; the partial last line still waits for its line break."""
+        return self._window.push(b"", final=True)
+
+    def finish(self) -> bytes:
+        carry, self._carry = self._carry, b""
+        return self._window.push(carry, final=True)
+
+
+def clean_text_stream(src: BinaryIO, redact_lines: Redactor, chunk: int) -> Iterator[bytes]:
+    """The clean bytes of ``src``, block by block (same number of lines, every secret replaced)."""
+    cleaner = TextCleaner(redact_lines)
+    while block := src.read(chunk):
+        yield cleaner.feed(block)
+    yield cleaner.finish()
 
 
 def _piece(raw: bytes, redact_lines: Redactor) -> bytes:

@@ -24,7 +24,7 @@ from canal.runtime.result import RunResult
 from canal.runtime.sandboxes import OUTPUT_MOUNT, SandboxRef, sandbox_user, uid_gid
 from canal.runtime.services import Services
 from canal.runtime.tasks.errors import TaskError, TaskNameInvalid, TaskWaitTimeout
-from canal.runtime.tasks.manager import TaskManager
+from canal.runtime.tasks.manager import Running, TaskManager
 from canal.runtime.tasks.models import ForwardView, TaskRecord, new_task_id, now_iso
 from canal.runtime.tasks.output import TaskLog, log_name, offset_at
 from canal.runtime.tasks.store import valid_id
@@ -110,7 +110,8 @@ class Tasks:
     def _launch(self, task_id: str, name: str | None, ref: SandboxRef, req: RunRequest, admitted: Admitted,
                 timeout_s: float, cap: int, forwards: list[Forwarder]) -> TaskRecord:
         owner = uid_gid(sandbox_user(self.services)) if os.geteuid() == 0 else None
-        log_file = TaskLog(self.services.outputs_dir(ref.name), task_id, owner)
+        log_file = TaskLog(self.services.outputs_dir(ref.name), task_id, owner,
+                           self.services.redactor.redact_keep_lines)
         record = TaskRecord(
             id=task_id, project=str(self.services.project_dir), name=name, sandbox=ref.name,
             command=admitted.redact(req.text), started_at=now_iso(),
@@ -144,6 +145,7 @@ class Tasks:
 
     def show(self, task: str, presenter: PresenterConfig | None = None) -> TaskView:
         record = self.resolve(task)
+        self._settle(record)
         return render(record, self.log_path(record), presenter or self.services.config.presenter,
                       self.services.redactor)
 
@@ -151,11 +153,18 @@ class Tasks:
              limit: int = LOG_CHUNK) -> LogPiece:
         """Output from ``offset`` (or from ``since_s`` seconds ago), at most ``limit`` bytes, whole lines."""
         record = self.resolve(task)
-        running = self.manager.running(record.id)
+        running = self._settle(record)
         offset = self._start_offset(record, offset, since_s)
         text, after = log_text(self.log_path(record), offset, limit, self.services.redactor,
                                final=running is None)
         return LogPiece(text, offset, after, running is not None)
+
+    def _settle(self, record: TaskRecord) -> Running | None:
+        """A running task's log with the lines it held back written, when its output is quiet."""
+        running = self.manager.running(record.id)
+        if running is not None:
+            running.log.settle()
+        return running
 
     def _start_offset(self, record: TaskRecord, offset: int, since_s: float | None) -> int:
         if since_s is None:

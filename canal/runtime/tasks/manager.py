@@ -148,7 +148,7 @@ class TaskManager:
             "marks": list(running.log.marks)})
         try:
             audit_id = self._audit_end(record, exit_code=code, reason=_run_reason(reason), ending=reason,
-                                       size=running.log.size, digest=running.log.sha.hexdigest())
+                                       size=running.log.received, digest=running.log.sha.hexdigest())
             record = record.model_copy(update={"audit_ended": audit_id})
             self.store.save(record)
         except Exception:  # the end must still be known in memory and wake its waiters

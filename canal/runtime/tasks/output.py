@@ -2,6 +2,13 @@
 shows them), in the sandbox's output folder, so the agent can also read it from inside the sandbox
 (read-only, at the path the task's record names).
 
+The file is redacted as it is written, as saved outputs are (``presenter.textclean``): whole lines go
+through the redactor with the lines around them in view, and the last lines wait in memory until more
+output, ``HOLD_S`` of quiet or the end, so a secret that reaches the host in two writes (two frames of
+the background channel) is seen whole. No unredacted byte is ever written: offsets, marks and ``size``
+are of the clean file, which is what readers read; ``received`` and ``sha`` are of what the task printed
+(the audit record's). A partial last line waits for its line break, as it does for readers.
+
 On the host the file is 0600, created with O_EXCL (never following a link); when Canal runs as root it
 belongs to the sandbox's user, like the presenter's saved outputs. Readers wait on the log's condition
 for more bytes or the end.
@@ -14,13 +21,18 @@ import hashlib
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from canal.core.fsutil import FILE_MODE, private_dir
+from canal.runtime.ports import Redactor
+from canal.runtime.presenter.binclean import NotRedactable
+from canal.runtime.presenter.textclean import TextCleaner
 
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 MARK_EVERY_S = 1.0
 MAX_MARKS = 4096
+HOLD_S = 0.5  # quiet after which the lines held back for the overlap are written
 
 
 def log_name(task_id: str) -> str:
@@ -28,7 +40,8 @@ def log_name(task_id: str) -> str:
 
 
 class TaskLog:
-    def __init__(self, folder: Path, task_id: str, file_owner: tuple[int, int] | None) -> None:
+    def __init__(self, folder: Path, task_id: str, file_owner: tuple[int, int] | None,
+                 redact_lines: Redactor) -> None:
         folder = private_dir(folder)
         if file_owner is not None:
             os.chown(folder, *file_owner)
@@ -36,7 +49,11 @@ class TaskLog:
         self._fd = os.open(self.path, _FLAGS, FILE_MODE)
         if file_owner is not None:
             os.fchown(self._fd, *file_owner)
-        self.size = 0
+        self._redact_lines = redact_lines
+        self._cleaner = TextCleaner(redact_lines)
+        self._last = time.monotonic()
+        self.size = 0  # bytes in the file (redacted)
+        self.received = 0  # bytes the task printed
         self.stderr_bytes = 0
         self.sha = hashlib.sha256()
         self.marks: list[tuple[float, int]] = [(time.time(), 0)]
@@ -45,37 +62,66 @@ class TaskLog:
         self.write_error = ""
 
     def write(self, stream: str, data: bytes) -> None:
-        view = memoryview(data)
-        try:
-            while view:
-                view = view[os.write(self._fd, view):]
-        except OSError as exc:  # a full disk: the task goes on; what could not be kept is counted
-            self.write_error = exc.strerror or str(exc)
         with self.cond:
-            self.size += len(data)
+            self.received += len(data)
             self.sha.update(data)
             if stream == "stderr":
                 self.stderr_bytes += len(data)
+            before = self.size
+            self._put(self._clean(self._cleaner.feed, data))
+            self._last = time.monotonic()
             now = time.time()
             if now - self.marks[-1][0] >= MARK_EVERY_S:
-                self.marks.append((now, self.size - len(data)))
+                self.marks.append((now, before))
                 if len(self.marks) > MAX_MARKS:
                     del self.marks[1::2]  # thin out evenly, keep the first
+            self.cond.notify_all()
+
+    def settle(self) -> None:
+        """Write the whole lines held back, once the output has been quiet for ``HOLD_S``."""
+        with self.cond:
+            if self.ended or time.monotonic() - self._last < HOLD_S:
+                return
+            self._put(self._clean(self._cleaner.flush))
             self.cond.notify_all()
 
     def close(self) -> None:
         with self.cond:
             if self.ended:
                 return
+            self._put(self._clean(self._cleaner.finish))
             self.ended = True
             with contextlib.suppress(OSError):
                 os.close(self._fd)
             self.cond.notify_all()
 
+    def _clean(self, step: Callable[..., bytes], *data: bytes) -> bytes:
+        """Clean bytes to write; when the redactor fails, what it held is dropped (fail closed)."""
+        try:
+            return step(*data)
+        except NotRedactable as exc:
+            self._cleaner = TextCleaner(self._redact_lines)
+            return f"[canal: output not kept, it could not be redacted: {exc}]\n".encode()
+
+    def _put(self, clean: bytes) -> None:
+        view = memoryview(clean)
+        try:
+            while view:
+                view = view[os.write(self._fd, view):]
+        except OSError as exc:  # a full disk: the task goes on; what could not be kept is counted
+            self.write_error = exc.strerror or str(exc)
+        self.size += len(clean) - len(view)
+
     def wait(self, offset: int, timeout_s: float) -> bool:
         """Until the log holds more than ``offset`` bytes or has ended; False on timeout."""
+        def more() -> bool:
+            return self.size > offset or self.ended
+
         with self.cond:
-            return self.cond.wait_for(lambda: self.size > offset or self.ended, timeout_s)
+            if self.cond.wait_for(more, timeout_s):
+                return True
+            self.settle()
+            return more()
 
 
 def read_range(path: Path, offset: int, limit: int) -> bytes:

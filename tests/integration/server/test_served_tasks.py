@@ -148,3 +148,27 @@ def test_unknown_and_foreign_task_ids_are_refused(served: ServedProject, docker_
         assert served.run("-C", str(other), "task", "show", foreign).returncode == 0
     finally:
         remove_project_containers(docker_client, other)
+
+
+# built inside the sandbox from pieces, so neither the command nor the repository holds the token
+TOKEN = "ghp_" + "x9Kq2LmP4vR7tY1nB8cD3fG6hJ0kWzQeUaSo"
+
+
+def test_a_task_log_on_the_host_holds_no_secret_even_split_across_writes(served: ServedProject) -> None:
+    """The token reaches the host in two writes a second apart (two frames of the background channel):
+    the log file is redacted as it is written, and ``task logs`` shows the placeholder."""
+    first, second = TOKEN[:14], TOKEN[14:]
+    task = start(served, "--name", "leaky", "--",
+                 f"echo start; printf 'token=%s' {first}; sleep 1; printf '%s\\n' {second}; echo done")
+    assert served.run("task", "wait", "leaky").returncode == 0
+    [log] = (served.root.parent / "state").rglob(f"task-{task['id']}.log")
+    data = log.read_bytes()
+    assert TOKEN.encode() not in data
+    assert first.encode() not in data, "the first piece was written before the second came"
+    assert data.startswith(b"start\ntoken=[REDACTED_SECRET:github-pat:")
+    assert data.endswith(b"]\ndone\n")
+    assert oct(log.stat().st_mode & 0o777) == "0o600"
+    shown = served.run("task", "logs", "leaky")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith("start\ntoken=[REDACTED_SECRET:github-pat:")
+    assert TOKEN not in shown.stdout
