@@ -31,6 +31,7 @@ from canal.core.next import act
 from canal.sandbox.backend import LABEL_OWNER
 from canal.sandbox.docker_errors import translating
 from canal.sandbox.egress import AllowEntry
+from canal.sandbox.egress_hosts import refused_destinations
 from canal.sandbox.egress_squid import (
     ACCESS_PREFIX,
     EgressAttempt,
@@ -82,11 +83,14 @@ def route_id(allow: Sequence[AllowEntry]) -> str:
 class EgressProxies:
     """The routes of ``owner`` on one engine."""
 
-    def __init__(self, client: docker.DockerClient, owner: str, image: str = EGRESS_IMAGE) -> None:
+    def __init__(self, client: docker.DockerClient, owner: str, image: str = EGRESS_IMAGE,
+                 hosts: Mapping[str, str] | None = None) -> None:
         self.client = client
         self.owner = owner
         self.image = image
         self.outer = f"{owner}-egress-out"
+        # names the proxy resolves from its own hosts file before DNS (tests map *.canal.test names)
+        self.hosts = dict(hosts or {})
 
     def names(self, allow: Sequence[AllowEntry]) -> tuple[str, str]:
         """(proxy container, internal network) for ``allow``."""
@@ -122,8 +126,8 @@ class EgressProxies:
             self.client.images.get(self.image)  # never pulled: no registry may be reachable
         inner = self._network(inner_name, internal=True, route=proxy)
         outer = self._network(self.outer, internal=False, route=None)
-        conf = squid_conf(allow, port=PROXY_PORT, sandboxes=_ipam(inner, "Subnet"),
-                          blocked=[f"{_ipam(outer, 'Gateway')}/32"])
+        refused = refused_destinations(self.client, own=(inner.name, outer.name))
+        conf = squid_conf(allow, port=PROXY_PORT, sandboxes=_ipam(inner, "Subnet"), blocked=refused)
         with translating("create", name=proxy):
             container = self.client.containers.run(
                 self.image, name=proxy, detach=True, network=outer.name, init=True,
@@ -131,7 +135,7 @@ class EgressProxies:
                 read_only=True, tmpfs={"/tmp": "rw,size=16m", "/var/spool/squid": "rw,size=16m",
                                        "/var/log/squid": "rw,size=16m", "/run": "rw,size=1m"},
                 cap_drop=["ALL"], security_opt=["no-new-privileges"], mem_limit=256 * 1024**2,
-                pids_limit=128, log_config=PROXY_LOG,
+                pids_limit=128, log_config=PROXY_LOG, extra_hosts=self.hosts or None,
                 # the refusing resolver answers on port 53 as an unprivileged user
                 sysctls={"net.ipv4.ip_unprivileged_port_start": "0"})
         with translating("connect the proxy to", name=inner_name):

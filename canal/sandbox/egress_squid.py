@@ -5,7 +5,8 @@ query) parsed into ``EgressAttempt``.
 squid decides by the request's host and port: the host of an HTTP request's absolute URL (never its
 ``Host:`` header) or of ``CONNECT host:port``. Names are never resolved for a request that no entry
 allows (a lookup would carry the name to the outside: a DNS side channel), and an allowed name that
-resolves to loopback, link-local (cloud metadata) or the host's bridge address is refused.
+resolves to loopback, link-local (cloud metadata), or an address of the host or of an engine network
+(``egress_hosts``) is refused.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ _DNS_QUERY = re.compile(r"query\[(?P<type>[A-Za-z0-9]+)\] (?P<name>.+) from (?P<
 def squid_conf(allow: Sequence[AllowEntry], *, port: int, sandboxes: str,
                blocked: Sequence[str] = ()) -> str:
     """squid.conf: requests from ``sandboxes`` (a subnet) to an allowed host and port, nothing else;
-    ``blocked`` destinations (besides loopback and link-local) refused even for an allowed name."""
+    ``blocked`` destinations (besides loopback and link-local: the host's and the engine's, from
+    ``egress_hosts``) refused even for an allowed name."""
     lines = [
         f"http_port {port}",
         "pid_filename none",
