@@ -19,6 +19,7 @@ Example::
       otlp: {endpoint: "http://127.0.0.1:4318"}   # send run, approval and config records (docs/audit.md)
     timeouts: {command: 120, idle: 60}
     tasks: {max_running: 4, timeout: 3600, output_cap: 64m}   # background tasks, docs/tasks.md
+    limits: {sandboxes: 8}   # sandboxes of the project running at once (forks included)
     presenter: {max_lines: 200}
     checkpoints: {exclude: [data/], max_file_bytes: 67108864, keep: 100}   # docs/checkpoints.md
     unattended: false        # confirm becomes deny
@@ -73,6 +74,12 @@ class TaskSettings(_Model):
     output_cap: Bytes = 64 * 1024**2  # output kept per task; past it the task runs on, unrecorded
 
 
+class ProjectLimits(_Model):
+    """Limits over the whole project (a sandbox's own are ``sandbox.limits``): docs/config.md."""
+
+    sandboxes: int = Field(default=8, ge=1, le=64)  # running at once, forks included
+
+
 class CanalConfig(_Model):
     # user "auto": the project folder's owner (the image's agent, 1000:1000, when root owns it)
     sandbox: SandboxSpec = SandboxSpec(user="auto")
@@ -82,6 +89,7 @@ class CanalConfig(_Model):
     audit: AuditSettings = AuditSettings()
     timeouts: Timeouts = Timeouts()
     tasks: TaskSettings = TaskSettings()
+    limits: ProjectLimits = ProjectLimits()
     presenter: PresenterConfig = PresenterConfig()
     checkpoints: CheckpointSettings = CheckpointSettings()
     storage: StorageLimits = StorageLimits()

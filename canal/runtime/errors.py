@@ -34,6 +34,13 @@ class StateDirError(CanalError):
     code = "STATE_DIR_UNUSABLE"
 
 
+class SandboxLimit(CanalError):
+    """The project already runs as many sandboxes as canal.yaml's limits.sandboxes allows; nothing was
+    started."""
+
+    code = "SANDBOX_LIMIT_REACHED"
+
+
 class InternalError(CanalError):
     """Canal failed in a way it did not expect (a bug); the server's log has the traceback."""
 

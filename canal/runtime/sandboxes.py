@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from canal.core.next import act
-from canal.runtime.errors import ConfigError, StateDirError
+from canal.runtime.errors import ConfigError, SandboxLimit, StateDirError
 from canal.runtime.gitguard import guard_env
 from canal.runtime.images import ensure_project_image
 from canal.runtime.mounts import check_user_mounts
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 OUTPUT_MOUNT = "/canal/output"
 LOCKS = "locks"  # in the state folder: one lock file per sandbox, for starting it
+PROJECT_LOCK = "project.lock"  # in LOCKS: counting the project's sandboxes and starting one more
 AUTO_USER = "auto"
 HOME = "/home/agent"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,40}$")
@@ -177,6 +178,34 @@ def _ensure(services: Services, backend: SandboxBackend, ref: SandboxRef,
     built = ensure_project_image(services, on_event)
     if built is not None:
         spec = spec.model_copy(update={"image": built.tag})
+    with _across_processes(services.state_dir / LOCKS / PROJECT_LOCK):
+        check_sandbox_limit(services, backend, ref)
+        return _start(services, backend, ref, spec, on_event)
+
+
+def running_sandboxes(services: Services, backend: SandboxBackend) -> list[str]:
+    """The names of the project's running sandboxes (forks included), as ``canal ps`` lists them."""
+    prefix = f"canal-{project_key(services.project_dir)}-"
+    # by name: a sandbox a warm pool handed out carries the pool's owner label, not the project's
+    found = backend.list(all_owners=True, name_prefix=prefix)
+    return sorted(info.name.removeprefix(prefix) for info in found if info.running)
+
+
+def check_sandbox_limit(services: Services, backend: SandboxBackend, ref: SandboxRef) -> None:
+    """``SandboxLimit`` when starting ``ref`` would pass canal.yaml's limits.sandboxes."""
+    limit = services.config.limits.sandboxes
+    running = [name for name in running_sandboxes(services, backend) if name != ref.name]
+    if len(running) < limit:
+        return
+    msg = (f"Project {services.project_dir} already runs {len(running)} sandbox(es) ({', '.join(running)}), "
+           f"the most canal.yaml's limits.sandboxes allows ({limit}). Sandbox {ref.name} was not started.")
+    raise SandboxLimit(msg, hint="use one of them, or remove one no longer needed",
+                       next=[act("ps"), act("down", sandbox="NAME")],
+                       details={"sandbox": ref.name, "limit": limit, "running": running})
+
+
+def _start(services: Services, backend: SandboxBackend, ref: SandboxRef, spec: SandboxSpec,
+           on_event: Callable[[BuildEvent], None] | None) -> SandboxInfo:
     pools = _pools(backend)
     if pools is not None and isinstance(backend, DockerBackend):
         pooled = pools.take(spec, ref.container, services.outputs_dir(ref.name), backend)

@@ -25,6 +25,13 @@ class ArgumentUnknown(McpToolError):
     code = "ARGUMENT_UNKNOWN"
 
 
+class SandboxUnknown(McpToolError):
+    """MCP's ``sandbox`` argument names the project's own sandbox, one already made, or a fork (made with
+    fork); a new name starts nothing."""
+
+    code = "SANDBOX_UNKNOWN"
+
+
 class ToolUnknown(McpToolError):
     code = "TOOL_UNKNOWN"
 

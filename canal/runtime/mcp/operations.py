@@ -9,6 +9,7 @@ from typing import Any
 from canal.core.next import act
 from canal.runtime.api import Canal
 from canal.runtime.mcp import schemas as s
+from canal.runtime.mcp.sandboxes import existing_sandbox
 from canal.runtime.mcp.words import Words
 from canal.runtime.result import RunResult
 from canal.runtime.trash import RemoveOutcome
@@ -63,8 +64,9 @@ class Operations:
         self.canal = canal
 
     def run_command(self, args: s.RunCommandArgs) -> Reply:
+        sandbox = existing_sandbox(self.canal, args.sandbox)
         result = self.canal.run(args.command, timeout_s=args.timeout, confirm=args.confirm_token,
-                                sandbox=args.sandbox, say=Words("run_command"))
+                                sandbox=sandbox, say=Words("run_command"))
         return run_reply(result, "call run_command again with the same command")
 
     def view(self, args: s.ViewArgs) -> Reply:

@@ -38,8 +38,10 @@ class RunCommandArgs(ToolArgs):
                                  "timeout", "timeout_s", "timeout_seconds", default=None, gt=0,
                                  le=MAX_TIMEOUT_S)
     confirm_token: Token | None = _f(TOKEN_DOC, "confirm_token", "confirm", "token", default=None)
-    sandbox: Token | None = _f("Run in this sandbox: a fork's name (from fork) runs it in the fork's copy of "
-                               "the project. Default: the project's own sandbox.",
+    sandbox: Token | None = _f("Run in this existing sandbox: a fork's name (from fork) runs it in the "
+                               "fork's copy of the project; a name that is no sandbox or fork is refused "
+                               "(SANDBOX_UNKNOWN, with the existing ones). Default: the project's own "
+                               "sandbox.",
                                "sandbox", "fork", default=None, pattern=SANDBOX_NAME)
 
 

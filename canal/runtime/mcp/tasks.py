@@ -8,6 +8,7 @@ from pydantic import Field
 from canal.runtime.api import Canal
 from canal.runtime.mcp.args import Command, PathList, Seconds, Token
 from canal.runtime.mcp.operations import Reply, run_reply
+from canal.runtime.mcp.sandboxes import existing_sandbox
 from canal.runtime.mcp.schemas import SANDBOX_NAME, TOKEN_DOC, ToolArgs, _f
 from canal.runtime.mcp.words import Words
 from canal.runtime.tasks import TaskRecord
@@ -84,8 +85,9 @@ class TaskStartArgs(ToolArgs):
                            "\"HOSTPORT:PORT\" or \"0:PORT\" (any free host port); 127.0.0.1 only. "
                            "Default: none.", "forward", "forwards", "ports", "port", default_factory=list)
     confirm_token: Token | None = _f(TOKEN_DOC, "confirm_token", "confirm", "token", default=None)
-    sandbox: Token | None = _f("Run in this sandbox (a fork's name runs it in the fork). Default: the "
-                               "project's own sandbox.", "sandbox", "fork", default=None,
+    sandbox: Token | None = _f("Run in this existing sandbox (a fork's name runs it in the fork; any other "
+                               "new name is refused). Default: the project's own sandbox.", "sandbox",
+                               "fork", default=None,
                                pattern=SANDBOX_NAME)
 
 
@@ -122,7 +124,8 @@ class TaskTools:
 
     def start(self, args: TaskStartArgs) -> Reply:
         started = self.canal.tasks.start(args.command, name=args.name, timeout_s=args.timeout,
-                                         sandbox=args.sandbox, confirm=args.confirm_token,
+                                         sandbox=existing_sandbox(self.canal, args.sandbox),
+                                         confirm=args.confirm_token,
                                          forward=args.forward, say=Words("task_start"))
         if started.refusal is not None:
             return run_reply(started.refusal, "call task_start again with the same command")

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from canal.runtime.config import ProjectLimits
 from canal.sandbox.egress import NetworkSpec
 
 # Settings that never need approval: they change what the agent reads, not what it may do.
@@ -34,6 +35,8 @@ _RANKS: dict[str, tuple[str, ...]] = {  # least strict first
 _MORE_IS_TIGHTER = ("unattended", "sandbox.read_only_root", "sandbox.cap_drop_all",
                     "sandbox.no_new_privileges", "sandbox.init")
 _LESS_IS_TIGHTER = ("sandbox.ttl_s", "policy.token_ttl_s", "timeouts.command")
+# settings of sections counted only where set (snapshot.LATER_SECTIONS): absent is the default
+_DEFAULTED = {"limits.sandboxes": ProjectLimits().sandboxes}
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,9 @@ def _rule(setting: str) -> Callable[[Any, Any], bool] | None:
         return _number_tighter
     if setting == "timeouts.idle":
         return _optional_limit_tighter
+    if setting in _DEFAULTED:
+        default = _DEFAULTED[setting]
+        return lambda b, a: _number_tighter(default if b is None else b, default if a is None else a)
     if setting == "sandbox.mounts":
         return _mounts_tighter
     if setting == "sandbox.network":

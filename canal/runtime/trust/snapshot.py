@@ -29,7 +29,7 @@ from canal.runtime.trust.compare import FREE_SECTIONS
 
 MAX_IMAGE_FILE = 16 * 1024 * 1024
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-LATER_SECTIONS = ("approvals", "audit")
+LATER_SECTIONS = ("approvals", "audit", "limits")
 
 
 def canonical(data: Any) -> str:
