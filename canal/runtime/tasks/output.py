@@ -3,9 +3,10 @@ shows them), in the sandbox's output folder, so the agent can also read it from 
 (read-only, at the path the task's record names).
 
 The file is redacted as it is written, as saved outputs are (``presenter.textclean``): whole lines go
-through the redactor with the lines around them in view, and the last lines wait in memory until more
-output, ``HOLD_S`` of quiet or the end, so a secret that reaches the host in two writes (two frames of
-the background channel) is seen whole. No unredacted byte is ever written: offsets, marks and ``size``
+through the redactor with the lines around them in view. Output waits in memory, in batches, until
+``BATCH`` bytes came, it waited ``HOLD_S``, or the end (and the last lines of a batch for the overlap),
+so a secret that reaches the host in two writes (two frames of the background channel) within that
+time is seen whole. No unredacted byte is ever written: offsets, marks and ``size``
 are of the clean file, which is what readers read; ``received`` and ``sha`` are of what the task printed
 (the audit record's). A partial last line waits for its line break, as it does for readers.
 
@@ -27,12 +28,13 @@ from pathlib import Path
 from canal.core.fsutil import FILE_MODE, private_dir
 from canal.runtime.ports import Redactor
 from canal.runtime.presenter.binclean import NotRedactable
-from canal.runtime.presenter.textclean import TextCleaner
+from canal.runtime.presenter.textclean import OVERLAP, TextCleaner
 
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 MARK_EVERY_S = 1.0
 MAX_MARKS = 4096
-HOLD_S = 0.5  # quiet after which the lines held back for the overlap are written
+HOLD_S = 0.5  # how long output may wait, unwritten, for the output after it
+BATCH = OVERLAP  # bytes given to the redactor at once, at most every HOLD_S otherwise
 
 
 def log_name(task_id: str) -> str:
@@ -51,7 +53,8 @@ class TaskLog:
             os.fchown(self._fd, *file_owner)
         self._redact_lines = redact_lines
         self._cleaner = TextCleaner(redact_lines)
-        self._last = time.monotonic()
+        self._waiting = bytearray()  # received, not yet given to the cleaner
+        self._oldest: float | None = None  # when the oldest byte not yet written came
         self.size = 0  # bytes in the file (redacted)
         self.received = 0  # bytes the task printed
         self.stderr_bytes = 0
@@ -68,8 +71,9 @@ class TaskLog:
             if stream == "stderr":
                 self.stderr_bytes += len(data)
             before = self.size
-            self._put(self._clean(self._cleaner.feed, data))
-            self._last = time.monotonic()
+            self._waiting += data
+            self._oldest = time.monotonic() if self._oldest is None else self._oldest
+            self._drain()
             now = time.time()
             if now - self.marks[-1][0] >= MARK_EVERY_S:
                 self.marks.append((now, before))
@@ -78,22 +82,40 @@ class TaskLog:
             self.cond.notify_all()
 
     def settle(self) -> None:
-        """Write the whole lines held back, once the output has been quiet for ``HOLD_S``."""
+        """Write what has waited ``HOLD_S`` (a reader asks: the output may have gone quiet)."""
         with self.cond:
-            if self.ended or time.monotonic() - self._last < HOLD_S:
-                return
-            self._put(self._clean(self._cleaner.flush))
-            self.cond.notify_all()
+            if not self.ended and self._drain():
+                self.cond.notify_all()
+
+    def _drain(self) -> bool:
+        """Redact and write: a batch once ``BATCH`` bytes wait (the last lines held for the overlap),
+        everything but a partial line once the oldest byte has waited ``HOLD_S``. Batching keeps the
+        redactor's work per byte bounded however small the writes (it sees the overlap again each time)."""
+        now, wrote = time.monotonic(), False
+        if len(self._waiting) >= BATCH:
+            self._put(self._clean(self._cleaner.feed, bytes(self._waiting)))
+            self._waiting.clear()
+            self._oldest, wrote = (now if self._cleaner.held else None), True
+        if self._oldest is not None and now - self._oldest >= HOLD_S:
+            self._write_waiting(final=False)
+            self._oldest, wrote = (now if self._cleaner.held else None), True
+        return wrote
 
     def close(self) -> None:
         with self.cond:
             if self.ended:
                 return
-            self._put(self._clean(self._cleaner.finish))
+            self._write_waiting(final=True)
             self.ended = True
             with contextlib.suppress(OSError):
                 os.close(self._fd)
             self.cond.notify_all()
+
+    def _write_waiting(self, *, final: bool) -> None:
+        """Everything waiting and held, but a partial last line unless ``final``."""
+        clean = self._clean(self._cleaner.feed, bytes(self._waiting))
+        self._waiting.clear()
+        self._put(clean + self._clean(self._cleaner.finish if final else self._cleaner.flush))
 
     def _clean(self, step: Callable[..., bytes], *data: bytes) -> bytes:
         """Clean bytes to write; when the redactor fails, what it held is dropped (fail closed)."""

@@ -68,3 +68,22 @@ def test_output_the_redactor_cannot_clean_is_dropped_not_written(tmp_path: Path)
     assert TOKEN.encode() not in data
     assert data == (b"[canal: output not kept, it could not be redacted: "
                     b"the redactor changed the number of lines]\n")
+
+
+def test_many_small_writes_are_redacted_in_batches(tmp_path: Path) -> None:
+    """The redactor sees the overlap again each time it runs: one run per write would cost a scan of
+    64 KiB or more per line a chatty task prints."""
+    calls: list[int] = []
+    keep = Redactor(b"k" * 32).redact_keep_lines
+
+    def counting(text: str) -> str:
+        calls.append(len(text))
+        return keep(text)
+
+    log = TaskLog(tmp_path / "out", "t-abcdef", None, counting)
+    lines = [f"line {i} of a chatty server\n".encode() for i in range(10_000)]
+    for line in lines:
+        log.write("stdout", line)
+    log.close()
+    assert log.path.read_bytes() == b"".join(lines)
+    assert len(calls) <= 12, len(calls)
