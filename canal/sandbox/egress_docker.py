@@ -126,7 +126,9 @@ class EgressProxies:
             self.client.images.get(self.image)  # never pulled: no registry may be reachable
         inner = self._network(inner_name, internal=True, route=proxy)
         outer = self._network(self.outer, internal=False, route=None)
-        refused = refused_destinations(self.client, own=(inner.name, outer.name))
+        with translating("list the engine's networks"):
+            networks = self.client.api.networks()
+        refused = refused_destinations(networks, own=(inner.name, outer.name))
         conf = squid_conf(allow, port=PROXY_PORT, sandboxes=_ipam(inner, "Subnet"), blocked=refused)
         with translating("create", name=proxy):
             container = self.client.containers.run(

@@ -1,5 +1,6 @@
 """The addresses an egress proxy never connects to, whatever name resolves there: the host's and the
-engine's own, computed when a proxy starts.
+engine's own, computed when a proxy starts (from the engine's networks, as ``egress_docker`` lists
+them: no engine client here, this part of sandbox stays engine-neutral).
 
 - every address of the host's interfaces (Linux: ``/proc/net/fib_trie`` and ``/proc/net/if_inet6``), v4
   and v6: a name resolving to docker0, the LAN address or a VPN address would reach host services;
@@ -16,32 +17,42 @@ client's, and the engine host's own LAN address is not known: its networks' gate
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
-
-from canal.sandbox.docker_errors import translating
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 FIB_TRIE = Path("/proc/net/fib_trie")
 IF_INET6 = Path("/proc/net/if_inet6")
 
 
-def refused_destinations(client: Any, own: Collection[str],
+def refused_destinations(networks: Iterable[Mapping[str, Any]], own: Collection[str],
                          host: Iterable[Network] | None = None) -> list[str]:
-    """squid ``dst`` entries: the host's addresses (``host``, else read now), every engine network's
-    gateway, and the subnets of the engine networks not named in ``own``."""
-    found = [*(host_networks() if host is None else host), *engine_networks(client, own)]
+    """squid ``dst`` entries: the host's addresses (``host``, else read now), the gateway of each of the
+    engine's ``networks`` (as its API lists them), and the subnets of those not named in ``own``."""
+    found = [*(host_networks() if host is None else host), *engine_networks(networks, own)]
     return [_entry(n) for n in collapse(found)]
+
+
+def collapsed(entries: Iterable[str]) -> list[str]:
+    """squid ``dst`` entries with none inside another (squid warns about each such pair); an entry that
+    is not an address or network is kept as it is, for squid to refuse at start (fail closed)."""
+    networks: list[Network] = []
+    odd: list[str] = []
+    for entry in entries:
+        network = _network(entry)
+        if network is None:
+            odd.append(entry)
+        else:
+            networks.append(network)
+    return [*(_entry(n) for n in collapse(networks)), *odd]
 
 
 def host_networks(fib_trie: Path = FIB_TRIE, if_inet6: Path = IF_INET6) -> list[Network]:
     return [ipaddress.ip_network(a) for a in (*_local_v4(_read(fib_trie)), *_local_v6(_read(if_inet6)))]
 
 
-def engine_networks(client: Any, own: Collection[str]) -> list[Network]:
-    with translating("list the engine's networks"):
-        networks = client.api.networks()
+def engine_networks(networks: Iterable[Mapping[str, Any]], own: Collection[str]) -> list[Network]:
     found: list[Network] = []
     for network in networks:
         for config in (network.get("IPAM") or {}).get("Config") or []:
@@ -49,7 +60,7 @@ def engine_networks(client: Any, own: Collection[str]) -> list[Network]:
     return found
 
 
-def _of_config(config: dict[str, Any], *, keep_subnet: bool) -> list[Network]:
+def _of_config(config: Mapping[str, Any], *, keep_subnet: bool) -> list[Network]:
     found: list[Network] = []
     subnet = _network(config.get("Subnet"))
     gateway = _network(config.get("Gateway"))

@@ -20,6 +20,7 @@ from urllib.parse import unquote
 from pydantic import BaseModel, ConfigDict
 
 from canal.sandbox.egress import AllowEntry
+from canal.sandbox.egress_hosts import collapsed
 
 ERROR_DENIED = "ERR_CANAL_DENIED"
 ERROR_BLOCKED = "ERR_CANAL_BLOCKED"
@@ -51,7 +52,7 @@ def squid_conf(allow: Sequence[AllowEntry], *, port: int, sandboxes: str,
         f"logformat canal {ACCESS_PREFIX} %ts.%03tu %>a %rm %#>rd %>rP %Ss %>Hs %>st %<st",
         "access_log stdio:/dev/stdout canal",
         f"acl sandboxes src {sandboxes}",
-        f"acl canal_blocked dst {' '.join((*BLOCKED_DESTINATIONS, *blocked))}",
+        f"acl canal_blocked dst {' '.join(collapsed((*BLOCKED_DESTINATIONS, *blocked)))}",
         "acl CONNECT method CONNECT",
         "acl canal_proto proto HTTP HTTPS",  # no FTP, gopher, whois or cache_object through the gateway
         "http_access deny !sandboxes",

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from canal.sandbox.egress_hosts import host_networks, refused_destinations
+from canal.sandbox.egress_hosts import collapsed, host_networks, refused_destinations
+from canal.sandbox.egress_squid import BLOCKED_DESTINATIONS
 
 FIB_TRIE = """Main:
   +-- 0.0.0.0/0 3 0 4
@@ -27,19 +27,6 @@ IF_INET6 = """fe8000000000000000fc00fffe000001 04 40 20 80     eth0
 fd000000000000000000000000000002 04 40 00 82     eth0
 00000000000000000000000000000001 01 80 10 80       lo
 """
-
-
-class Api:
-    def __init__(self, networks: list[dict[str, Any]]) -> None:
-        self._networks = networks
-
-    def networks(self) -> list[dict[str, Any]]:
-        return self._networks
-
-
-class Client:
-    def __init__(self, networks: list[dict[str, Any]]) -> None:
-        self.api = Api(networks)
 
 
 NETWORKS = [
@@ -67,7 +54,7 @@ def test_every_local_address_of_the_host_v4_and_v6(tmp_path: Path) -> None:
 
 def test_gateways_of_every_network_and_subnets_of_all_but_the_routes_own(tmp_path: Path) -> None:
     host = host_networks(*files(tmp_path))
-    refused = refused_destinations(Client(NETWORKS), own=("me-egress-out", "me-egress-x-in"), host=host)
+    refused = refused_destinations(NETWORKS, own=("me-egress-out", "me-egress-x-in"), host=host)
     assert "172.17.0.0/16" in refused  # the default bridge, its gateway (172.17.0.1) inside it
     assert "172.17.0.1" not in refused  # collapsed: squid gets no overlapping entries
     wanted = {"172.20.0.0/16", "fd10::/64", "172.21.0.1", "172.22.0.1", "192.168.1.20", "fd00::2"}
@@ -77,3 +64,10 @@ def test_gateways_of_every_network_and_subnets_of_all_but_the_routes_own(tmp_pat
 
 def test_no_proc_files_still_refuses_the_engines_gateways(tmp_path: Path) -> None:
     assert host_networks(tmp_path / "absent", tmp_path / "absent6") == []
+
+
+def test_the_fixed_list_and_the_hosts_collapse_into_entries_squid_takes_without_warning() -> None:
+    entries = collapsed([*BLOCKED_DESTINATIONS, "127.0.0.1", "fe80::fc:ff:fe00:1", "10.0.0.1/32", "10.0.0.2"])
+    assert entries == ["0.0.0.0/8", "10.0.0.1", "10.0.0.2", "127.0.0.0/8", "169.254.0.0/16", "::1",
+                       "fe80::/10"]
+    assert collapsed(["not-an-address"]) == ["not-an-address"]  # squid refuses it: the proxy does not start
