@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from canal.core.display import visible
 from canal.core.errors import CanalError
 from canal.core.next import act
 from canal.runtime.approvals import token as tokens
@@ -190,7 +191,8 @@ class ApprovalService:
             ("policy_hash", rec.policy_hash == policy_hash)) if not ok]
         if differs:
             msg = (f"token {token} was issued for another {', '.join(differs)} "
-                   f"(it confirms: {rec.command} in sandbox {rec.sandbox}, cwd {rec.cwd}); nothing was run")
+                   f"(it confirms: {visible(rec.command)} in sandbox {rec.sandbox}, cwd {visible(rec.cwd)}); "
+                   "nothing was run")
             raise ApprovalMismatchError(msg, hint="for this command, its own token",
                                         next=act("retry", fresh_token=True),
                                         details={"token": token, "differs": differs})

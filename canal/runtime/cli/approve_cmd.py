@@ -17,6 +17,7 @@ from typing import Any
 
 import click
 
+from canal.core.display import visible
 from canal.runtime.approvals import Pending
 from canal.runtime.approvals.decide import Decision, Proof, decide
 from canal.runtime.cli.door_client import confirm_at_terminal, knock, read_signature
@@ -26,8 +27,9 @@ from canal.runtime.cli.shared import App, echo_json, json_option, pass_app
 def describe(p: dict[str, Any]) -> str:
     rules = ", ".join(p.get("rule_ids") or []) or "-"
     left = max(0, int(float(p.get("expires_at") or 0) - time.time()))
-    return (f"  $ {p.get('command')}\n  sandbox {p.get('sandbox')}, cwd {p.get('cwd')}\n"
-            f"  rule {rules}: {p.get('reason')}\n  expires in {left // 60}m{left % 60:02d}s")
+    shown = {k: visible(str(p.get(k))) for k in ("command", "sandbox", "cwd", "reason")}
+    return (f"  $ {shown['command']}\n  sandbox {shown['sandbox']}, cwd {shown['cwd']}\n"
+            f"  rule {visible(rules)}: {shown['reason']}\n  expires in {left // 60}m{left % 60:02d}s")
 
 
 @click.command("approve")
@@ -61,9 +63,9 @@ def approve(app: App, token: str, for_user: str | None, ssh_key: Path | None, si
         echo_json({"status": done["status"], **done})
         return
     verb = "denied" if done["status"] == "denied" else "approved"
-    click.echo(f"{verb} {done['token']} as {done['approved_by']}"
-               + (f"; it can run once, with: canal run --confirm {done['token']} -- {done['command']}"
-                  if verb == "approved" else f"; the agent reads: {done.get('denied_reason')}"))
+    then = (f"it can run once, with: canal run --confirm {done['token']} -- {visible(done['command'])}"
+            if verb == "approved" else f"the agent reads: {visible(str(done.get('denied_reason')))}")
+    click.echo(f"{verb} {done['token']} as {visible(done['approved_by'])}; {then}")
 
 
 def _through_door(app: App, token: str, user: str, decision: Decision, reason: str, ssh_key: Path | None,
@@ -121,7 +123,7 @@ def approvals(app: App, ctx: click.Context, as_json: bool) -> None:
         left = max(0, int(p.expires_at - time.time()))
         who = p.approved_by or ("needs a person" if p.needs_human else "agent may use")
         click.echo(f"{p.token}  {int(p.age_s)}s old, expires in {left}s  [{','.join(p.rule_ids)}] "
-                   f"({who})  $ {p.command}")
+                   f"({visible(who)})  $ {visible(p.command)}")
 
 
 def register(cli: click.Group) -> None:

@@ -26,7 +26,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
 from starlette.responses import HTMLResponse
+
+from canal.core.display import visible
 
 NAV = (("approvals", "Approvals"), ("audit", "Audit log"), ("sandboxes", "Sandboxes"), ("tasks", "Tasks"),
        ("workflows", "Workflows"), ("settings", "Settings"))
@@ -45,9 +48,15 @@ def _left(ts: float) -> str:
     return f"{left // 60}m{left % 60:02d}s"
 
 
+def _shown(value: Any) -> Any:
+    """Every value a page prints, with the characters that move the cursor or hide text escaped
+    (markup the templates built themselves is theirs, and passes as it is)."""
+    return visible(value) if isinstance(value, str) and not isinstance(value, Markup) else value
+
+
 def environment() -> Environment:
     env = Environment(loader=PackageLoader("canal.runtime.console", "templates"),
-                      autoescape=select_autoescape(default=True, default_for_string=True))
+                      autoescape=select_autoescape(default=True, default_for_string=True), finalize=_shown)
     env.filters["when"] = _when
     env.filters["left"] = _left
     env.globals["nav"] = NAV

@@ -18,6 +18,7 @@ from mcp.server.elicitation import render_elicitation_schema
 from mcp.server.session import ServerSession
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from canal.core.display import visible
 from canal.runtime.approvals import Approver, Pending
 
 # The approval record's ``how`` names the channel; until it knows "elicitation", the person is
@@ -47,9 +48,9 @@ def client_name(session: ServerSession) -> str:
 
 
 def question(pending: Pending, tool: str) -> str:
-    rules = ", ".join(pending.rule_ids) or "-"
-    return (f"The agent asks to run, through Canal ({tool}):\n\n  $ {pending.command}\n\n"
-            f"sandbox {pending.sandbox}; rule {rules}: {pending.reason}\nApprove it?")
+    rules = visible(", ".join(pending.rule_ids) or "-")
+    return (f"The agent asks to run, through Canal ({tool}):\n\n  $ {visible(pending.command)}\n\n"
+            f"sandbox {visible(pending.sandbox)}; rule {rules}: {visible(pending.reason)}\nApprove it?")
 
 
 def approver_for(answer: ApprovalAnswer, session: ServerSession) -> Approver:

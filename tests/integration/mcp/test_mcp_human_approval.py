@@ -65,3 +65,19 @@ def test_person_declines_and_nothing_runs(human: tuple[McpClient, Path, Person])
     assert text_of(result).splitlines()[0] == "CONFIRMATION_DECLINED"
     assert folder.exists()
     assert data_of(result)["code"] == "CONFIRMATION_DECLINED"
+
+
+def test_the_person_is_asked_with_hidden_characters_escaped(human: tuple[McpClient, Path, Person]) -> None:
+    """Issue 39, finding 2: a carriage return cannot hide the delete behind a harmless-looking tail."""
+    from tests.hidden_chars import HIDDEN, assert_shown_escaped
+
+    client, project, person = human
+    folder = _staged(project, "objs")
+    person.answer = None
+    hidden = [c for c in HIDDEN if c not in "\x00\n"]
+    spoof = "rm -rf objs /tmp/zz # \r" + " " * 60 + "$ ls -la /tmp/zz " + "".join(hidden)
+    result = client.call("run_command", {"command": spoof})
+    assert data_of(result)["code"] == "CONFIRMATION_DECLINED", text_of(result)
+    assert "$ rm -rf objs /tmp/zz # \\r    " in person.asked[-1]
+    assert_shown_escaped(person.asked[-1], hidden)
+    assert folder.exists()
