@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import pwd
+import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
+from canal.core.display import visible
 from canal.core.errors import CanalError
 from canal.runtime.approvals import ApprovalError
 from canal.runtime.approvals.errors import ApprovalDoorUnreachableError
@@ -58,10 +60,22 @@ def read_signature(ssh_key: Path | None, signature: Path | None, message: bytes)
 
 
 def confirm_at_terminal(text: str, yes: bool) -> None:
-    """A question for the person's own sake (a terminal proves nothing; the proof is the uid or key)."""
-    if yes or not all(terminal_flags()):
+    """A question for the person's own sake (a terminal proves nothing; the proof is the uid or key).
+
+    Asked at the terminal, or read from stdin when an answer is piped: only y or yes goes on, anything
+    else declines. With no terminal and nothing piped there is nobody to ask: an error, unless --yes."""
+    if yes:
         return
-    if not click.confirm(text, default=False):
-        raise click.Abort
-
-
+    if terminal_flags()[0]:
+        answer = "y" if click.confirm(text, default=False, err=True) else "n"
+    else:
+        line = sys.stdin.readline()
+        if not line:
+            msg = (f"{text} was not answered: stdin is no terminal and nothing was piped; answer at a "
+                   "terminal, pipe the answer (echo y | canal ...), or pass --yes")
+            raise click.UsageError(msg)
+        answer = line.strip()
+        click.echo(f"{text} [y/N]: {visible(answer)}", err=True)
+    if answer.lower() not in ("y", "yes"):
+        msg = f"not approved: the answer was '{visible(answer)}' (only y or yes goes on); nothing was decided"
+        raise click.ClickException(msg)

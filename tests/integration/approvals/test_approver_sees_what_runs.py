@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from os_users import Team
+from os_users import CANAL, Team
 
 from tests.hidden_chars import HIDDEN, assert_shown_escaped
 
@@ -42,3 +42,29 @@ def test_the_approver_sees_every_hidden_character_escaped(team: Team) -> None:
     assert "it can run once, with: canal run --confirm" in ok.stdout
     assert_shown_escaped(ok.stdout, SHOWN)
 
+
+def test_a_piped_no_declines_and_no_answer_is_an_error_that_says_so(team: Team) -> None:
+    """Runs after the test above (bob is in force)."""
+    agent, approver, project = team.agent, team.approver, team.project
+    (project / "build").mkdir(exist_ok=True)
+    token = ask(team, "rm -rf build")
+    door = ("-C", str(project), "approve", token, "--for", agent.name)
+
+    declined = approver.run(CANAL, *door, input_text="n\n")
+    assert declined.returncode == 1, declined.stdout + declined.stderr
+    assert "not approved" in declined.stderr
+    assert "approved" not in declined.stdout
+    unanswered = approver.canal(*door)  # stdin is /dev/null: no terminal, nothing piped
+    assert unanswered.returncode == 2, unanswered.stdout + unanswered.stderr
+    assert "no terminal" in unanswered.stderr
+    assert "--yes" in unanswered.stderr
+    still = agent.canal("run", "--confirm", token, "--", "rm", "-rf", "build", cwd=project)
+    assert still.returncode == 120, still.stderr  # APPROVAL_PENDING: neither answer approved it
+    assert (project / "build").is_dir()
+
+    approved = approver.run(CANAL, *door, input_text="yes\n")
+    assert approved.returncode == 0, approved.stderr
+    assert "as bob (os-user)" in approved.stdout
+    done = agent.canal("run", "--confirm", token, "--", "rm", "-rf", "build", cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert not (project / "build").exists()

@@ -209,3 +209,21 @@ def test_approvals_empty(cli: click.Group) -> None:
     assert result.exit_code == 0
     assert result.stdout == ""
     assert "no pending" in result.stderr
+
+
+def test_a_piped_answer_is_read_and_only_yes_approves(cli: click.Group, alice: Path) -> None:
+    """Issue 39, finding 5: ``echo n | canal approve`` approved (with no terminal the question was
+    skipped); now the piped answer decides, and no answer at all is an error naming --yes."""
+    token = human_token()
+    declined = CliRunner().invoke(cli, ["approve", token, "--ssh-key", str(alice)], input="n\n")
+    assert declined.exit_code == 1, declined.output
+    assert "not approved: the answer was 'n'" in declined.stderr
+    unanswered = CliRunner().invoke(cli, ["approve", token, "--ssh-key", str(alice)], input="")
+    assert unanswered.exit_code == 2, unanswered.output
+    assert "stdin is no terminal and nothing was piped" in unanswered.stderr
+    assert "--yes" in unanswered.stderr
+    with pytest.raises(ApprovalPendingError):
+        services().approvals.redeem(token, CMD, **BINDING)
+    approved = CliRunner().invoke(cli, ["approve", token, "--ssh-key", str(alice)], input="y\n")
+    assert approved.exit_code == 0, approved.output
+    assert f"approved {token} as alice (ssh)" in approved.stdout
