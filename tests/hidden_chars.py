@@ -18,9 +18,13 @@ def escaped(char: str) -> str:
     return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
 
 
+def leaked(shown: str) -> list[str]:
+    """The hidden characters that reached ``shown`` raw (a newline is where a line ends)."""
+    return sorted({escaped(c) for c in shown if c in HIDDEN and c != "\n"})
+
+
 def assert_shown_escaped(shown: str, chars: list[str] = HIDDEN) -> None:
     """No hidden character reached ``shown``, and each one's escape did."""
-    leaked = sorted({escaped(c) for c in shown if c in HIDDEN and c != "\n"})
-    assert not leaked, f"shown raw: {leaked}"
+    assert not leaked(shown), f"shown raw: {leaked(shown)}"
     missing = [escaped(c) for c in chars if escaped(c) not in shown]
     assert not missing, f"not shown escaped: {missing}"

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
+from canal.core.display import visible
 from canal.core.errors import ConfirmationRequired
 from canal.core.next import act
 from canal.runtime.approvals import DecisionSummary
@@ -41,7 +42,7 @@ def apply_fork(canal: Canal, name: str, paths: tuple[str, ...], confirm: str | N
     text = " ".join(["apply fork", name, *paths])  # what the token is bound to and a person is shown
     bound = f"changes:{digest}"
     if confirm is None:
-        files = [f"{c.kind} {c.path}" + (f" ({c.detail})" if c.detail else "") for c in chosen]
+        files = [visible(f"{c.kind} {c.path}" + (f" ({c.detail})" if c.detail else "")) for c in chosen]
         reason = f"apply {len(chosen)} change(s) from fork {name} to the real project"
         pending = approvals.request(text, name, APPLY_CWD, bound, DecisionSummary(("fork-apply",), reason),
                                     display=text)
@@ -70,7 +71,7 @@ def _refuse_protected(canal: Canal, name: str, chosen: Sequence[Change]) -> None
     hits = [(c.path, why) for c in chosen if (why := guard.why(PurePosixPath(c.path))) is not None]
     if not hits:
         return
-    shown = "; ".join(f"{path} ({why})" for path, why in hits[:SHOWN_FILES])
+    shown = "; ".join(f"{visible(path)} ({why})" for path, why in hits[:SHOWN_FILES])
     more = f"; and {len(hits) - SHOWN_FILES} more" if len(hits) > SHOWN_FILES else ""
     msg = (f"Fork {name} changes protected files: {shown}{more}. The agent's apply may not carry them; "
            "nothing was applied.")

@@ -1,6 +1,7 @@
 """Differences between two states of the workspace, and the patch that shows them.
 
-Text files get a unified diff (git's ``a/`` ``b/`` labels, so ``git apply`` accepts it); binary files,
+Text files get a unified diff (git's ``a/`` ``b/`` labels, names quoted as git quotes them, so ``git
+apply`` accepts it and recreates any name exactly); binary files,
 mode changes, symlinks, type changes and deletions of binary files are lines of their own.
 """
 
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from canal.core.display import git_quoted
 from canal.runtime.checkpoints.models import Change, ChangeSummary
 from canal.runtime.checkpoints.scan import Entry
 from canal.runtime.files.diff import unified_diff
@@ -87,7 +89,8 @@ def _file_patch(path: str, a: Entry | None, b: Entry | None, load_old: Loader,
                 load_new: Loader) -> tuple[str, bool]:
     fa = a if a is not None and a[0] == "f" else None
     fb = b if b is not None and b[0] == "f" else None
-    header = f"diff --git a/{path} b/{path}\n"
+    old_name, new_name = git_quoted(f"a/{path}"), git_quoted(f"b/{path}")
+    header = f"diff --git {old_name} {new_name}\n"
     if fa is None and fb is None:
         return "", False
     old_bytes = load_old(path, fa) if fa is not None else b""
@@ -98,8 +101,8 @@ def _file_patch(path: str, a: Entry | None, b: Entry | None, load_old: Loader,
     if old_bytes == new_bytes:
         return (header + meta if meta and fa is not None and fb is not None else ""), False
     body = unified_diff(old_bytes.decode(), new_bytes.decode(),
-                        old_label="/dev/null" if fa is None else f"a/{path}",
-                        new_label="/dev/null" if fb is None else f"b/{path}")
+                        old_label="/dev/null" if fa is None else old_name,
+                        new_label="/dev/null" if fb is None else new_name)
     return header + meta + body, False
 
 

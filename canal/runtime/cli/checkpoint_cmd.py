@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from canal.core.display import visible
 from canal.runtime.checkpoints import HistoryRow, UndoResult
 from canal.runtime.cli.shared import App, change_lines, echo_json, json_option, pass_app
 
@@ -44,14 +45,14 @@ def checkpoints_cmd(app: App, prune: bool, as_json: bool) -> None:
 def _row(row: HistoryRow) -> str:
     cp, after = row.checkpoint, row.changed_after
     when = cp.created_at[:19].replace("T", " ")
-    what = cp.command or f"({cp.kind})"
+    what = visible(cp.command) or f"({cp.kind})"
     changed = (f"+{after.added} ~{after.modified} -{after.deleted}" if after.total else "no change")
     line = f"{cp.id:<8} {when}  {changed:<14} {what}"
     if after.paths:
         ellipsis = " …" if after.total > len(after.paths) else ""
-        line += "\n         changed after: " + ", ".join(after.paths) + ellipsis
+        line += "\n         changed after: " + visible(", ".join(after.paths)) + ellipsis
     if cp.not_covered_total:
-        shown = ", ".join(f"{n.path} ({n.reason})" for n in cp.not_covered[:5])
+        shown = ", ".join(f"{visible(n.path)} ({n.reason})" for n in cp.not_covered[:5])
         more = cp.not_covered_total - min(5, len(cp.not_covered))
         line += f"\n         not covered: {shown}" + (f", +{more} more (--json lists 50)" if more > 0 else "")
     return line
@@ -103,11 +104,11 @@ STRIPPED = "restored without its setuid/setgid bits (Canal never writes a privil
 
 
 def _undo_text(result: UndoResult) -> str:
-    lines = [f"{c.kind:<9} {c.path}" for c in result.changes]
+    lines = [f"{c.kind:<9} {visible(c.path)}" for c in result.changes]
     lines.append(f"restored {len(result.changes)} path(s) to {result.restored_to} | "
                  f"revert this undo: canal undo {result.before_undo}")
-    lines.extend(f"left alone: {n.path} ({n.reason})" for n in result.left_alone)
-    lines.extend(f"{STRIPPED}: {path}" for path in result.stripped)
+    lines.extend(f"left alone: {visible(n.path)} ({n.reason})" for n in result.left_alone)
+    lines.extend(f"{STRIPPED}: {visible(path)}" for path in result.stripped)
     return "\n".join(lines)
 
 

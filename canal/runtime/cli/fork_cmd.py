@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import click
 
+from canal.core.display import visible
 from canal.runtime.cli.shared import App, change_lines, echo_json, json_option, pass_app
 
 
@@ -56,7 +57,7 @@ def changes_cmd(app: App, name: str, as_patch: bool, as_json: bool) -> None:
     for line in change_lines(result.changes):
         click.echo(line)
     for item in result.not_carried:
-        click.echo(f"not carried by apply: {item.path} ({item.reason})")
+        click.echo(f"not carried by apply: {visible(item.path)} ({item.reason})")
     click.echo(f"[{len(result.changes)} change(s) in fork {name} since {result.base} | "
                f"apply: canal apply {name} | drop: canal discard {name}]")
 
@@ -83,13 +84,14 @@ def apply_cmd(app: App, name: str, paths: tuple[str, ...], confirm: str | None, 
         click.echo(f"fork {name} has no change to apply")
         return
     for c in result.applied:
-        click.echo(f"{c.kind:<9} {c.path}")
+        click.echo(f"{c.kind:<9} {visible(c.path)}")
     click.echo(f"applied {len(result.applied)} change(s) from fork {name} | undo the apply: "
                f"canal undo {result.checkpoint}")
     for item in result.left_alone:
-        click.echo(f"left alone: {item.path} ({item.reason})")
+        click.echo(f"left alone: {visible(item.path)} ({item.reason})")
     for path in result.stripped:
-        click.echo(f"applied without its setuid/setgid bits (Canal never writes a privileged file): {path}")
+        click.echo(f"applied without its setuid/setgid bits (Canal never writes a privileged file): "
+                   f"{visible(path)}")
 
 
 @click.command("discard")

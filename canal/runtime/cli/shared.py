@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 import click
 
+from canal.core.display import visible
 from canal.core.duration import InvalidDuration, parse_duration
 from canal.core.errors import CanalError
 from canal.runtime.project import ProjectLocation, locate_project
@@ -226,7 +227,8 @@ def describe_trust(status: TrustStatus) -> str:
 
 
 def change_lines(changes: list[Change]) -> list[str]:
-    """The lines a patch cannot carry: binary files, modes, symlinks, type changes, deletions."""
+    """The lines a patch cannot carry: binary files, modes, symlinks, type changes, deletions. Names
+    are shown escaped."""
     out = []
     for c in changes:
         if c.binary:
@@ -237,7 +239,7 @@ def change_lines(changes: list[Change]) -> list[str]:
             out.append(f"deleted {c.path} ({c.detail})")
         elif c.kind == "added" and not c.detail.startswith("file"):
             out.append(f"added {c.path} ({c.detail})")
-    return out
+    return [visible(line) for line in out]
 
 
 FRONT_ENDS = "canal.front_ends"  # the package metadata names each front end the CLI serves

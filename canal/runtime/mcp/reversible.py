@@ -3,6 +3,7 @@ apply and discard for autonomous work on a copy. Each returns a ``Reply``."""
 
 from __future__ import annotations
 
+from canal.core.display import visible
 from canal.core.errors import ConfirmationRequired
 from canal.runtime.api import Canal
 from canal.runtime.checkpoints import Change
@@ -11,7 +12,7 @@ from canal.runtime.mcp.operations import Confirmation, Reply, confirmation_text
 
 
 def _lines(changes: list[Change]) -> list[str]:
-    return [f"{c.kind:<9} {c.path}" + (f"  ({c.detail})" if c.detail else "") +
+    return [visible(f"{c.kind:<9} {c.path}" + (f"  ({c.detail})" if c.detail else "")) +
             ("  [binary]" if c.binary else "") for c in changes]
 
 
@@ -25,9 +26,10 @@ class Reversible:
         lines = [f"{c.id} CORRUPT record {c.record}: {c.why}; never restored from" for c in history.corrupt]
         for row in rows:
             cp, after = row.checkpoint, row.changed_after
-            lines.append(f"{cp.id} {cp.created_at[:19]} {cp.command or cp.kind} | changed after: "
-                         f"+{after.added} ~{after.modified} -{after.deleted} {', '.join(after.paths)}")
-            lines.extend(f"    not covered: {n.path} ({n.reason})" for n in cp.not_covered[:5])
+            counts = f"+{after.added} ~{after.modified} -{after.deleted}"
+            lines.append(visible(f"{cp.id} {cp.created_at[:19]} {cp.command or cp.kind} | changed after: "
+                                 f"{counts} {', '.join(after.paths)}"))
+            lines.extend(f"    not covered: {visible(n.path)} ({n.reason})" for n in cp.not_covered[:5])
         text = "\n".join(lines) if lines else "no checkpoints yet (one is taken before each command)"
         return Reply(text, {"status": "ok", "checkpoints": [r.model_dump(mode="json") for r in rows],
                             "corrupt": [c.model_dump(mode="json") for c in history.corrupt]})
@@ -46,9 +48,9 @@ class Reversible:
         text = "\n".join([*_lines(result.changes),
                           f"restored {len(result.changes)} path(s) to {result.restored_to} | revert this "
                           f'undo: undo {{"checkpoint": "{result.before_undo}"}}'])
-        text += "".join(f"\nleft alone: {n.path} ({n.reason})" for n in result.left_alone)
+        text += "".join(f"\nleft alone: {visible(n.path)} ({n.reason})" for n in result.left_alone)
         text += "".join(f"\nrestored without its setuid/setgid bits (Canal never writes a privileged file): "
-                        f"{path}" for path in result.stripped)
+                        f"{visible(path)}" for path in result.stripped)
         return Reply(text, result.model_dump(mode="json"))
 
     def fork(self, args: s.ForkArgs) -> Reply:
@@ -61,7 +63,7 @@ class Reversible:
     def changes(self, args: s.ForkNameArgs) -> Reply:
         result = self.canal.changes(args.name)
         text = result.patch + "\n".join(_lines(result.changes))
-        text += "".join(f"\nnot carried by apply: {n.path} ({n.reason})" for n in result.not_carried)
+        text += "".join(f"\nnot carried by apply: {visible(n.path)} ({n.reason})" for n in result.not_carried)
         text += f"\n[{len(result.changes)} change(s) in fork {args.name} since {result.base}]"
         return Reply(text.lstrip("\n"), result.model_dump(mode="json"))
 
@@ -80,7 +82,7 @@ class Reversible:
                           f"applied {len(result.applied)} change(s) | undo the apply: "
                           f'undo {{"checkpoint": "{result.checkpoint}"}}'])
         text += "".join(f"\napplied without its setuid/setgid bits (Canal never writes a privileged file): "
-                        f"{path}" for path in result.stripped)
+                        f"{visible(path)}" for path in result.stripped)
         return Reply(text, result.model_dump(mode="json"))
 
     def discard(self, args: s.ForkNameArgs) -> Reply:

@@ -60,3 +60,29 @@ def test_a_fork_proposes_and_apply_asks_first(agent: tuple[McpClient, Path]) -> 
         assert not (project / "new.txt").exists()
     finally:
         client.call("discard", {"name": "helper"})
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="kernel overlayfs needs root (CI runs as root)")
+def test_file_names_cannot_fake_lines_of_changes_or_apply(agent: tuple[McpClient, Path]) -> None:
+    """Issue 39, finding 3: a name holding newlines, a carriage return, ESC and a bidi override is
+    shown escaped in changes and in the list apply asks the user to confirm."""
+    from tests.hidden_chars import leaked
+
+    client, _project = agent
+    name = "ok\n  deleted nothing (all good)\n\r\x1b[2K\u202e.txt"
+    made = client.call("fork", {"name": "names"})
+    assert not made.is_error, text_of(made)
+    try:
+        ran = client.call("run_command", {"sandbox": "names", "command": "printf 'x\\n' > $'ok\\n  deleted "
+                                          "nothing (all good)\\n\\r\\x1b[2K\\u202e.txt'"})
+        assert not ran.is_error, text_of(ran)
+        changes = text_of(client.call("changes", {"name": "names"}))
+        assert not leaked(changes), changes
+        assert '"b/ok\\n  deleted nothing (all good)\\n\\r\\033[2K\\342\\200\\256.txt"' in changes
+        asked = text_of(client.call("apply", {"name": "names"}))
+        assert not leaked(asked), asked
+        assert "  deleted nothing (all good)" not in asked.splitlines()
+        assert "added ok\\n  deleted nothing (all good)\\n\\r\\x1b[2K\\u202e.txt" in asked
+        assert name not in asked
+    finally:
+        client.call("discard", {"name": "names"})
