@@ -13,6 +13,7 @@ import functools
 import getpass
 import json
 import os
+import re
 import shlex
 import sys
 from collections.abc import Callable
@@ -227,8 +228,8 @@ def describe_trust(status: TrustStatus) -> str:
 
 
 def change_lines(changes: list[Change]) -> list[str]:
-    """The lines a patch cannot carry: binary files, modes, symlinks, type changes, deletions. Names
-    are shown escaped."""
+    """The lines a patch cannot carry: binary files, modes (setuid, setgid and sticky too: git's modes
+    are only 100644 and 100755), symlinks, type changes, deletions. Names are shown escaped."""
     out = []
     for c in changes:
         if c.binary:
@@ -237,9 +238,14 @@ def change_lines(changes: list[Change]) -> list[str]:
             out.append(f"{c.kind} {c.path}: {c.detail}")
         elif c.kind == "deleted":
             out.append(f"deleted {c.path} ({c.detail})")
-        elif c.kind == "added" and not c.detail.startswith("file"):
-            out.append(f"added {c.path} ({c.detail})")
+        elif c.kind in ("added", "modified") and (not c.detail.startswith("file") or _SPECIAL.search(
+                c.detail)):
+            out.append(f"{c.kind} {c.path} ({c.detail})")
     return [visible(line) for line in out]
+
+
+# a mode git's patch cannot say: setuid, setgid, sticky
+_SPECIAL = re.compile(r"(?:mode |-> )[1-7][0-7]{3}\b")
 
 
 FRONT_ENDS = "canal.front_ends"  # the package metadata names each front end the CLI serves
