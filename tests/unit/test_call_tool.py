@@ -5,6 +5,7 @@ through (nothing here needs an engine: each refusal comes before anything runs).
 from __future__ import annotations
 
 import base64
+import json
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,10 @@ TOOLS = {
     "imaged": 'description: Needs its own image\nimage: "example/own:1"\nparameters: {}\nrun: ["true"]\n',
     "stamp": 'description: Stamp\nparameters:\n  label: { type: string, required: true }\n'
              'run: ["printf", "%s", "{{params.label}}"]\n',
+    "lister": 'description: List\nparameters:\n  n: { type: integer, required: true }\n'
+              'run: ["ls", "{{params.n}}"]\n',
+    "scaled": 'description: Scale\nparameters:\n  f: { type: number, required: true }\n'
+              'run: ["echo", "{{params.f}}"]\n',
 }
 
 
@@ -55,15 +60,18 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return seen
 
 
-@pytest.mark.parametrize(("tool", "args", "error"), [("imaged", {}, ToolRunnerUnavailable),
-                                                     ("stamp", {}, ToolArgsInvalid)])
+@pytest.mark.parametrize(("tool", "args", "error"), [
+    ("imaged", {}, ToolRunnerUnavailable), ("stamp", {}, ToolArgsInvalid),
+    # issue 39, finding 5: a number filling a whole argv element obeys the option rule as a string does
+    ("lister", {"n": -5}, ToolArgsInvalid), ("scaled", {"f": -0.5}, ToolArgsInvalid),
+])
 def test_every_door_calls_the_one_call_tool_and_reports_the_same_code(
         project: Path, calls: list[str], tool: str, args: dict[str, Any], error: type[Exception]) -> None:
     code = error.code  # type: ignore[attr-defined]
     with Canal(project) as canal, pytest.raises(error):
         canal.call_tool(tool, args)
 
-    done = CliRunner().invoke(cli, ["tool", "call", tool, "--args", "{}"])
+    done = CliRunner().invoke(cli, ["tool", "call", tool, "--args", json.dumps(args)])
     assert done.stderr.splitlines()[0] == code
     assert done.exit_code == error.exit_code  # type: ignore[attr-defined]
 

@@ -1,9 +1,9 @@
 """From a tool and an agent's arguments to what runs: validated values, argv and environment.
 
 Validation is the gate's (``validate_fields``): missing required fields are rejected with their list.
-Values become whole argv elements or environment variables, never part of a shell string. A string
-value that fills a whole argv element may not start with ``-`` (it would be read as an option) unless
-the template sits after a literal ``--``.
+Values become whole argv elements or environment variables, never part of a shell string. A value
+that fills a whole argv element (a string, or a number such as ``-5`` as its text) may not start with
+``-`` (it would be read as an option) unless the template sits after a literal ``--``.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def _value_problems(tool: ToolDefinition, values: Mapping[str, Any]) -> list[tup
     for element in tool.run or []:
         name = templates.whole(element)
         value = values.get(name) if name else None
-        if name and isinstance(value, str) and value.startswith("-") and not after_dashdash:
+        if name and value is not None and templates.as_text(value).startswith("-") and not after_dashdash:
             problems.append((name, "must not start with '-' (it would be read as an option)"))
         after_dashdash = after_dashdash or element == "--"
     return problems
