@@ -33,6 +33,16 @@ def hidden_in(text: str) -> list[str]:
     return [_escape(c) for c in found]
 
 
+def refuse_hidden(text: str, what: str) -> str:
+    """``text`` when it holds no hidden character, else a ValueError naming them (for validators of
+    text that is shown as one line: descriptions)."""
+    found = hidden_in(text)
+    if found:
+        msg = f"{what} must be one line of visible text (it is what lists show); it holds {', '.join(found)}"
+        raise ValueError(msg)
+    return text
+
+
 def visible(text: str) -> str:
     """``text`` with each hidden character written as its escape; everything else as it is."""
     return _NOT_ASCII_PRINTABLE.sub(lambda m: _escape(m.group()) if is_hidden(m.group()) else m.group(), text)

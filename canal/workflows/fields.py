@@ -12,7 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+
+from canal.core.display import refuse_hidden
 
 FieldType = Literal["string", "integer", "number", "boolean", "array", "object"]
 
@@ -36,6 +38,11 @@ class FieldSpec(BaseModel):
     default: Any = None
     pattern: str | None = None
     sensitive: bool = False
+
+    @field_validator("desc")
+    @classmethod
+    def _one_line(cls, value: str) -> str:
+        return refuse_hidden(value, "desc")
 
     @model_validator(mode="after")
     def _check(self) -> FieldSpec:

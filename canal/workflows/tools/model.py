@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from canal.core.display import refuse_hidden
 from canal.workflows.fields import FieldSpec
 from canal.workflows.tools import templates
 
@@ -37,10 +38,7 @@ class ToolDefinition(BaseModel):
     @field_validator("description")
     @classmethod
     def _one_line(cls, value: str) -> str:
-        if "\n" in value.strip():
-            msg = "description must be one line (it is what the index shows)"
-            raise ValueError(msg)
-        return value.strip()
+        return refuse_hidden(value.strip(), "description")
 
     @field_validator("parameters")
     @classmethod

@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from canal.core.display import refuse_hidden
 from canal.core.next import act
 from canal.workflows.tools.errors import WorkflowHeaderInvalid
 from canal.workflows.tools.layout import refuse_symlink
@@ -28,7 +29,12 @@ class WorkflowHeader(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
     name: str = Field(pattern=NAME_PATTERN)
-    description: str = Field(min_length=1, max_length=200, pattern=r"^[^\n]+$")
+    description: str = Field(min_length=1, max_length=200)
+
+    @field_validator("description")
+    @classmethod
+    def _one_line(cls, value: str) -> str:
+        return refuse_hidden(value, "description")
 
 
 @dataclass(frozen=True)

@@ -156,3 +156,17 @@ def test_help_unknown_command(runner: CliRunner) -> None:
     result = runner.invoke(cli, ["help", "nope"])
     assert result.exit_code == 2
     assert "canal help" in result.stderr
+
+
+def test_discover_and_tool_list_refuse_a_description_with_a_carriage_return(runner: CliRunner,
+                                                                            project: Path) -> None:
+    """Issue 39, finding 5: the description reached index.txt and canal tool list with its \\r."""
+    (project / "tools" / "sneaky.yaml").write_text('run: [echo]\ndescription: "safe\\r\\u202eevil"\n')
+    for argv in (["discover"], ["tool", "list"]):
+        result = runner.invoke(cli, argv)
+        assert result.exit_code == 2, result.output
+        assert result.stdout == ""
+        assert "tools/sneaky.yaml:2: description: " in result.stderr
+        assert "must be one line of visible text" in result.stderr
+        assert "\\r, \\u202e" in result.stderr
+    assert not (project / ".canal" / "discover" / "index.txt").exists()

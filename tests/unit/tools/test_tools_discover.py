@@ -17,6 +17,7 @@ from canal.workflows.tools.errors import (
 )
 from canal.workflows.tools.index import estimate_tokens
 from canal.workflows.tools.layout import index_json_path, index_text_path, meta_path, rules_path
+from tests.hidden_chars import HIDDEN, escaped
 
 
 def run(project: Path) -> dict[str, object]:
@@ -176,3 +177,27 @@ def test_planted_symlinks_are_refused_and_nothing_outside_is_touched(project: Pa
         run(project)
     assert [p.name for p in outside.iterdir()] == ["keep.json"]
     assert victim.read_text() == "{}"
+
+
+def yaml_escape(char: str) -> str:
+    return f"\\u{ord(char):04x}"
+
+
+@pytest.mark.parametrize("char", HIDDEN, ids=[escaped(c) for c in HIDDEN])
+def test_a_description_with_a_hidden_character_is_refused_at_its_line(project: Path, char: str) -> None:
+    """Issue 39, finding 5: only a newline was refused; \\r, U+2028, U+0085 and ESC sequences reached
+    the index and canal tool list. Tool, parameter and workflow descriptions alike."""
+    tool = project / "tools" / "sneaky.yaml"
+    tool.write_text(f'run: [echo]\ndescription: "ok{yaml_escape(char)}x"\n')
+    with pytest.raises(ToolDefinitionInvalid, match=r"tools/sneaky\.yaml:2: description") as info:
+        run(project)
+    assert escaped(char) in info.value.message
+    tool.write_text(f'run: [echo]\ndescription: ok\nparameters:\n  p:\n    desc: "a{yaml_escape(char)}"\n')
+    with pytest.raises(ToolDefinitionInvalid, match=r"tools/sneaky\.yaml:5: parameters\.p\.desc"):
+        run(project)
+    tool.unlink()
+    wf = project / "workflows" / "onboard" / "WorkFlow.md"
+    wf.write_text(f'---\nname: onboard\ndescription: "ok{yaml_escape(char)}x"\n---\n')
+    with pytest.raises(WorkflowHeaderInvalid, match=r"WorkFlow\.md:3: description"):
+        run(project)
+    assert not index_json_path(project).exists() or "sneaky" not in index_json_path(project).read_text()
