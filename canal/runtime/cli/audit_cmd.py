@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from canal.core.display import visible
 from canal.core.duration import EXAMPLES
 from canal.core.fsutil import atomic_write
 from canal.runtime.audit import (
@@ -76,7 +77,7 @@ def show(app: App, since: str | None, event_prefix: str | None, as_json: bool) -
         return
     for rec in shown:
         mark = f"  {DANGLING_MARK}" if rec.id in dangling else ""
-        click.echo(f"{rec.id} {rec.ts[:19]}Z {rec.event:<16} {rec.actor:<8} {summarize(rec)}{mark}")
+        click.echo(visible(f"{rec.id} {rec.ts[:19]}Z {rec.event:<16} {rec.actor:<8} {summarize(rec)}{mark}"))
     if not shown:
         click.echo(f"no records in {log.path}", err=True)
 

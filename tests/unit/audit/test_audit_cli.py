@@ -111,3 +111,18 @@ def test_bad_master_key_is_reported(cli: click.Group, env: Path, monkeypatch: py
     result = CliRunner().invoke(cli, ["audit", "verify"])
     assert result.exit_code == 2  # keys come from canal.runtime.keys.KeyStore
     assert result.stderr.startswith("KEY_ENV_INVALID")
+
+
+def test_show_escapes_hidden_characters_of_a_command(cli: click.Group, env: Path) -> None:
+    """Issue 39: what a person reads of a command is what ran, in the audit listing too."""
+    from canal.runtime.project import find_project_dir
+    from canal.runtime.services import Services
+    from tests.hidden_chars import HIDDEN, assert_shown_escaped
+
+    Services(find_project_dir()).audit.append("run.started", {
+        "sandbox": "default", "command": "rm -rf src # \r" + " " * 20 + "$ ls " + "".join(HIDDEN),
+        "cwd": "/workspace"})
+    result = CliRunner().invoke(cli, ["audit", "show", "--event", "run.started"])
+    assert result.exit_code == 0, result.output
+    assert "$ rm -rf src # \\r    " in result.stdout
+    assert_shown_escaped(result.stdout)
