@@ -43,7 +43,8 @@ def describe(p: dict[str, Any]) -> str:
 @click.option("--deny", is_flag=True, help="Refuse the command instead; the agent reads --reason.")
 @click.option("--reason", default="", help="Why (shown to the agent when it re-runs the command).")
 @click.option("--print-message", is_flag=True, help="Print the exact text to sign, and nothing else.")
-@click.option("--yes", is_flag=True, help="Do not ask again at the terminal.")
+@click.option("--yes", is_flag=True, help="Do not ask (at the terminal, or for an answer piped to stdin); "
+              "without it and with neither, the command stops and says so.")
 @json_option("Print the decided token as JSON.")
 @pass_app
 def approve(app: App, token: str, for_user: str | None, ssh_key: Path | None, signature: Path | None,

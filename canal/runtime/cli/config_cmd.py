@@ -55,7 +55,8 @@ def status_cmd(app: App, as_json: bool) -> None:
 @click.option("--ssh-key", type=click.Path(dir_okay=False, path_type=Path),
               help="Sign the approval with this SSH private key (ssh-keygen -Y sign).")
 @click.option("--digest", help="Approve only if the content digest is this one (as shown by status).")
-@click.option("--yes", is_flag=True, help="Do not ask again at the terminal.")
+@click.option("--yes", is_flag=True, help="Do not ask (at the terminal, or for an answer piped to stdin); "
+              "without it and with neither, the command stops and says so.")
 @pass_app
 def approve_config(app: App, for_user: str | None, ssh_key: Path | None, digest: str | None,
                    yes: bool) -> None:
