@@ -98,20 +98,32 @@ def test_hidden_characters_in_names_are_escaped_and_the_patch_applies(cli: Cli, 
         assert (tmp_path / "project" / name).read_text() == "x\n", name
 
 
-def test_changes_says_a_setuid_setgid_or_sticky_mode_as_apply_does(cli: Cli) -> None:
-    """Issue 39, finding 5: canal changes showed a new setuid file only as 'new file mode 100755'."""
+def test_changes_and_diff_say_a_setuid_setgid_or_sticky_mode_as_apply_does(cli: Cli, tmp_path: Path) -> None:
+    """Issue 39, finding 5: canal changes showed a new setuid file only as 'new file mode 100755'. A
+    sandbox cannot set setuid or setgid (issue 36), so the fork makes a sticky file, and a process on
+    the host makes setuid and setgid files in the project, which canal diff shows."""
     assert cli("fork", FORK)[0] == 0
-    script = ("cd /workspace && for m in 4755 2755 1755 0755; do printf 'x\\n' > f$m && chmod $m f$m; done"
-              " && printf 'y\\n' > src/app.py && chmod 4755 src/app.py")
+    script = "cd /workspace && for m in 1755 0755; do printf 'x\\n' > f$m && chmod $m f$m; done"
     code, out, err = cli("run", "--sandbox", FORK, "--", script)
     assert code == 0, out + err
     code, shown, err = cli("changes", FORK)
     assert code == 0, err
     lines = shown.splitlines()
-    for mode in ("4755", "2755", "1755"):
-        assert f"added f{mode} (file, 2 bytes, mode {mode})" in lines, shown
-    assert "modified src/app.py (mode 0644 -> 4755)" in lines, shown
+    assert "added f1755 (file, 2 bytes, mode 1755)" in lines, shown
     assert not any(line.startswith("added f0755") for line in lines)  # the patch says 100755
     code, _out, asked = cli("apply", FORK)
     assert code == 120
-    assert "  added f4755 (file, 2 bytes, mode 4755)" in asked.splitlines()
+    assert "  added f1755 (file, 2 bytes, mode 1755)" in asked.splitlines()
+
+    project = tmp_path / "project"
+    for mode in (0o4755, 0o2755):
+        (project / f"h{mode:o}").write_text("x\n")
+        (project / f"h{mode:o}").chmod(mode)
+    (project / "src" / "app.py").write_text("y\n")
+    (project / "src" / "app.py").chmod(0o4755)
+    code, shown, err = cli("diff")
+    assert code == 0, err
+    lines = shown.splitlines()
+    for mode in ("4755", "2755"):
+        assert f"added h{mode} (file, 2 bytes, mode {mode})" in lines, shown
+    assert "modified src/app.py (mode 0644 -> 4755)" in lines, shown
