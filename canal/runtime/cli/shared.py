@@ -212,7 +212,8 @@ _TRUST_STATES = {
 
 
 def _shown(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    """A setting's value as JSON (C0 controls escaped by JSON), with every other hidden character escaped."""
+    return visible(json.dumps(value, ensure_ascii=False, sort_keys=True))
 
 
 def describe_trust(status: TrustStatus) -> str:
@@ -223,7 +224,7 @@ def describe_trust(status: TrustStatus) -> str:
                      f"({status.record.how})")
     for change in status.changes:
         mark = "LOOSENS " if change.loosens else "tightens"
-        lines.append(f"  {mark} {change.setting}: {_shown(change.before)} -> {_shown(change.after)}")
+        lines.append(f"  {mark} {visible(change.setting)}: {_shown(change.before)} -> {_shown(change.after)}")
     return "\n".join(lines)
 
 
