@@ -224,3 +224,32 @@ def test_audit_events_are_written(tmp_path: Path, clock: Clock) -> None:
     assert sink.events[1][1]["key_name"] == "alice-laptop"
     assert all("sk-live-123" not in json.dumps(e) for e in sink.events)
     assert all(token not in json.dumps(e) for e in sink.events)  # only the record id, not the bearer token
+
+
+def test_a_real_record_id_with_a_wrong_tag_is_forged_by_the_tag(tmp_path: Path, clock: Clock) -> None:
+    """Issue 35: the tag is checked before any lookup. Every other forged token here also fails at the
+    record (unknown id, other key); this one names a live, well-signed record, so only the tag stops it."""
+    svc = service(tmp_path, clock)
+    token = svc.request(CMD, "default", "/workspace", "p1", SUMMARY).token
+    record_id, tag = token[2:10], token[10:]
+    wrong = "".join("a" if c != "a" else "b" for c in tag)
+    with pytest.raises(ApprovalForgedError) as info:
+        svc.redeem(f"c_{record_id}{wrong}", CMD, **BINDING)
+    assert "not a confirmation token issued by this host" in info.value.message
+    assert svc.redeem(token, CMD, **BINDING).token == token  # the record itself was good
+
+
+@pytest.mark.parametrize("how", ["tty", "elicitation", "approver-key", "token"])
+def test_with_approvers_named_a_weak_method_is_refused(tmp_path: Path, clock: Clock, how: str) -> None:
+    """Issue 35: with approvers configured, only another OS user, an SSH signature or a passkey count;
+    a terminal or a client's form (MCP elicitation) is refused, and the token stays pending."""
+    from canal.runtime.approvals import ApproverUnverifiedError
+    from canal.runtime.approvals.identities import ApprovalsSettings
+
+    named = ApprovalsSettings.model_validate({"approvers": [{"name": "bob", "user": "4242"}]})
+    svc = service(tmp_path, clock, mode="human", settings=named)
+    token = svc.request(CMD, "default", "/workspace", "p1", SUMMARY).token
+    with pytest.raises(ApproverUnverifiedError):
+        svc.approve(token, Approver(user="bob", how=how))  # type: ignore[arg-type]
+    assert svc.show(token).status == "pending"
+    assert svc.approve(token, Approver(user="bob", how="os-user")).status == "approved"
