@@ -13,6 +13,9 @@ from pathlib import Path
 import pytest
 
 REQUIRE_DOCKER = os.environ.get("CANAL_REQUIRE_DOCKER") == "1"
+# Root-only tests (OS users, kernel overlayfs, root-owned projects) skip when not root, unless
+# CANAL_REQUIRE_ROOT=1 (CI): then the run fails instead of dropping them.
+REQUIRE_ROOT = os.environ.get("CANAL_REQUIRE_ROOT") == "1"
 
 # Every `canal` a test starts runs in-process unless the test asks for the server (tests/integration/
 # server/ do, each with its own runtime folder). Whatever server does start in this session's runtime
@@ -48,6 +51,9 @@ def _engine_problem() -> str | None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if REQUIRE_ROOT and os.geteuid() != 0:
+        raise pytest.UsageError("CANAL_REQUIRE_ROOT=1 but the tests do not run as root: the root-only "
+                                "tests would skip. Fix: run them as root (CI does), or unset it")
     integration = [i for i in items if "tests/integration" in i.nodeid.replace(os.sep, "/")]
     for item in integration:
         item.add_marker(pytest.mark.docker)

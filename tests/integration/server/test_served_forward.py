@@ -15,6 +15,7 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import pytest
 from served_cli import ServedProject
 
 
@@ -138,20 +139,21 @@ def test_a_tasks_forward_lives_and_dies_with_the_task(served: ServedProject) -> 
         pass
 
 
+# only root can run a client as another user here; CANAL_REQUIRE_ROOT=1 (CI) fails the run instead of
+# skipping, and the assertion is never dropped inside a passing test (issue 35)
+@pytest.mark.skipif(os.geteuid() != 0, reason="running a client as another user needs root")
 def test_another_local_user_cannot_use_the_forward(served: ServedProject) -> None:
     web(served, 8030)
     with forwarding(served, "0:8030") as (address, proc):
         assert get_soon(address, "/hello.txt") == b"hello from the sandbox\n"
-        if os.geteuid() == 0:  # only root can run a client as another user here
-            code = (f"import urllib.request; print(urllib.request.urlopen('http://{address}/hello.txt', "
-                    "timeout=5).read())")
-            python = shutil.which("python3", path="/usr/bin:/bin") or sys.executable  # not a private venv
-            other = subprocess.run([python, "-c", code], user=65534, group=65534, capture_output=True,
-                                   text=True, timeout=60, check=False, cwd="/")
-            assert other.returncode != 0
-            assert "hello from the sandbox" not in other.stdout
+        code = (f"import urllib.request; print(urllib.request.urlopen('http://{address}/hello.txt', "
+                "timeout=5).read())")
+        python = shutil.which("python3", path="/usr/bin:/bin") or sys.executable  # not a private venv
+        other = subprocess.run([python, "-c", code], user=65534, group=65534, capture_output=True,
+                               text=True, timeout=60, check=False, cwd="/")
+        assert other.returncode != 0
+        assert "hello from the sandbox" not in other.stdout
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
-    if os.geteuid() == 0:
-        assert "refused: it does not come from a process of uid 0" in err
-        assert json.loads(out)["refused_peers"] == 1
+    assert "refused: it does not come from a process of uid 0" in err
+    assert json.loads(out)["refused_peers"] == 1

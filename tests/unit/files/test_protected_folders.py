@@ -41,3 +41,10 @@ def test_restoring_a_folder_that_holds_git_internals_is_refused(tmp_path: Path) 
 def test_the_project_root_holds_the_settings(tmp_path: Path) -> None:
     with pytest.raises(ProtectedPath):
         PROTECTED.check(_loc(tmp_path, ""), "remove")
+
+
+@pytest.mark.parametrize("rel", ["canal.yaml", "sub/deeper/canal.yaml", "lib/.git/config",
+                                 "x/.gitattributes"])
+def test_a_protected_file_at_any_depth_is_refused(tmp_path: Path, rel: str) -> None:
+    with pytest.raises(ProtectedPath):
+        Protected.of([]).check(_loc(tmp_path, rel), "edit")

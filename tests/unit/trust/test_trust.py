@@ -174,3 +174,20 @@ def test_a_snapshot_sees_changed_content_with_the_same_size_and_time(tmp_path: P
     os.utime(config, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
     assert config.stat().st_size == stamp.st_size
     assert take_snapshot(tmp_path).config.workspace == "rw"
+
+
+def test_another_projects_untouched_record_is_refused(project: Path, tmp_path: Path) -> None:
+    """Issue 35: the forged-or-foreign test above reuses a record it had already edited, so the MAC
+    refused it and the project check was never reached. A well-signed record of another project,
+    copied into this one's state folder, is refused for naming that project."""
+    write(project, "sandbox: {network: bridge}\n")
+    approve(project)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "canal.yaml").write_text("sandbox: {network: bridge}\n")
+    state = tmp_path / "other-state"
+    state.mkdir()
+    approved = project.parent / "state" / "trusted-config.json"
+    (state / "trusted-config.json").write_bytes(approved.read_bytes())
+    with pytest.raises(TrustRecordInvalid, match="belongs to another project"):
+        TrustedConfig(other, state, KEY).require()
