@@ -1,4 +1,5 @@
-"""One command through DESIGN.md's pipeline: policy, confirmation, backup, exec, presenter, audit."""
+"""One command through the pipeline of docs/architecture.md: policy, confirmation, backup, exec, presenter,
+audit."""
 
 from __future__ import annotations
 
