@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from project_helpers import chown_tree
 
+from canal.core.errors import CanalError
 from canal.runtime.api import Canal
 
 from .conftest import make_project
@@ -67,9 +68,9 @@ def test_a_backup_over_its_cap_refuses_the_command(capped: Canal) -> None:
     big.mkdir()
     (big / "data").write_bytes(os.urandom(3 * MIB))
     chown_tree(big)
-    with pytest.raises(Exception) as refused:  # noqa: PT011 - the code is what matters
+    with pytest.raises(CanalError) as refused:
         confirmed(capped, "rm -rf big")
-    assert getattr(refused.value, "code", "") == "BACKUP_TOO_LARGE"
+    assert refused.value.code == "BACKUP_TOO_LARGE"
     assert "storage.backup_per_command" in str(refused.value)
     assert (big / "data").stat().st_size == 3 * MIB, "nothing may run without its backup"
     (big / "data").unlink()

@@ -74,6 +74,28 @@ def test_strict_runs_nothing_writes_nothing_prints_nothing(strict: Canal, comman
     assert not [name for name in listing.output.split() if name.startswith("pwned")]
 
 
+# What each case does when it runs unrefused (straight in the sandbox, no policy): the positive control
+# of the test above (issue 35). None: no effect a marker can see (kept as a case: strict refuses it).
+EFFECTS = {name: "pwned" for name in CASES} | {
+    "arithmetic variable": None, "sort compress program": None, "sed --in-place prefix": "keep",
+    "secret by glob": "secret", "secret by bracket": "secret", "secret by brace": "secret",
+    "secret environ by ..": None, "secret environ by cd": None, "secret named at run time": "secret"}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_each_case_does_its_damage_when_nothing_refuses_it(strict: Canal, name: str) -> None:
+    ran = strict.backend.exec(strict.ref().container, ["bash", "-c", CASES[name]], timeout_s=20)
+    said = ran.stdout.read_bytes() + ran.stderr.read_bytes()
+    effects = [e for e, seen in (("pwned", bool(list(strict.project_dir.glob("pwned*")))),
+                                 ("keep", (strict.project_dir / "keep.txt").read_text() != "keep\n"),
+                                 ("secret", SECRET.encode() in said)) if seen]
+    for marker in strict.project_dir.glob("pwned*"):
+        marker.unlink()
+    (strict.project_dir / "keep.txt").write_text("keep\n")
+    chown_tree(strict.project_dir)
+    assert effects == ([EFFECTS[name]] if EFFECTS[name] else []), said[-300:]
+
+
 def test_the_sandbox_really_would_have_run_them(strict: Canal) -> None:
     """The cases are not refused because they cannot work: the same shell runs a visible one."""
     probe = strict.run("echo $(( 1 + 1 ))")

@@ -144,7 +144,12 @@ def test_file_limits(box: tuple[SandboxBackend, str]) -> None:
 
 def test_warm_starts_the_session_a_first_command_then_uses(box: tuple[SandboxBackend, str]) -> None:
     impl, name = box
+    real = not isinstance(impl, FakeBackend)  # the fake has no session to start
+    if real:
+        assert impl.ready(name) is None  # a fresh sandbox: no session until something starts one
     impl.warm(name)
+    if real:
+        assert impl.ready(name) is not None, "warm() started no session"
     assert impl.exec(name, "true").ok
 
 

@@ -251,6 +251,7 @@ def test_every_process_inherits_the_filter(docker_backend: DockerBackend, box: s
 def test_no_host_environment_and_no_canal_state(docker_backend: DockerBackend, box: str,
                                                 state_dir: Path, sandbox_image: str) -> None:
     env = docker_backend.exec(box, ["env"]).stdout.read_bytes()
+    assert b"HOME=/home/agent" in env  # the positive control: env printed the sandbox's environment
     assert b"CANAL_HOST_SECRET_T" not in env
     assert b"host-only-value" not in env
     assert docker_backend.exec(box, ["ls", str(state_dir)]).exit_code == 2

@@ -41,6 +41,13 @@ CONFIG = f"""\
 \thelper = "!{FIRE}credential"
 """
 HOOK = f"#!/bin/sh\n{FIRE}hook\n"
+# The guarded commands again with every GIT_* variable of the sandbox's environment unset (the guard's
+# overrides live there), as if Canal had no git guard.
+UNGUARDED = ("for v in $(env | sed -n 's/^\\(GIT_[A-Za-z0-9_]*\\)=.*/\\1/p'); do unset \"$v\"; done; "
+             "git status; git diff; git log -p; git -p log -1; git diff --textconv; git st; git show HEAD; "
+             "true")
+# What those commands reach with the guard off: the triggers the guarded run proves it stops.
+REACHED = {"alias", "clean", "external", "fsmonitor", "hook", "smudge", "textconv"}
 
 
 @pytest.fixture
@@ -96,6 +103,11 @@ def test_git_status_diff_and_log_run_nothing_the_repository_names(project: Path,
     assert fired == [], (fired, [r.text for r in results])
     statuses = [r.status for r in results]
     assert statuses[:3] == ["ok", "ok", "ok"], [r.text for r in results]
+    # the positive control (issue 35): the same commands without the guard's variables fire these
+    # triggers, so "nothing fired" above covers each of them
+    unguarded = container.exec_run(["sh", "-c", UNGUARDED], workdir="/workspace", user="1000:1000")
+    fired_unguarded = sorted(p.name.removeprefix("FIRED.") for p in project.glob("FIRED.*"))
+    assert set(fired_unguarded) >= REACHED, (" ".join(fired_unguarded), unguarded.output[-200:])
 
 
 def test_git_in_a_repository_nested_in_the_workspace_runs_nothing_it_names(project: Path,
