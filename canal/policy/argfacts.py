@@ -19,6 +19,7 @@ class ArgFacts:
     long_flags: list[str] = field(default_factory=list)  # long option names, resolved (every candidate)
     long_values: dict[str, str] = field(default_factory=dict)
     positionals: list[Word] = field(default_factory=list)
+    values: list[Word] = field(default_factory=list)  # option values (what a short cluster may hold)
 
 
 def split_args(args: tuple[str, ...]) -> tuple[list[str], list[str], dict[str, str], list[str]]:
@@ -43,6 +44,24 @@ def split_args(args: tuple[str, ...]) -> tuple[list[str], list[str], dict[str, s
     return short, long_names, long_values, positionals
 
 
+def _guessed_values(words: Sequence[Word]) -> list[Word]:
+    """Without a grammar, which option takes a value is unknown: ``--x=v`` gives ``v``, and every tail
+    of a short cluster may be a glued value (``-f.env`` may be ``-f`` reading ``.env``)."""
+    out: list[Word] = []
+    for word in words:
+        text = word.text
+        if word.text == "--":
+            break
+        if text.startswith("--"):
+            _name, eq, value = text[2:].partition("=")
+            if eq:
+                out.append(Word(value, word.literal, word.substitution, word.glob))
+        elif text.startswith("-") and len(text) > 2:
+            out.extend(Word(text[i:], word.literal, word.substitution, word.glob)
+                       for i in range(2, len(text)))
+    return out
+
+
 def git_subcommand(args: tuple[str, ...]) -> str:
     i = 0
     while i < len(args):
@@ -60,6 +79,8 @@ def git_subcommand(args: tuple[str, ...]) -> str:
 def _add(out: ArgFacts, words: Sequence[Word], start: int, g: Grammar) -> list[int]:
     s = scan(words, start, g)
     for opt in s.options:
+        if opt.value is not None:
+            out.values.append(opt.value)
         if opt.long:
             out.long_flags.extend(n for n in opt.names if n not in out.long_flags)
             if opt.value is not None and len(opt.names) == 1:
@@ -78,7 +99,8 @@ def arg_facts(words: Sequence[Word], program: str) -> ArgFacts:
     if g is None or g.custom in ("vim", "gdb"):
         short, long_names, values, positionals = split_args(tuple(w.text for w in words[1:]))
         by_text = {w.text: w for w in words[1:]}
-        return ArgFacts(short, long_names, values, [by_text.get(p, Word(p)) for p in positionals])
+        return ArgFacts(short, long_names, values, [by_text.get(p, Word(p)) for p in positionals],
+                        _guessed_values(words[1:]))
     out = ArgFacts()
     operands = _add(out, words, 1, g)
     while g.subcommands and operands:

@@ -10,7 +10,10 @@ from typing import Any
 
 from canal.policy.argfacts import arg_facts, git_subcommand
 from canal.policy.gitplace import UNKNOWN, git_place
-from canal.policy.paths import expand, normalize
+from canal.policy.named import named_paths
+from canal.policy.outside import outside_targets
+from canal.policy.paths import expand, home_text, normalize
+from canal.policy.readonly import risky_args
 from canal.policy.shell.gitconfig import CODE_CONFIG_PATH
 from canal.policy.shell.model import Segment
 from canal.policy.shell.variables import EXEC, session_names
@@ -21,6 +24,9 @@ EXEC_VARIABLES = EXEC
 _SAFE_DEVICES = re.compile(r"^/dev/(null|zero|full|u?random|tty|stdin|stdout|stderr|ptmx|console|"
                            r"fd/.*|pts/.*|"
                            r"shm(/.*)?|mqueue(/.*)?)$")
+# Where a write lands in no file: anything else (/dev/shm, /dev/mqueue, /dev/fd/3, a pts of another
+# session's making) keeps what is written, so strict counts it as a file write.
+_QUIET_SINKS = re.compile(r"^/dev/(null|zero|full|u?random|tty|stdout|stderr|fd/[12])$")
 _DEVICE_WRITERS = frozenset({"dd", "cp", "tee", "cat", "shred", "install", "pv", "truncate", "blkdiscard"})
 MAX_STDIN_TEXT = 4096
 
@@ -72,17 +78,18 @@ def segment_facts(seg: Segment, session: Session = DEFAULT_SESSION) -> dict[str,
     parsed = arg_facts(seg.words, program)
     positionals = [w.text for w in parsed.positionals]
     here = seg.cwd
-    paths = [p for w in parsed.positionals for p in expand(w.text, here, is_glob=w.glob)]
+    paths = [p for w in parsed.positionals
+             for p in expand(home_text(w.text, literal=w.literal), here, is_glob=w.glob)]
     assignments = dict(seg.assignments)
     names = [*assignments, *seg.assigned]
     redirects = [{"op": r.op, "fd": r.fd,
                   "target": r.target if r.mode not in ("heredoc", "herestring") else "",
                   "mode": r.mode, "literal": r.literal} for r in seg.redirects]
     file_writes = [r.target for r in seg.redirects
-                   if r.mode in ("write", "append") and normalize(r.target, here) not in ("/dev/null",)
-                   and not _SAFE_DEVICES.match(normalize(r.target, here))] + list(seg.extra_writes)
+                   if r.mode in ("write", "append") and not _QUIET_SINKS.match(normalize(r.target, here))]
+    file_writes += list(seg.extra_writes)
     writes = write_targets(seg) + [normalize(w, here) for w in seg.extra_writes]
-    return {
+    facts: dict[str, Any] = {
         "program": program,
         "path": argv0,
         "trusted_path": bool(program) and trusted_path(argv0, assignments, session),
@@ -94,12 +101,14 @@ def segment_facts(seg: Segment, session: Session = DEFAULT_SESSION) -> dict[str,
         "positionals": positionals,
         "subcommand": git_subcommand(args) if program == "git" else (positionals[0] if positionals else ""),
         "paths": paths,
+        "named_paths": named_paths(program, parsed, here),
         "redirects": redirects,
         "writes": [r.target for r in seg.redirects if r.mode in ("write", "append")],
         "file_writes": file_writes,
         "writes_device": _device_writes(seg, program, paths),
         "code_writes": sorted({w for w in writes if CODE_CONFIG_PATH.search(w)}),
-        "deletes": [normalize(d, here) for d in seg.deletes],
+        "deletes": [normalize(home_text(d, literal=False), here) for d in seg.deletes],
+        "outside_targets": outside_targets(seg),
         "stdin_text": "\n".join(r.target for r in seg.redirects
                                 if r.mode in ("heredoc", "herestring"))[:MAX_STDIN_TEXT],
         "reads": [normalize(r.target, here) for r in seg.redirects if r.mode == "read"],
@@ -111,8 +120,10 @@ def segment_facts(seg: Segment, session: Session = DEFAULT_SESSION) -> dict[str,
         "context": list(seg.context),
         "opaque": not all(w.literal for w in seg.words) or not all(r.literal for r in seg.redirects)
         or bool(seg.opaque_reason),
-        "opaque_name": bool(seg.words) and not seg.words[0].literal,
+        "opaque_name": (bool(seg.words) and not seg.words[0].literal) or seg.name_unknown,
         "substitution": any(w.substitution for w in seg.words),
+        "expansion": any(not (w.literal or w.substitution_only) for w in seg.words)
+        or not all(r.literal for r in seg.redirects) or bool(seg.opaque_reason),
         "code_exec": seg.code_exec,
         "dynamic_args": seg.dynamic_args,
         "background": seg.background,
@@ -122,6 +133,8 @@ def segment_facts(seg: Segment, session: Session = DEFAULT_SESSION) -> dict[str,
         "git_repo": _git_repo(seg, session),
         "text": seg.text,
     }
+    facts["risky_args"] = risky_args(seg, facts)
+    return facts
 
 
 def _git_repo(seg: Segment, session: Session) -> str:

@@ -9,6 +9,7 @@ matches (wcmatch, with bash's rules: ``*`` never crosses ``/`` nor matches a lea
 from __future__ import annotations
 
 import posixpath
+import re
 from functools import lru_cache
 
 import bracex
@@ -20,19 +21,37 @@ SYSTEM_PATHS = ("/", "/*", "/bin", "/boot", "/dev", "/etc", "/home", "/home/*", 
                 "/libx32", "/media", "/mnt", "/opt", "/proc", "/root", "/run", "/sbin", "/srv", "/sys",
                 "/tmp",
                 "/usr", "/var", "/workspace", "/proc/1/environ", "/proc/self/environ",
-                "/proc/thread-self/environ", "/proc/self/task/1/environ", "/root/.ssh/id_rsa",
+                "/proc/thread-self/environ", "/proc/self/task/1/environ", "/root/.ssh/id_rsa", "/etc/shadow",
+                "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers",
                 "/root/.ssh/id_ed25519")
 SECRET_NAMES = (".env", ".env.local", ".env.production", ".env.development", ".dev.vars", ".netrc",
                 ".git-credentials", ".npmrc", ".pypirc", ".ssh/id_rsa", ".ssh/id_ed25519", ".ssh/id_ecdsa",
                 ".aws/credentials", ".kube/config", ".docker/config.json", "id_rsa", "id_ed25519", "key.pem",
                 "server.key", "cert.p12")
 _GLOB_CHARS = frozenset("*?[")
+# `$HOME`, `${HOME}` (quotes removed) and a literal tail: what bash makes of it is the home folder
+# (also `${HOME:?}`, `${HOME%/}` and other operators on it: the value is HOME's or, unset, a default;
+# the home folder is the reading that fails closed)
+_HOME_WORD = re.compile(r"^\$(?:HOME(?![A-Za-z0-9_])|\{HOME(?:[^A-Za-z0-9_}][^}]*)?\})((?:/[^$`'\\]*)?)$")
+_HOME = "/__home__"  # a stand-in root to see whether `..` climbs out of the home folder
+
+
+def home_text(text: str, *, literal: bool) -> str:
+    """A non-literal word that is ``$HOME`` or ``${HOME}`` (quoted or not) with a literal tail, as the
+    ``~`` spelling the rules name; anything else unchanged. The session may have moved HOME: the word
+    still names a home folder, and the catastrophic reading is the one that fails closed."""
+    if literal:
+        return text
+    found = _HOME_WORD.match(text.replace('"', ""))
+    return "~" + found.group(1) if found else text
 
 
 def normalize(arg: str, cwd: str) -> str:
     """``arg`` made absolute against ``cwd`` and normalised (``/tmp/..`` is ``/``)."""
     if not arg:
         return arg
+    if arg == "~" or arg.startswith("~/"):
+        return _home_relative(arg)
     if not arg.startswith(("/", "~")):
         if not cwd:
             return arg
@@ -40,6 +59,17 @@ def normalize(arg: str, cwd: str) -> str:
     norm = posixpath.normpath(arg)
     if norm.startswith("//"):
         norm = "/" + norm.lstrip("/")
+    return norm
+
+
+def _home_relative(arg: str) -> str:
+    """``~/x/..`` is ``~``; ``~/..`` climbs out of the home folder, to /home or / (taken as /: the
+    stricter reading)."""
+    norm = posixpath.normpath(_HOME + arg[1:])
+    if norm == _HOME:
+        return "~"
+    if norm.startswith(_HOME + "/"):
+        return "~" + norm[len(_HOME):]
     return norm
 
 

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict
 
+from canal.policy.sedscript import only_prints
+from canal.policy.shell.getopt import scan
 from canal.policy.shell.grammar import DATA, Grammar, grammar_of
 from canal.policy.shell.model import Segment
 
@@ -29,7 +31,7 @@ class _Rules(BaseModel):
     forbid: tuple[str, ...] = ()
     forbid_words: tuple[str, ...] = ()
     max_operands: int | None = None
-    script: str = ""
+    script: Literal["", "sed"] = ""
     subcommands: dict[str, _Rules] = {}
 
 
@@ -54,13 +56,23 @@ def segment_read_only(seg: Segment, facts: Mapping[str, Any]) -> bool:
     if not all(r.mode in ("read", "heredoc", "herestring", "dup") or
                (r.mode in ("write", "append") and r.target in _QUIET) for r in seg.redirects):
         return False
+    return not risky_args(seg, facts)
+
+
+def risky_args(seg: Segment, facts: Mapping[str, Any]) -> bool:
+    """Whether the table cannot vouch for this segment's options and operands: a program it does not
+    list, a subcommand it does not, or an option or operand that writes or runs code (strict's rules
+    ask this of every program they allow, so a long or abbreviated spelling is caught like a short)."""
+    rules = table().get(str(facts["program"]))
     argv = seg.argv
+    if rules is None:
+        return True
     if rules.subcommands:
         sub = rules.subcommands.get(argv[1]) if len(argv) > 1 else None
         if sub is None:
-            return False  # a global option first, or a subcommand not known to be read-only
-        return _options_ok(sub, facts, argv, _roles(grammar_of(argv[0]), argv[1]))
-    return _options_ok(rules, facts, argv, _roles(grammar_of(argv[0]), None))
+            return True  # a global option first, or a subcommand not known to be read-only
+        return not _options_ok(sub, facts, seg, _roles(grammar_of(argv[0]), argv[1]))
+    return not _options_ok(rules, facts, seg, _roles(grammar_of(argv[0]), None))
 
 
 def command_read_only(segments: Sequence[Segment], facts: Sequence[Mapping[str, Any]]) -> bool:
@@ -74,7 +86,8 @@ def _plain(seg: Segment, facts: Mapping[str, Any]) -> bool:
             and not seg.deletes and not facts["writes_device"])
 
 
-def _options_ok(rules: _Rules, facts: Mapping[str, Any], argv: Sequence[str], roles: frozenset[str]) -> bool:
+def _options_ok(rules: _Rules, facts: Mapping[str, Any], seg: Segment, roles: frozenset[str]) -> bool:
+    argv = seg.argv
     forbidden = set(rules.forbid) | roles
     if any(letter in forbidden for letter in facts["flags"]):
         return False
@@ -87,7 +100,22 @@ def _options_ok(rules: _Rules, facts: Mapping[str, Any], argv: Sequence[str], ro
     positionals: list[str] = facts["positionals"]
     if rules.max_operands is not None and len(positionals) > rules.max_operands:
         return False
-    return not (rules.script and (not positionals or any(ch in positionals[0] for ch in rules.script)))
+    return not rules.script or _sed_only_prints(seg)
+
+
+def _sed_only_prints(seg: Segment) -> bool:
+    """Every script sed runs (each -e, else the first operand) only prints; -f's file is not visible."""
+    grammar = grammar_of("sed")
+    if grammar is None:
+        return False
+    found = scan(seg.words, 1, grammar)
+    if found.has("f", "file"):
+        return False
+    scripts = [o.value for o in found.options
+               if o.value is not None and ("e" in o.names or "expression" in o.names)]
+    if not scripts:
+        scripts = [seg.words[found.operands[0]]] if found.operands else []
+    return bool(scripts) and all(w is not None and w.literal and only_prints(w.text) for w in scripts)
 
 
 def _roles(grammar: Grammar | None, sub: str | None) -> frozenset[str]:

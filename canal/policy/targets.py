@@ -20,6 +20,7 @@ from canal.policy.shell.model import Segment, basename
 _DELETERS = frozenset({"rm", "rmdir", "unlink", "shred", "truncate"})
 _COPIERS = frozenset({"mv", "cp", "install"})
 _FIND_DELETING = frozenset({"rm", "rmdir", "unlink", "shred", "truncate"})
+_MOVERS = frozenset({"mv", "tee", "ln"})  # mv takes its sources away; tee and ln replace their operands
 _NOT_FILES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/")
 
 
@@ -89,6 +90,38 @@ def segment_targets(seg: Segment) -> list[str]:
     found += [r.target for r in seg.redirects if r.mode == "write"]
     cwd = seg.cwd
     return [normalize(p, cwd) for p in found if p and not p.startswith(_NOT_FILES)]
+
+
+def changed_as_written(seg: Segment) -> list[str]:
+    """Every path the segment deletes, truncates, overwrites or appends to, as written (not resolved):
+    the backup's targets, ``>>`` targets, files its options write or delete, what mv takes away, and
+    what tee and ln replace."""
+    found = [r.target for r in seg.redirects if r.mode in ("write", "append")]
+    found += [*seg.extra_writes, *seg.deletes]
+    if seg.words and seg.words[0].literal and not seg.dynamic_args:
+        program = basename(seg.words[0])
+        found += _program_targets(seg, program)
+        operands = [w.text for w in arg_facts(seg.words, program).positionals] if program in _MOVERS else []
+        found += operands if program in ("mv", "tee") else operands[-1:]
+        found += _unpacked_into(seg, program)
+    return [p for p in found if p and not p.startswith(_NOT_FILES)]
+
+
+def _unpacked_into(seg: Segment, program: str) -> list[str]:
+    """The folder an archive is unpacked into (its files are overwritten), and rsync's destination."""
+    if program not in ("tar", "unzip", "rsync"):
+        return []
+    found, operands = _scan(seg, program)
+    if found is None:
+        return []
+    old_style = len(seg.argv) > 1 and not seg.argv[1].startswith("-") and "x" in seg.argv[1]  # tar xf A
+    if program == "tar" and (found.has("x", "extract", "get") or old_style):
+        where = found.value("C", "directory")
+        return [where.text if where is not None else "."]
+    if program == "unzip":
+        where = found.value("d")
+        return [where.text if where is not None else "."]
+    return operands[-1:] if program == "rsync" and len(operands) >= 2 else []
 
 
 _WRITERS = frozenset({"tee", "ln", "chmod", "chown", "chgrp", "touch", "patch", "install"})

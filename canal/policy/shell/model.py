@@ -22,6 +22,9 @@ class Word:
     literal: bool = True
     substitution: bool = False  # contains $(...), `...` or <(...)/>(...)
     glob: bool = False  # unquoted *, ?, [ or a brace expansion
+    # not literal only through $( ), backquotes or <( ): what they make is what a command printed, and
+    # that command is a segment of its own (variables, arithmetic and the unknown leave this False)
+    substitution_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,7 @@ class Segment:
     extra_writes: tuple[str, ...] = ()  # files its options make it write (sort -o, find -fprint)
     deletes: tuple[str, ...] = ()  # files its options make it delete (tar --remove-files)
     opaque_reason: str = ""  # why its meaning depends on run-time values (arithmetic on variables)
+    name_unknown: bool = False  # the parser cannot vouch for where bash splits its words (control chars)
 
     @property
     def argv(self) -> tuple[str, ...]:

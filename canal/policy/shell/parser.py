@@ -8,6 +8,9 @@ they carry, back through ``_Parse.script``) is ``emit``.
 
 from __future__ import annotations
 
+import dataclasses
+import re
+
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
@@ -27,7 +30,12 @@ from canal.policy.shell.walker import Walker
 from canal.policy.shell.words import node_text
 
 _LANGUAGE = Language(tree_sitter_bash.language())
-PARSER_VERSION = "tree-sitter-bash-0.25/canal-2"
+PARSER_VERSION = "tree-sitter-bash-0.25/canal-3"
+# tree-sitter-bash splits words on CR, VT and FF, which bash keeps inside a word (`ls\rnpm` is one
+# program name to bash); other control characters are where the two may disagree next. A script holding
+# any (tab and newline aside) is decided as opaque, program name included: fail closed, not guessed.
+_BASH_DISAGREES = re.compile(r"[\x01-\x08\x0b-\x1f\x7f]")
+UNSURE_REASON = "a control character: where bash splits its words is not what the parser saw"
 
 
 def _check_tree(root: Node) -> None:
@@ -51,11 +59,19 @@ class _Parse:
         self.checker = checker
         self.out = Emitter(cwd, self.script)
         self.walker = Walker(self.out)
+        self.unsure = False  # some (nested) script held a character bash and the parser read apart
+
+    def segments(self) -> tuple[Segment, ...]:
+        if not self.unsure:
+            return tuple(self.out.segments)
+        return tuple(dataclasses.replace(s, name_unknown=True, opaque_reason=s.opaque_reason or UNSURE_REASON)
+                     for s in self.out.segments)
 
     def script(self, text: str, ctx: Ctx) -> None:
         if len(text) > MAX_COMMAND_CHARS:
             msg = f"longer than {MAX_COMMAND_CHARS} characters"
             raise fail(msg)
+        self.unsure = self.unsure or bool(_BASH_DISAGREES.search(text))
         complaint = self.checker(text)
         if complaint:
             msg = f"bash -n rejects it: {complaint}"
@@ -84,7 +100,7 @@ def parse(text: str, *, cwd: str = "/workspace", checker: SyntaxChecker = bash_n
         return ParseResult(failure=str(exc))
     except RecursionError:
         return ParseResult(failure="nested too deep")
-    return ParseResult(segments=tuple(run.out.segments))
+    return ParseResult(segments=run.segments())
 
 
 def expand_argv(words: tuple[Word, ...], *, cwd: str = "/workspace",
@@ -99,4 +115,4 @@ def expand_argv(words: tuple[Word, ...], *, cwd: str = "/workspace",
         return ParseResult(failure=str(exc))
     except RecursionError:
         return ParseResult(failure="nested too deep")
-    return ParseResult(segments=tuple(run.out.segments))
+    return ParseResult(segments=run.segments())

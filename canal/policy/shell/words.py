@@ -61,11 +61,13 @@ def decode_ansi_c(body: str) -> str:
 
 
 def _join(parts: list[Word], text: str) -> Word:
+    literal = all(p.literal for p in parts)
     return Word(
-        text="".join(p.text for p in parts) if all(p.literal for p in parts) else text,
-        literal=all(p.literal for p in parts),
+        text="".join(p.text for p in parts) if literal else text,
+        literal=literal,
         substitution=any(p.substitution for p in parts),
         glob=any(p.glob for p in parts),
+        substitution_only=not literal and all(p.literal or p.substitution_only for p in parts),
     )
 
 
@@ -119,7 +121,8 @@ def resolve(node: Node) -> Word:
             return Word(joined.text, joined.literal, joined.substitution, glob=True)
         return joined
     if kind in _EXPANSIONS:
-        return Word(text, literal=False, substitution=kind in _SUBSTITUTIONS or _has_subst(node))
+        return Word(text, literal=False, substitution=kind in _SUBSTITUTIONS or _has_subst(node),
+                    substitution_only=kind in _SUBSTITUTIONS)
     return Word(text, literal=False, substitution=_has_subst(node))
 
 

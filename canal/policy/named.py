@@ -1,0 +1,68 @@
+"""Paths a command reads that are not its operands: option values, git's ``REV:path``, the environment.
+
+A program reads the file an option names (``date --file=F``, ``grep -fF``, ``wc --files0-from=F``) as
+surely as an operand; git reads the blob ``HEAD:path`` or ``:path`` names; a program that prints the
+environment (``jq env``, ``printenv``, ``export -p``) hands out what /proc/self/environ holds. Each is
+given as the path it amounts to, resolved like an operand, so strict's secret rule decides ``.env``
+however it is reached. Which words are option values comes from the grammar tables (programs.yaml,
+options.json); without a grammar every tail of a short cluster counts, since any letter may take one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from canal.policy.argfacts import ArgFacts
+from canal.policy.paths import expand
+from canal.policy.shell.model import Word
+
+ENVIRON = "/proc/self/environ"
+# jq's `env` builtin and `$ENV` (not `.env`, a key, nor `environment`)
+_JQ_ENV = re.compile(r"(?<![\w.$])env\b|\$ENV\b")
+_DECLARERS = frozenset({"export", "declare", "typeset", "readonly", "local"})
+_AWKS = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
+
+
+def named_paths(program: str, parsed: ArgFacts, cwd: str) -> list[str]:
+    """Resolved paths the segment reads through option values, revision paths or an environment dump."""
+    words = list(parsed.values)
+    if program == "git":
+        words += _revision_paths([*parsed.positionals, *parsed.values])
+    out = [p for w in words for p in expand(w.text, cwd, is_glob=w.glob)]
+    if _dumps_environment(program, parsed):
+        out.append(ENVIRON)
+    return list(dict.fromkeys(out))
+
+
+def _revision_paths(words: Sequence[Word]) -> list[Word]:
+    """``HEAD:.env``, ``:0:.env``, ``-L1,9:.env``: every text after a colon may be a path in the tree
+    (the top of the work tree, or the cwd with ``./``; a name's secret shape shows either way)."""
+    out: list[Word] = []
+    for word in words:
+        text = word.text
+        at = text.find(":")
+        while at != -1:
+            if at + 1 < len(text):
+                out.append(Word(text[at + 1:], word.literal, word.substitution, word.glob))
+            at = text.find(":", at + 1)
+    return out
+
+
+def _dumps_environment(program: str, parsed: ArgFacts) -> bool:
+    positionals = [w.text for w in parsed.positionals]
+    if program == "printenv":
+        return True
+    if program == "env":  # a segment named env ran no command: it prints the environment
+        return True
+    if program in _DECLARERS:
+        return not positionals or "p" in parsed.flags
+    if program == "set":
+        return not positionals
+    if program == "jq":
+        if {"f"} & set(parsed.flags) or "from-file" in parsed.long_flags:
+            return True  # the filter is in a file: what it does is not visible
+        return any(_JQ_ENV.search(p) for p in positionals)  # --arg NAME VALUE shifts the filter
+    if program in _AWKS:
+        return any("ENVIRON" in p for p in positionals)
+    return False

@@ -1,0 +1,27 @@
+"""Files a command deletes, truncates, overwrites or appends to outside the workspace.
+
+The checkpoint taken before a command covers /workspace only: a change anywhere else (the home folder,
+/etc, /var/log, a writable extra mount) cannot be brought back, which is what standard asks a person
+about. Paths are resolved the way bash would (the cwd after literal ``cd``s, ``..``, ``~`` and every
+spelling of ``$HOME``); one left relative (the cwd unknown) is outside, since nothing says otherwise.
+Devices are not files (the block-device rules decide them).
+"""
+
+from __future__ import annotations
+
+from canal.policy.paths import home_text, normalize
+from canal.policy.shell.model import Segment
+from canal.policy.targets import changed_as_written
+
+WORKSPACE = "/workspace"
+
+
+def outside_targets(seg: Segment) -> list[str]:
+    found = [normalize(home_text(p, literal=False), seg.cwd) for p in changed_as_written(seg)]
+    return [p for p in dict.fromkeys(found) if _outside(p)]
+
+
+def _outside(path: str) -> bool:
+    if path == WORKSPACE or path.startswith(WORKSPACE + "/"):
+        return False
+    return not path.startswith("/dev/")
