@@ -90,6 +90,17 @@ def _add(out: ArgFacts, words: Sequence[Word], start: int, g: Grammar) -> list[i
     return list(s.operands)
 
 
+def _unknown_subcommand(out: ArgFacts, rest: Sequence[Word]) -> None:
+    """A subcommand the tables do not describe (git cat-file, git rev-parse): its options are read by a
+    plain split, so a rule or the read-only table still sees ``--textconv`` (an abbreviation stays as
+    written, and the table treats it as a prefix)."""
+    short, long_names, values, _ = split_args(tuple(w.text for w in rest))
+    out.flags.extend(f for f in short if f not in out.flags)
+    out.long_flags.extend(n for n in long_names if n not in out.long_flags)
+    out.long_values.update({k: v for k, v in values.items() if k not in out.long_values})
+    out.values.extend(_guessed_values(rest))
+
+
 def arg_facts(words: Sequence[Word], program: str) -> ArgFacts:
     g = grammar_of(program) if program else None
     if program == "find":  # operands are the roots, up to the expression
@@ -106,6 +117,7 @@ def arg_facts(words: Sequence[Word], program: str) -> ArgFacts:
     while g.subcommands and operands:
         sub = g.subcommands.get(words[operands[0]].text)
         if sub is None:
+            _unknown_subcommand(out, words[operands[0] + 1:])
             break
         g = sub
         operands = _add(out, words, operands[0] + 1, g)

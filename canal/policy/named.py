@@ -10,11 +10,13 @@ options.json); without a grammar every tail of a short cluster counts, since any
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Sequence
+from fnmatch import fnmatchcase
 
 from canal.policy.argfacts import ArgFacts
-from canal.policy.paths import expand
+from canal.policy.paths import SECRET_NAMES, expand
 from canal.policy.shell.model import Word
 
 ENVIRON = "/proc/self/environ"
@@ -22,17 +24,34 @@ ENVIRON = "/proc/self/environ"
 _JQ_ENV = re.compile(r"(?<![\w.$])env\b|\$ENV\b")
 _DECLARERS = frozenset({"export", "declare", "typeset", "readonly", "local"})
 _AWKS = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
+_PATTERN_CHARS = frozenset("*?[")
+_MAGIC = re.compile(r"^:(\([^)]*\)|[!^/]+)")  # git pathspec magic: :(glob), :!, :/
 
 
 def named_paths(program: str, parsed: ArgFacts, cwd: str) -> list[str]:
     """Resolved paths the segment reads through option values, revision paths or an environment dump."""
     words = list(parsed.values)
+    patterns = [w.text for w in words]  # --include='*.env', -g '.e*': the program matches names with them
     if program == "git":
-        words += _revision_paths([*parsed.positionals, *parsed.values])
+        revisions = _revision_paths([*parsed.positionals, *parsed.values])
+        words += revisions
+        patterns += [w.text for w in (*parsed.positionals, *revisions)]  # pathspecs are patterns
     out = [p for w in words for p in expand(w.text, cwd, is_glob=w.glob)]
+    out += [name for text in patterns for name in _secret_matches(text)]
     if _dumps_environment(program, parsed):
         out.append(ENVIRON)
     return list(dict.fromkeys(out))
+
+
+def _secret_matches(text: str) -> list[str]:
+    """The secret names a pattern the program itself matches may select (fnmatch, as git pathspecs and
+    grep's --include: ``*`` crosses ``/`` and matches a leading dot)."""
+    pattern = _MAGIC.sub("", text).removeprefix("./")
+    if not _PATTERN_CHARS & set(pattern):
+        return []
+    return [name for name in SECRET_NAMES
+            if fnmatchcase(name, pattern) or fnmatchcase("d/" + name, pattern)
+            or fnmatchcase(posixpath.basename(name), pattern)]
 
 
 def _revision_paths(words: Sequence[Word]) -> list[Word]:
