@@ -10,7 +10,7 @@ from typing import Any
 
 from canal.policy.argfacts import arg_facts, git_subcommand
 from canal.policy.gitplace import UNKNOWN, git_place
-from canal.policy.named import named_paths
+from canal.policy.named import named_paths, recursive_secrets
 from canal.policy.outside import outside_targets
 from canal.policy.paths import expand, home_text, normalize
 from canal.policy.readonly import risky_args
@@ -101,7 +101,7 @@ def segment_facts(seg: Segment, session: Session = DEFAULT_SESSION) -> dict[str,
         "positionals": positionals,
         "subcommand": git_subcommand(args) if program == "git" else (positionals[0] if positionals else ""),
         "paths": paths,
-        "named_paths": named_paths(program, parsed, here),
+        "named_paths": named_paths(program, parsed, here) + recursive_secrets(program, parsed, paths, here),
         "redirects": redirects,
         "writes": [r.target for r in seg.redirects if r.mode in ("write", "append")],
         "file_writes": file_writes,

@@ -28,6 +28,46 @@ _PATTERN_CHARS = frozenset("*?[")
 _MAGIC = re.compile(r"^:(\([^)]*\)|[!^/]+)")  # git pathspec magic: :(glob), :!, :/
 
 
+_GREPS = frozenset({"grep", "egrep", "fgrep", "rgrep"})
+_HOME_DIR = re.compile(r"^(~[^/]*|/root|/home(/[^/]+)?)$")
+
+
+def recursive_secrets(program: str, parsed: ArgFacts, paths: Sequence[str], cwd: str) -> list[str]:
+    """What a recursive read of a folder that holds system secrets reads: ``grep -r x /root`` reads
+    its SSH keys, ``grep -r . /proc/self`` the environment, ``rg x /etc`` /etc/shadow (readable to a
+    sandbox running as uid 0). The workspace's own secrets are the redactor's (docs/policy.md)."""
+    if not _reads_recursively(program, parsed):
+        return []
+    out: list[str] = []
+    for path in [*paths, *_searched_cwd(program, parsed, cwd)]:
+        root = path.rstrip("/") or "/"
+        if root in ("/", "/proc") or root.startswith("/proc/"):
+            out.append(ENVIRON)
+        if root in ("/", "/etc", "/etc/ssh"):
+            out += ["/etc/shadow", "/etc/ssh/ssh_host_ed25519_key"]
+        if root in ("/", "/home") or _HOME_DIR.match(root):
+            out.append(("/home/user" if root in ("/", "/home") else root) + "/.ssh/id_rsa")
+    return out
+
+
+def _searched_cwd(program: str, parsed: ArgFacts, cwd: str) -> list[str]:
+    """The folder searched when no operand names one (``rg KEY``, ``grep -r KEY``): the cwd, and
+    ``/`` when it is unknown (the stricter reading)."""
+    given = {"e", "f"} & set(parsed.flags) or {"regexp", "file"} & set(parsed.long_flags)
+    operands = parsed.positionals if given or program == "diff" else parsed.positionals[1:]
+    return [] if operands else [cwd or "/"]
+
+
+def _reads_recursively(program: str, parsed: ArgFacts) -> bool:
+    if program == "rg":
+        return True  # a folder operand is searched through
+    if program in _GREPS:
+        return program == "rgrep" or bool({"r", "R"} & set(parsed.flags)) or any(
+            f in ("recursive", "dereference-recursive") for f in parsed.long_flags) or any(
+            v.text == "recurse" for v in parsed.values)
+    return program == "diff" and ("r" in parsed.flags or "recursive" in parsed.long_flags)
+
+
 def named_paths(program: str, parsed: ArgFacts, cwd: str) -> list[str]:
     """Resolved paths the segment reads through option values, revision paths or an environment dump."""
     words = list(parsed.values)
@@ -79,8 +119,10 @@ def _dumps_environment(program: str, parsed: ArgFacts) -> bool:
     if program == "set":
         return not positionals
     if program == "jq":
-        if {"f"} & set(parsed.flags) or "from-file" in parsed.long_flags:
-            return True  # the filter is in a file: what it does is not visible
+        if {"f", "L"} & set(parsed.flags) or {"from-file", "library-path"} & set(parsed.long_flags):
+            return True  # the filter, or modules it may load, in a file: what it does is not visible
+        if any(re.search(r"\b(import|include)\b", p) for p in positionals):
+            return True
         return any(_JQ_ENV.search(p) for p in positionals)  # --arg NAME VALUE shifts the filter
     if program in _AWKS:
         return any("ENVIRON" in p for p in positionals)
