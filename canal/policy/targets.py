@@ -107,17 +107,47 @@ def changed_as_written(seg: Segment) -> list[str]:
     return [p for p in found if p and not p.startswith(_NOT_FILES)]
 
 
+_COMPRESSORS = frozenset({"gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lzma",
+                          "compress"})
+_UNPACKERS = frozenset({"tar", "unzip", "rsync", "patch", *_COMPRESSORS})
+
+
+def _value(found: Scan, *names: str) -> list[str]:
+    word = found.value(*names)
+    return [word.text] if word is not None else []
+
+
+def _tar(seg: Segment, found: Scan) -> list[str]:
+    """tar -x overwrites files in the folder it unpacks into; -c, -r, -u write the archive file."""
+    mode = seg.argv[1] if len(seg.argv) > 1 and not seg.argv[1].startswith("-") else ""  # tar xf A
+    if found.has("x", "extract", "get") or "x" in mode:
+        return _value(found, "C", "directory") or ["."]
+    if found.has("c", "create", "r", "append", "u", "update") or set("cru") & set(mode):
+        archive = _value(found, "f", "file")
+        if not archive and mode and "f" in mode:
+            operands = [w.text for w in seg.words[2:] if not w.text.startswith("-")]
+            archive = operands[:1]
+        return archive
+    return []
+
+
 def _unpacked_into(seg: Segment, program: str) -> list[str]:
     """The folder an archive is unpacked into (its files are overwritten), and rsync's destination."""
-    if program not in ("tar", "unzip", "rsync"):
+    if program not in _UNPACKERS:
         return []
     found, operands = _scan(seg, program)
     if found is None:
         return []
-    old_style = len(seg.argv) > 1 and not seg.argv[1].startswith("-") and "x" in seg.argv[1]  # tar xf A
-    if program == "tar" and (found.has("x", "extract", "get") or old_style):
-        where = found.value("C", "directory")
-        return [where.text if where is not None else "."]
+    if program in _COMPRESSORS:  # each operand is replaced by its (de)compressed file, unless kept
+        kept = found.has("c", "stdout", "to-stdout", "k", "keep", "t", "test", "l", "list")
+        return [] if kept else operands
+    if program == "patch":
+        where = found.value("d", "directory")
+        if found.has("dry-run"):
+            return []
+        return [*operands[:1], *([where.text] if where is not None else []), *_value(found, "o", "output")]
+    if program == "tar":
+        return _tar(seg, found)
     if program == "unzip":
         where = found.value("d")
         return [where.text if where is not None else "."]
