@@ -70,8 +70,14 @@ class Walker:
 
     def _n_command_substitution(self, node: Node, ctx: Ctx) -> None:
         before = len(self.out.segments)
-        self.scoped(node, ctx.inside("substitution", redirects=(), stdin_piped=False, background=False,
-                                     piped_text=None))
+        inner = ctx.inside("substitution", redirects=(), stdin_piped=False, background=False, piped_text=None)
+        named = node.named_children
+        if named and all(c.type.endswith("redirect") for c in named):
+            # `$(< f)` reads f (bash's shortcut for `$(cat f)`), `$(> f)` truncates it: a segment each
+            found = [r for c in named for r in self.redirect(c, inner)]
+            self.out.add([], node, inner, [], found)
+        else:
+            self.scoped(node, inner)
         self.out.remember(node, before)
 
     def _n_process_substitution(self, node: Node, ctx: Ctx) -> None:
