@@ -2,7 +2,8 @@
 
 The checkpoint taken before a command covers /workspace only: a change anywhere else (the home folder,
 /etc, /var/log, a writable extra mount) cannot be brought back, which is what standard asks a person
-about. Paths are resolved the way bash would (the cwd after literal ``cd``s, ``..``, ``~`` and every
+about. /tmp is the sandbox's own tmpfs, where no mount may be placed: nothing there is the host's.
+Paths are resolved the way bash would (the cwd after literal ``cd``s, ``..``, ``~`` and every
 spelling of ``$HOME``); one left relative (the cwd unknown) is outside, since nothing says otherwise.
 Devices are not files (the block-device rules decide them).
 """
@@ -14,6 +15,9 @@ from canal.policy.shell.model import Segment
 from canal.policy.targets import changed_as_written
 
 WORKSPACE = "/workspace"
+# The sandbox's own scratch space: a tmpfs of the container, gone with it, holding nothing of the host
+# (no mount may be placed there: canal/sandbox/spec.py refuses a target under /tmp).
+SCRATCH = "/tmp"
 
 
 def outside_targets(seg: Segment) -> list[str]:
@@ -22,6 +26,6 @@ def outside_targets(seg: Segment) -> list[str]:
 
 
 def _outside(path: str) -> bool:
-    if path == WORKSPACE or path.startswith(WORKSPACE + "/"):
+    if any(path == top or path.startswith(top + "/") for top in (WORKSPACE, SCRATCH)):
         return False
     return not path.startswith("/dev/")

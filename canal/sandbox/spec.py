@@ -63,6 +63,9 @@ def _check_container_path(value: str) -> str:
     if path.parts[1] in {"proc", "sys", "dev"}:
         msg = f"cannot mount over /{path.parts[1]}: {value!r}"
         raise ValueError(msg)
+    if path.parts[1] == "tmp":  # the policy treats /tmp as the sandbox's own: nothing of the host there
+        msg = f"cannot mount inside /tmp, the sandbox's own scratch space (a tmpfs): {value!r}; use /mnt/NAME"
+        raise ValueError(msg)
     return value
 
 
