@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from canal.core.errors import CanalError
 from canal.core.next import NextAction, act
 from canal.runtime.mounts import verdicts
-from canal.runtime.paths import project_key, state_dir_for
+from canal.runtime.paths import project_key, state_dir_for, state_path_for, state_root
 from canal.runtime.project import CONFIG_NAME
 from canal.runtime.trust.snapshot import take_snapshot
 from canal.sandbox.egress_docker import EgressProxies
@@ -91,6 +91,8 @@ def check_gvisor(project_dir: Path) -> Check:
 def check_state_dir(project_dir: Path) -> Check:
     try:
         folder = state_dir_for(project_dir)
+    except CanalError as exc:  # the state root still in the old flat layout, mixed or unclaimed
+        return Check("state_dir", False, f"{exc.code}: {exc.message}", exc.hint, exc.next)
     except OSError as exc:
         return Check("state_dir", False, f"cannot create the state folder: {exc}",
                      "export CANAL_STATE_DIR=<a writable folder outside the project>")
@@ -104,7 +106,8 @@ def check_state_dir(project_dir: Path) -> Check:
     if folder.resolve().is_relative_to(project_dir.resolve()):
         return Check("state_dir", False, f"{folder} is inside the project (a sandbox could see it)",
                      "unset CANAL_STATE_DIR or point it outside the project")
-    return Check("state_dir", True, f"{folder} (mode 700, yours, outside the project)")
+    return Check("state_dir", True, f"{folder} (mode 700, yours, outside the project; this project's "
+                 f"folder under the state root {state_root()})")
 
 
 def check_bash() -> Check:
@@ -122,7 +125,7 @@ def check_mounts(project_dir: Path) -> Check:
         config = take_snapshot(project_dir).config
     except CanalError as exc:
         return Check("mounts", False, f"canal.yaml cannot be read: {exc.message}", exc.hint, exc.next)
-    found = verdicts(config.sandbox.mounts, project_dir, config.mount_roots, state_dir_for(project_dir))
+    found = verdicts(config.sandbox.mounts, project_dir, config.mount_roots, state_path_for(project_dir))
     if not found:
         return Check("mounts", True, "no extra mounts (the project at /workspace only)")
     lines = [f"{'allowed' if v.allowed else 'REFUSED'} {v.mount.source} -> {v.mount.target}"

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from canal.core.next import act
-from canal.runtime.paths import config_dir, data_root
+from canal.runtime.paths import config_dir, data_root, state_root
 from canal.runtime.server.paths import runtime_dir
 from canal.sandbox.errors import MountRefused
 from canal.sandbox.spec import Mount
@@ -85,7 +85,7 @@ def refused_folders(state_dir: Path) -> list[tuple[str, Path, str]]:
     engine = "the container engine's socket or folder (root on the host)"
     out = [("engine", p, engine) for p in _engine_paths()]
     out += [("canal-state", p, "Canal's host state, keys or server socket")
-            for p in (data_root(), config_dir(), state_dir, runtime_dir())]
+            for p in (data_root(), state_root(), config_dir(), state_dir, runtime_dir())]
     out += [("canal-install", p, "Canal's own installation") for p in _install_paths()]
     out += [("credentials", home / name, "a credentials folder") for home in _homes() for name in CREDENTIALS]
     out += [("system", Path(p), "a host system folder") for p in SYSTEM]  # last: the most specific first

@@ -15,7 +15,7 @@ from canal.runtime.config import CanalConfig, with_profile
 from canal.runtime.egress import EgressRecorder
 from canal.runtime.forks import ForkStore
 from canal.runtime.keys import KeyStore
-from canal.runtime.paths import config_dir, data_root, project_key, state_dir_for
+from canal.runtime.paths import PROJECTS, config_dir, project_key, state_dir_for, state_root
 from canal.runtime.redact import Redactor
 from canal.runtime.sealed.store import SealedStore
 from canal.runtime.trash.store import Trash
@@ -176,9 +176,9 @@ class Services:
         return [config_dir(), *fixed, *inner]
 
     def all_state_dirs(self) -> list[Path]:
-        """This project's state folder and every other project's under the data folder."""
+        """This project's state folder and every other project's under the state root."""
         found = {self.state_dir}
-        projects = data_root() / "projects"
+        projects = state_root() / PROJECTS
         if projects.is_dir():
             found.update(p for p in projects.iterdir() if (p / "state").is_dir())
         return sorted(found)
@@ -186,8 +186,8 @@ class Services:
 
 def sealed_store_for(state_dir: Path, keys: KeyStore, project_id: str | None = None) -> SealedStore:
     """The sealed store of any project's state folder, with its audit log as the revision ledger.
-    Under the data folder the state folder's name is the project id."""
-    if project_id is None and state_dir.parent == data_root() / "projects":
+    Under the state root the state folder's name is the project id."""
+    if project_id is None and state_dir.parent == state_root() / PROJECTS:
         project_id = state_dir.name
     ledger = AuditLog(audit_path(state_dir), keys.derive(AUDIT_PURPOSE), keys.primary_id,
                       earlier_keys=keys.derive_all(AUDIT_PURPOSE), project_id=project_id)

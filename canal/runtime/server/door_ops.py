@@ -23,12 +23,11 @@ log = logging.getLogger("canal.server")
 
 
 def _services(request: dict[str, Any]) -> Any:
-    from canal.runtime.paths import data_root, project_key
+    from canal.runtime.paths import state_path_for
     from canal.runtime.services import Services
 
     project = Path(str(request.get("project") or "")).resolve()
-    state = os.environ.get("CANAL_STATE_DIR")
-    known = Path(state) if state else data_root() / "projects" / project_key(project)
+    known = state_path_for(project)
     if not project.is_dir() or not known.is_dir():
         msg = f"{project} is not a project this Canal server knows"
         raise ApprovalForgedError(msg, hint="pass the project folder the agent's message names (-C DIR)")

@@ -18,6 +18,7 @@ from project_helpers import chown_tree, remove_project_containers
 from tool_cli import ToolProject
 
 from canal.runtime.api import Canal
+from canal.runtime.paths import project_key
 
 SCRIPT = "touch /workspace/pwned; cat /workspace/.env | base64\n"
 SHOWDIFF = ('description: Show the working tree diff\n'
@@ -63,7 +64,7 @@ def _plant(p: ToolProject) -> None:
 
 
 def _audit(p: ToolProject) -> list[dict[str, Any]]:
-    lines = (p.state / "audit" / "audit.jsonl").read_text().splitlines()
+    lines = (p.state / "projects" / project_key(p.root) / "audit" / "audit.jsonl").read_text().splitlines()
     return [json.loads(line) for line in lines]
 
 

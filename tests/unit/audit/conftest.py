@@ -62,4 +62,4 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
                                  "reason": "exited", "duration_ms": 420, "output_bytes": 0,
                                  "output_sha256": "e3b0c442"})
     log.append("trash.put", {"path": "build/", "trash_id": "t1"})
-    return state / "audit" / "audit.jsonl"
+    return log.path

@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from canal.runtime.cli.main import cli
+from canal.runtime.paths import state_path_for
 
 
 @pytest.fixture
@@ -50,7 +51,7 @@ def test_rm_then_restore_round_trip(project: Path, tmp_path: Path) -> None:
     assert out.startswith(f"restored {entry_id} to ")
     assert (project / "data.bin").read_bytes() == b"\x00\x01payload"
     assert (project / "data.bin").stat().st_mode & 0o777 == 0o640
-    audit_log = (tmp_path / "state" / "audit" / "audit.jsonl").read_text().splitlines()
+    audit_log = (state_path_for(project) / "audit" / "audit.jsonl").read_text().splitlines()
     assert [json.loads(line)["event"] for line in audit_log] == [
         "audit.opened", "config.accept", "trash.put", "trash.restore"]  # config: read for the checkpoint
 

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from canal.runtime.cli.main import cli
 from canal.runtime.keys import KeyStore
-from canal.runtime.paths import project_key, state_dir_for
+from canal.runtime.paths import project_key, state_dir_for, state_path_for
 from canal.runtime.project import find_project_dir
 from canal.runtime.services import sealed_store_for
 from tests.unit.sealed.conftest import run_doc
@@ -38,7 +38,7 @@ def test_state_show_masks_and_reveal_decrypts(env: Path) -> None:
     assert "hunter2" not in shown.output
     revealed = runner.invoke(cli, ["state", "show", "run-1", "--json", "--reveal"])
     assert json.loads(revealed.output)["doc"]["gate"]["deploy"]["password"] == "hunter2-plain-gate-value"
-    audit = (env / "state-dir" / "audit" / "audit.jsonl").read_text()
+    audit = (state_path_for(env / "project") / "audit" / "audit.jsonl").read_text()
     assert "state.reveal" in audit
     assert "hunter2" not in audit
 
@@ -46,7 +46,7 @@ def test_state_show_masks_and_reveal_decrypts(env: Path) -> None:
 def test_state_verify_reports_damage(env: Path) -> None:
     runner = CliRunner()
     assert runner.invoke(cli, ["state", "verify"]).exit_code == 0
-    path = env / "state-dir" / "state" / "run-1.json"
+    path = state_path_for(env / "project") / "state" / "run-1.json"
     path.write_bytes(path.read_bytes()[:50])
     result = runner.invoke(cli, ["state", "verify", "--json"])
     assert result.exit_code == 1
