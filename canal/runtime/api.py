@@ -45,7 +45,7 @@ from canal.sandbox.background import BackgroundBackend
 from canal.sandbox.docker_backend import DockerBackend
 from canal.sandbox.engine import docker_client
 from canal.sandbox.errors import SandboxError
-from canal.sandbox.images import DEFAULT_IMAGE, EGRESS_IMAGE, BuildEvent, BuiltImage
+from canal.sandbox.images import DEFAULT_IMAGE, EGRESS_IMAGE, BuildEvent, BuiltImage, PrunedImage
 from canal.sandbox.reaper import reap
 
 FORK_PROFILE = "autonomous"
@@ -367,6 +367,16 @@ class Canal:
             self.services.audit.append("sandbox.gc", {"removed": removed, "outputs_purged": purged},
                                        actor=self.actor)
         return removed
+
+    def gc_images(self) -> list[PrunedImage]:
+        """Remove Canal's own images that nothing can use (untagged: left by a rebuild or by builds
+        that raced before the build lock; used by no container); never an image Canal did not label."""
+        pruned = list(self.backend.images_prune())
+        if pruned:
+            self.services.audit.append("image.gc", {"removed": [p.image_id for p in pruned],
+                                                    "freed_bytes": sum(p.size for p in pruned)},
+                                       actor=self.actor)
+        return pruned
 
     # -- egress -----------------------------------------------------------------------------------
     def egress_log(self, *, since: str = "", denied_only: bool = False, sandbox: str | None = None,

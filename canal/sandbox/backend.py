@@ -27,7 +27,7 @@ from typing import BinaryIO, Protocol, runtime_checkable
 
 from canal.sandbox.egress_squid import EgressRead, ProxyState
 from canal.sandbox.errors import SpecInvalid
-from canal.sandbox.images import BuiltImage, Progress
+from canal.sandbox.images import BuiltImage, Progress, PrunedImage
 from canal.sandbox.result import ExecResult, SessionState
 from canal.sandbox.spec import SandboxSpec
 
@@ -159,6 +159,11 @@ class SandboxBackend(Protocol):
     def ensure_image(self, tag: str, *, force: bool = False, on_event: Progress | None = None) -> BuiltImage:
         """One of Canal's own images (``CANAL_IMAGES``), built unless one from the same build context is
         there already (``force`` rebuilds); ``ImageNotFound`` for any other tag."""
+        ...
+
+    def images_prune(self, *, only_label: str | None = None) -> Sequence[PrunedImage]:
+        """Remove Canal's own images that are untagged and used by no container (never another
+        image); ``only_label`` narrows it to images also carrying that label."""
         ...
 
     def interrupt(self, name: str, signal: str) -> bool:

@@ -45,7 +45,8 @@ from canal.sandbox.errors import (
 )
 from canal.sandbox.files import pack, unpack
 from canal.sandbox.image import build_default_image, build_egress_image
-from canal.sandbox.images import DEFAULT_IMAGE, EGRESS_IMAGE, BuildEvent, BuiltImage, Progress
+from canal.sandbox.image_gc import prune_images
+from canal.sandbox.images import DEFAULT_IMAGE, EGRESS_IMAGE, BuildEvent, BuiltImage, Progress, PrunedImage
 from canal.sandbox.outcome import KILLED_EXIT, Call, to_result
 from canal.sandbox.protocol import RunReply, SessionBroken, SpawnSpec, WorkspaceQuota, run_command
 from canal.sandbox.result import EndReason, ExecResult, SessionState
@@ -220,6 +221,10 @@ class DockerBackend:
 
     def egress_states(self) -> Sequence[ProxyState]:
         return self.egress.states()
+
+    def images_prune(self, *, only_label: str | None = None) -> Sequence[PrunedImage]:
+        with translating("remove unused images"):
+            return prune_images(self.client, only_label=only_label)
 
     def close(self) -> None:
         for name in list(self._handles):

@@ -31,7 +31,7 @@ from canal.sandbox.backend import (
 from canal.sandbox.egress_squid import EgressAttempt, EgressRead, ProxyState
 from canal.sandbox.errors import FileTransferRefused, ImageNotFound, SandboxExists, SandboxNotFound
 from canal.sandbox.files import check_relative
-from canal.sandbox.images import CANAL_IMAGES, BuiltImage, Progress
+from canal.sandbox.images import CANAL_IMAGES, BuiltImage, Progress, PrunedImage
 from canal.sandbox.result import ExecResult, SessionState
 from canal.sandbox.spec import SandboxSpec, check_mounts
 from canal.sandbox.spool import Spool
@@ -81,6 +81,7 @@ class FakeBackend:
         # egress: what "the proxy" logged (tests append attempts), read like the Docker backend's
         self.egress_log: list[EgressAttempt] = []
         self._proxies: set[str] = set()
+        self.dangling_images: list[PrunedImage] = []  # what images_prune removes (tests add some)
         self.images_built: list[str] = []  # what ensure_image was asked for
 
     def on(self, program: str, handler: Handler) -> None:
@@ -134,6 +135,10 @@ class FakeBackend:
         if any(box.spec.network.mode == "allowlist" for box in self._boxes.values()):
             return []
         removed, self._proxies = sorted(self._proxies), set()
+        return removed
+
+    def images_prune(self, *, only_label: str | None = None) -> Sequence[PrunedImage]:
+        removed, self.dangling_images = list(self.dangling_images), []
         return removed
 
     def egress_states(self) -> Sequence[ProxyState]:

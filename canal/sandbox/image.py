@@ -23,6 +23,7 @@ import docker
 import docker.errors
 
 from canal.core.next import act
+from canal.sandbox.build_lock import build_lock, record_built
 from canal.sandbox.errors import ImageBuildFailed
 from canal.sandbox.images import DEFAULT_IMAGE as DEFAULT_IMAGE
 from canal.sandbox.images import EGRESS_IMAGE as EGRESS_IMAGE
@@ -34,6 +35,7 @@ from canal.sandbox.images import Progress as Progress
 UPSTREAM_BASE = "debian:bookworm-slim"
 BOOTSTRAP_BASE = "canal/base:bookworm"
 HASH_LABEL = "canal.image.context-sha256"
+BASE_LABEL = "canal.image.base"  # on a base Canal bootstrapped itself
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 _STEP = re.compile(r"^Step (\d+)/(\d+) : (.*)$")
 
@@ -107,16 +109,28 @@ def _build_context(client: docker.DockerClient, name: str, tag: str, force: bool
     folder = context_dir(name)
     wanted = context_hash(folder)
     if not force:
-        try:
-            current = client.images.get(tag)
-        except docker.errors.ImageNotFound:
-            current = None
-        if current is not None and (current.labels or {}).get(HASH_LABEL) == wanted:
-            on_event(BuildEvent("info", f"{tag} is up to date (cached)"))
-            return BuiltImage(tag, current.id, cached=True, base="")
-    base = ensure_base(client, on_event)
-    image_id = _build(client, folder, tag, {"BASE": base}, {HASH_LABEL: wanted}, on_event)
+        cached = _cached(client, tag, wanted, on_event)
+        if cached is not None:
+            return cached
+    with build_lock(tag, f"{tag}\0{wanted}", on_event):  # one builder; the others wait, then reuse it
+        if not force:  # the holder before us may have built it
+            cached = _cached(client, tag, wanted, on_event)
+            if cached is not None:
+                return cached
+        base = ensure_base(client, on_event)
+        image_id = _build(client, folder, tag, {"BASE": base}, {HASH_LABEL: wanted}, on_event)
     return BuiltImage(tag, image_id, cached=False, base=base)
+
+
+def _cached(client: docker.DockerClient, tag: str, wanted: str, on_event: Progress) -> BuiltImage | None:
+    try:
+        current = client.images.get(tag)
+    except docker.errors.ImageNotFound:
+        return None
+    if (current.labels or {}).get(HASH_LABEL) != wanted:
+        return None
+    on_event(BuildEvent("info", f"{tag} is up to date (cached)"))
+    return BuiltImage(tag, current.id, cached=True, base="")
 
 
 def ensure_base(client: docker.DockerClient, on_event: Progress = _ignore) -> str:
@@ -124,6 +138,14 @@ def ensure_base(client: docker.DockerClient, on_event: Progress = _ignore) -> st
     for tag in (UPSTREAM_BASE, BOOTSTRAP_BASE):
         if image_present(client, tag):
             return tag
+    with build_lock("a base image", BOOTSTRAP_BASE, on_event):  # one pull or bootstrap at a time
+        for tag in (UPSTREAM_BASE, BOOTSTRAP_BASE):
+            if image_present(client, tag):
+                return tag
+        return _fetch_base(client, on_event)
+
+
+def _fetch_base(client: docker.DockerClient, on_event: Progress) -> str:
     on_event(BuildEvent("info", f"pulling {UPSTREAM_BASE}"))
     try:
         client.images.pull(UPSTREAM_BASE)
@@ -167,7 +189,10 @@ def bootstrap_base(client: docker.DockerClient, on_event: Progress = _ignore) ->
         _run_logged(["tar", "-C", str(root), "-cf", str(archive), "."], "tar")
         on_event(BuildEvent("info", f"importing {BOOTSTRAP_BASE}"))
         repo, tag = BOOTSTRAP_BASE.split(":")
-        client.api.import_image_from_file(str(archive), repository=repo, tag=tag)
+        # labelled as Canal's, so canal gc may remove it once untagged and unused
+        client.api.import_image_from_file(str(archive), repository=repo, tag=tag,
+                                          changes=[f"LABEL {BASE_LABEL}=bootstrap"])
+        record_built(str(client.images.get(BOOTSTRAP_BASE).id))
 
 
 def _run_logged(argv: list[str], what: str) -> None:
@@ -211,7 +236,9 @@ def _build(
         _fail(tag, current, recent, _first_line(exc))
     if error:
         _fail(tag, current, recent, error)
-    return str(client.images.get(tag).id)
+    built = str(client.images.get(tag).id)
+    record_built(built)  # canal gc removes it once nothing can use it (untagged, no container)
+    return built
 
 
 def _fail(tag: str, step: str, recent: deque[str], error: str) -> None:

@@ -31,3 +31,11 @@ class BuiltImage:
 
 
 Progress = Callable[[BuildEvent], None]
+
+
+@dataclass(frozen=True)
+class PrunedImage:
+    """An image ``canal gc`` removed: Canal's own, untagged, used by no container."""
+
+    image_id: str
+    size: int  # bytes the engine reported for it

@@ -22,6 +22,7 @@ import docker
 import docker.errors
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from canal.sandbox.build_lock import build_lock
 from canal.sandbox.image import (
     DEFAULT_IMAGE,
     HASH_LABEL,
@@ -178,9 +179,17 @@ def build_project_image(client: docker.DockerClient, image: ProjectImage, files:
         build_default_image(client, on_event=on_event)
     text, digest, tag = plan(client, image, files, base)
     current = _present(client, tag, digest)
-    if current is not None:
-        on_event(BuildEvent("info", f"{tag} is up to date (cached)"))
-        return BuiltImage(tag, current, cached=True, base=base)
+    if current is None:
+        with build_lock(tag, digest, on_event):  # one builder; the others wait, then reuse it
+            current = _present(client, tag, digest)
+            if current is None:
+                return _build_project(client, tag, text, digest, image, files, base, on_event)
+    on_event(BuildEvent("info", f"{tag} is up to date (cached)"))
+    return BuiltImage(tag, current, cached=True, base=base)
+
+
+def _build_project(client: docker.DockerClient, tag: str, text: str, digest: str, image: ProjectImage,
+                   files: Sequence[StagedFile], base: str, on_event: Progress) -> BuiltImage:
     on_event(BuildEvent("info", f"building the project image {tag} on {base}"))
     with tempfile.TemporaryDirectory(prefix="canal-project-image-") as tmp:
         folder = Path(tmp)

@@ -70,15 +70,27 @@ def ps(app: App, as_json: bool) -> None:
 @json_option("Print what was removed as JSON.")
 @pass_app
 def gc(app: App, all_projects: bool, as_json: bool) -> None:
-    """Remove expired or orphaned Canal sandboxes (never a container Canal did not label as its own).
+    """Remove expired or orphaned Canal sandboxes, and Canal's images nothing can use (untagged, used by
+    no container); never a container or an image Canal did not label as its own.
 
     Example: canal gc
     """
     removed = app.canal.gc(all_projects=all_projects)
+    images = app.canal.gc_images()
+    freed = sum(i.size for i in images)
     if as_json:
-        echo_json({"status": "ok", "removed": removed})
-    else:
-        click.echo("\n".join(f"removed {n}" for n in removed) or "nothing to remove")
+        echo_json({"status": "ok", "removed": removed, "freed_bytes": freed,
+                   "images": [{"id": i.image_id, "size": i.size} for i in images]})
+        return
+    lines = [f"removed {n}" for n in removed]
+    lines += [f"removed image {i.image_id.removeprefix('sha256:')[:12]} ({_size(i.size)})" for i in images]
+    if images:
+        lines.append(f"freed {_size(freed)} of unused Canal images")
+    click.echo("\n".join(lines) or "nothing to remove")
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e6:.0f} MB" if n >= 1e6 else f"{n} bytes"
 
 
 def register(cli: click.Group) -> None:
