@@ -110,6 +110,17 @@ def check_state_dir(project_dir: Path) -> Check:
                  f"folder under the state root {state_root()})")
 
 
+def check_door() -> Check:
+    """Whether an approver (another OS user) reaches this server: its own door and the shared one."""
+    from canal.runtime.server.door_check import door_verdict
+
+    try:
+        ok, detail, fix = door_verdict()
+    except CanalError as exc:  # the runtime folder is unusable: no server at all
+        return Check("door", False, exc.message, exc.hint, exc.next)
+    return Check("door", ok, detail, fix)
+
+
 def check_bash() -> Check:
     """The policy asks the host's bash (-n, nothing runs) to confirm its parse; without it, it denies."""
     found = shutil.which("bash")
@@ -223,7 +234,7 @@ def image_contents(report: ImageReport) -> str:
     return " + ".join(parts)
 
 
-MACHINE_CHECKS: tuple[Callable[[], Check], ...] = (check_bash, check_engine)
+MACHINE_CHECKS: tuple[Callable[[], Check], ...] = (check_bash, check_engine, check_door)
 PROJECT_CHECKS: tuple[Callable[[Path], Check], ...] = (check_config, check_project_image, check_state_dir,
                                                         check_mounts, check_gvisor, check_egress)
 

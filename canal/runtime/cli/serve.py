@@ -97,12 +97,12 @@ def main(argv: list[str] | None = None) -> None:
         logging.getLogger("canal.server").info("another server holds %s: exiting", paths.lock)
         return
     routed.install(log_stream)
-    from canal.runtime.server.door import Door, door_address
     from canal.runtime.server.door_ops import handle as door_handle
+    from canal.runtime.server.door_route import Doors
 
-    door = Door(door_address(os.geteuid()), door_handle)
-    if door.open():
-        daemon.on_stop.append(door.close)
+    doors = Doors(paths.name.removeprefix("server-"), door_handle)
+    doors.open()
+    daemon.on_stop.append(doors.close)
     warm = Warm(pool_owner=f"canal-pool-{os.geteuid()}-{paths.name.removeprefix('server-')}")
     install(warm)
     daemon.on_stop.append(warm.close)

@@ -1,8 +1,10 @@
 """The approval door: a second socket of the server that other OS users may reach, for approvers only.
 
 The server's own socket is its user's alone (a 0700 folder, peer uid checked). Approvers are other
-users, so the server also listens on the door: a Unix socket in the abstract namespace named after the
-server's uid (``@canal-approvals-<uid>``), or the path in ``CANAL_APPROVAL_DOOR``. Anyone local may
+users, so the server also listens on doors: Unix sockets in the abstract namespace, its own
+(``@canal-approvals-<uid>-<fingerprint>``) and, while it holds it, the user's shared one
+(``@canal-approvals-<uid>``, or the path in ``CANAL_APPROVAL_DOOR``), which sends an approver on to the
+server owning the project (``door_route``). Anyone local may
 connect; each request is one JSON frame answered by one, and the kernel's word on the client's uid
 (SO_PEERCRED) travels with it to the handler, which decides. No hello and no build check: an approver's
 ``canal`` may be another installation. Standard library only (the client side is in the thin client).
@@ -11,8 +13,10 @@ connect; each request is one JSON frame answered by one, and the kernel's word o
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
+import re
 import socket
 import threading
 from collections.abc import Callable
@@ -35,6 +39,11 @@ def door_address(uid: int, environ: dict[str, str] | None = None) -> str:
     return env.get(ENV_DOOR) or f"\0canal-approvals-{uid}"
 
 
+def server_door(uid: int, fingerprint: str) -> str:
+    """The door of one server of ``uid`` (``fingerprint``: its identity's, as in its socket's name)."""
+    return f"\0canal-approvals-{uid}-{fingerprint}"
+
+
 def shown(address: str) -> str:
     return "@" + address[1:] if address.startswith("\0") else address
 
@@ -45,21 +54,28 @@ class Door:
         self.handler = handler
         self._sock: socket.socket | None = None
         self._slots = threading.BoundedSemaphore(MAX_OPEN)
+        self.error = ""  # why the last open failed
 
-    def open(self) -> bool:
-        """Bind the door; False (logged) when another server of this user already holds it."""
+    @property
+    def is_open(self) -> bool:
+        return self._sock is not None
+
+    def open(self, *, quiet: bool = False) -> bool:
+        """Bind the door; False (with ``error``) when someone already holds it."""
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             if not self.address.startswith("\0"):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(self.address)
+                _unlink_stale(self.address)
             sock.bind(self.address)
             if not self.address.startswith("\0"):
                 os.chmod(self.address, 0o666)  # anyone may knock; the handler decides by peer uid
         except OSError as exc:
-            log.warning("approval door %s not opened: %s", shown(self.address), exc)
+            self.error = str(exc)
+            if not quiet:
+                log.info("approval door %s not opened: %s", shown(self.address), exc)
             sock.close()
             return False
+        self.error = ""
         sock.listen(16)
         self._sock = sock
         threading.Thread(target=self._serve, name="canal-door", daemon=True).start()
@@ -115,12 +131,39 @@ class Door:
                     wire.send_json(conn, wire.DATA, {"door": DOOR_PROTOCOL, "error": failed})
 
 
+def _unlink_stale(path: str) -> None:
+    """Remove a socket file nobody listens on (a crashed server's); one somebody answers on stays theirs."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    with probe:
+        try:
+            probe.connect(path)
+        except FileNotFoundError:
+            return
+        except ConnectionRefusedError:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+            return
+    raise OSError(errno.EADDRINUSE, "another server listens on it", path)
+
+
 def knock(uid: int, request: dict[str, Any], timeout_s: float = 60.0) -> dict[str, Any]:
-    """Send one request to the door of the server running as ``uid`` and return its answer.
+    """Send one request to the door of the server running as ``uid`` and return its answer, following
+    the shared door's word to another server of ``uid`` (once; that door is checked the same way).
 
     ``ConnectionError`` when nobody answers, ``PermissionError`` when whoever answers is not ``uid``.
     """
-    address = door_address(uid)
+    answer = knock_address(door_address(uid), uid, request, timeout_s)
+    redirect = answer.get("redirect")
+    if isinstance(redirect, str):
+        if not re.fullmatch(rf"@canal-approvals-{uid}-[0-9a-f]{{16}}", redirect):
+            msg = f"the approval door of uid {uid} sent us to {redirect!r}, not a door of that user"
+            raise PermissionError(msg)
+        answer = knock_address("\0" + redirect[1:], uid, request, timeout_s)
+    return answer
+
+
+def knock_address(address: str, uid: int, request: dict[str, Any], timeout_s: float = 60.0) -> dict[str, Any]:
+    """One request to the door at ``address``, which must be held by ``uid``."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(timeout_s)
     with sock:
