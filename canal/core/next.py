@@ -69,6 +69,7 @@ Kind = Literal[
     "gc",
     "fork.start",  # {name, from?}
     "server.logs",
+    "server.stop",  # {all?}: the next command starts a server again
     "audit.checkpoint",
     "audit.ship",  # send what the OTLP collector has not had yet
     "egress.log",  # {denied?}

@@ -104,6 +104,7 @@ _TAILS: dict[Kind, Callable[[Args], str]] = {
     "down": _positional("sandbox"),
     "fork.start": lambda a: _positional("name")(a) + _opt("--from", a.get("from")),
     "audit.checkpoint": lambda a: " > FILE",
+    "server.stop": lambda a: _opt("--all", a.get("all")),
     "egress.log": lambda a: _opt("--denied", a.get("denied")),
     "diff": _positional("checkpoint"),
     "trash.purge": lambda a: _opt("--older-than", a.get("older_than", "30d")),

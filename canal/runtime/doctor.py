@@ -115,10 +115,10 @@ def check_door() -> Check:
     from canal.runtime.server.door_check import door_verdict
 
     try:
-        ok, detail, fix = door_verdict()
+        ok, detail, fix, actions = door_verdict()
     except CanalError as exc:  # the runtime folder is unusable: no server at all
         return Check("door", False, exc.message, exc.hint, exc.next)
-    return Check("door", ok, detail, fix)
+    return Check("door", ok, detail, fix, actions)
 
 
 def check_bash() -> Check:

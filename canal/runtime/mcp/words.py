@@ -96,7 +96,7 @@ OPERATOR: frozenset[Kind] = frozenset({
     "policy.check", "policy.show", "policy.test", "workflow.abort", "workflow.runs",
     "workflow.init", "workflow.add_step", "workflow.validate", "discover", "key.show", "key.rotate",
     "key.retire", "audit.show", "audit.verify", "state.verify", "config.status", "config.approve",
-    "up", "down", "ps", "gc", "doctor", "server.logs", "audit.checkpoint", "audit.ship",
+    "up", "down", "ps", "gc", "doctor", "server.logs", "server.stop", "audit.checkpoint", "audit.ship",
     "egress.log", "port_forward",
 })
 

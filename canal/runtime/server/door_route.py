@@ -75,8 +75,8 @@ class Doors:
     def open(self) -> None:
         if not self.own.open():
             self.own_error = self.own.error
-            log.error("approval door %s not opened: %s (canal doctor reports it)", shown(self.own.address),
-                      self.own.error)
+            log.error("approval door %s not opened: %s (the doctor command reports it)",
+                      shown(self.own.address), self.own.error)
         if not self.shared.open():
             threading.Thread(target=self._take_shared, name="canal-door-retry", daemon=True).start()
 

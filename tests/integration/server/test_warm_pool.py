@@ -27,7 +27,7 @@ from canal.sandbox.spec import Mount, SandboxSpec
 @pytest.fixture
 def two_projects(tmp_path: Path, docker_client: Any, sandbox_image: str) -> Iterator[list[ServedProject]]:
     """Two projects that mount nothing of themselves (workspace: none), with state in the default layout
-    under a temporary data folder (one CANAL_STATE_DIR would be one project's)."""
+    under a temporary data folder."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("CANAL_") or k == "CANAL_CACHE_DIR"}
     env.update(CANAL_RUNTIME_DIR=str(tmp_path / "rt"), XDG_DATA_HOME=str(tmp_path / "data"),
                CANAL_CONFIG_DIR=str(tmp_path / "config"))
