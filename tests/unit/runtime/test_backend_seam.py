@@ -71,3 +71,17 @@ def test_up_warms_the_session_through_the_protocol(project: Path) -> None:
     with Canal(project, backend=backend) as canal:
         canal.up()
         assert backend.warmed == [canal.ref().container]
+
+
+def test_gc_removes_unused_images_through_the_backend_and_records_what_it_freed(project: Path) -> None:
+    from canal.sandbox.images import PrunedImage
+
+    backend = FakeBackend(owner="canal-test")
+    backend.dangling_images = [PrunedImage("sha256:" + "a" * 64, 475_000_000)]
+    with Canal(project, backend=backend) as canal:
+        assert [p.size for p in canal.gc_images()] == [475_000_000]
+        assert canal.gc_images() == []  # removed once
+        lines = canal.services.audit.path.read_text().splitlines()
+    gc = [line.replace(" ", "") for line in lines if '"image.gc"' in line]
+    assert len(gc) == 1
+    assert '"freed_bytes":475000000' in gc[0]
