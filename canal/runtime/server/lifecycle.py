@@ -135,11 +135,18 @@ def start(paths: ServerPaths, timeout_s: float = START_TIMEOUT_S) -> None:
     """Start a server daemon for ``paths`` and wait until its socket answers."""
     import subprocess
 
-    log = os.open(paths.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:  # a host where this user cannot open /dev/null, a full disk...: a coded error, not a traceback
+        log = os.open(paths.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise _start_failed(paths, f"its log cannot be opened ({exc})") from exc
     try:
         first = subprocess.run([sys.executable, "-m", SERVER_MODULE, "--daemon"], stdin=subprocess.DEVNULL,
                                stdout=log, stderr=log, cwd="/", close_fds=True, check=False,
                                timeout=timeout_s)
+    except subprocess.TimeoutExpired as exc:
+        raise _start_failed(paths, f"the server process did not detach within {timeout_s:.0f} s") from exc
+    except OSError as exc:
+        raise _start_failed(paths, f"the server process could not be started ({exc})") from exc
     finally:
         os.close(log)
     if first.returncode != 0:
