@@ -10,8 +10,11 @@ import json
 import os
 import re
 import shlex
+from pathlib import Path
+from typing import Any
 
 from os_users import CANAL, Team
+from project_helpers import remove_project_containers
 
 CONFIG = "policy: {{approval: human}}\napprovals:\n  approvers:\n    - {{name: bob, user: {approver}}}\n"
 
@@ -21,10 +24,18 @@ def _state(team: Team, name: str) -> dict[str, str]:
     return {"CANAL_STATE_DIR": str(team.agent.home / f"state-{name}")}
 
 
-def test_an_approver_reaches_the_server_of_each_project(team: Team) -> None:
-    agent, approver = team.agent, team.approver
+def test_an_approver_reaches_the_server_of_each_project(team: Team, docker_client: Any) -> None:
     projects = {"one": team.project, "two": team.project.parent / "project-two"}
     projects["two"].mkdir()
+    try:
+        _decide_one_token_of_each(team, projects)
+    finally:  # the team removes its own project's sandboxes; the second project's are this test's
+        team.agent.canal("server", "stop", "--all")
+        remove_project_containers(docker_client, projects["two"])
+
+
+def _decide_one_token_of_each(team: Team, projects: dict[str, Path]) -> None:
+    agent, approver = team.agent, team.approver
     for name, project in projects.items():
         (project / "build").mkdir(exist_ok=True)
         (project / "canal.yaml").write_text(CONFIG.format(approver=approver.name))
@@ -53,5 +64,4 @@ def test_an_approver_reaches_the_server_of_each_project(team: Team) -> None:
         door = next(c for c in json.loads(doctor.stdout)["checks"] if c["name"] == "door")
         assert door["ok"], door
         assert f"@canal-approvals-{agent.uid}-" in door["detail"]
-    agent.canal("server", "stop", "--all")
 
