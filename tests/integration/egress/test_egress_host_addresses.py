@@ -13,6 +13,7 @@ import ipaddress
 import socket
 import subprocess
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -104,8 +105,15 @@ def host_world(docker_client: Any, sandbox_image: str) -> Iterator[HostWorld]:
 
 
 def refused(world: HostWorld, host: str) -> list[Any]:
-    attempts, _ = world.backend.egress_read({})
-    return [a for a in attempts if a.host == host and not a.allowed]
+    """The proxy's refusals of ``host``; squid writes its log line after the answer, so a loaded
+    machine may need a moment (bounded: 10 s)."""
+    deadline = time.monotonic() + 10
+    while True:
+        attempts, _ = world.backend.egress_read({})
+        found = [a for a in attempts if a.host == host and not a.allowed]
+        if found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.2)
 
 
 def test_an_allowed_name_on_another_bridges_gateway_is_refused_and_logged(host_world: HostWorld) -> None:
