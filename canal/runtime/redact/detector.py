@@ -2,7 +2,9 @@
 allowlists) followed by the high-entropy detector.
 
 The keyword prefilter matters: this runs on every presented output, and most outputs contain few of
-the keywords, so most rules never run their regex.
+the keywords, so most rules never run their regex. It is one multi-pattern pass (``keywords``), and
+findings are placed against a per-position map of what is taken (``spans``), so a text with a hundred
+thousand findings costs as much per finding as one with two.
 """
 
 from __future__ import annotations
@@ -13,9 +15,12 @@ from dataclasses import dataclass
 import regex
 
 from canal.runtime.redact.entropy import high_entropy_tokens, shannon
+from canal.runtime.redact.keywords import Hits, KeywordScanner
 from canal.runtime.redact.rules import Rule, RuleSet, default_rules
+from canal.runtime.redact.spans import Spans
 
 PLACEHOLDER = regex.compile(r"\[REDACTED_SECRET:[a-z0-9-]+:[0-9a-f]+\]")
+PLACEHOLDER_START = "[REDACTED_SECRET:"
 DIGIT = regex.compile(r"\d")
 # found by shape or context only: a finding of a specific rule over the same span wins
 FALLBACK_RULES = frozenset({"high-entropy", "url-password", "authorization-header", "bearer-token"})
@@ -33,7 +38,9 @@ class Detector:
     def __init__(self, rules: RuleSet | None = None, *, entropy: bool = True) -> None:
         self._rules = rules or default_rules()
         self._entropy = entropy
-        self._keywords = sorted({k for r in self._rules.rules for k in r.keywords})
+        self._scanner = KeywordScanner(
+            (k for r in self._rules.rules for k in r.keywords),
+            positions=(k for r in self._rules.rules if r.anchored for k in r.keywords))
 
     def find(self, text: str) -> list[Finding]:
         """Non-overlapping findings, in text order.
@@ -44,24 +51,22 @@ class Detector:
         if not text:
             return []
         found = [*self._rule_findings(text), *self._extra(text)]
-        taken = [m.span() for m in PLACEHOLDER.finditer(text)]
-        result: list[Finding] = []
-        for f in sorted(found, key=lambda f: (_generic(f.rule), f.start, f.start - f.end)):
-            if any(f.start < e and s < f.end for s, e in taken):
-                continue
-            taken.append((f.start, f.end))
-            result.append(f)
+        taken = Spans(len(text))
+        if PLACEHOLDER_START in text:
+            for m in PLACEHOLDER.finditer(text):
+                taken.take(*m.span())
+        result = [f for f in sorted(found, key=lambda f: (_generic(f.rule), f.start, f.start - f.end))
+                  if taken.take_if_free(f.start, f.end)]
         return sorted(result, key=lambda f: f.start)
 
     def _rule_findings(self, text: str) -> list[Finding]:
-        lowered = text.lower()
-        present = {k for k in self._keywords if k in lowered}
+        hits = self._scanner.scan(text)
         out: list[Finding] = []
         for rule in self._rules.rules:
-            hits = [k for k in rule.keywords if k in present]
-            if rule.keywords and not hits:
+            words = [k for k in rule.keywords if k in hits.present]
+            if rule.keywords and not words:
                 continue
-            matches = _windowed(rule, text, lowered, hits) if rule.anchored else rule.pattern.finditer(text)
+            matches = _windowed(rule, text, hits, words) if rule.anchored else rule.pattern.finditer(text)
             for m in matches:
                 finding = self._check(rule, m, text)
                 if finding is not None:
@@ -89,7 +94,7 @@ class Detector:
         return [Finding("high-entropy", s, e, text[s:e]) for s, e in high_entropy_tokens(text)]
 
 
-def _windowed(rule: Rule, text: str, lowered: str, hits: list[str]) -> Iterator[regex.Match[str]]:
+def _windowed(rule: Rule, text: str, hits: Hits, words: list[str]) -> Iterator[regex.Match[str]]:
     """Matches of a keyword-anchored rule, tried once per keyword occurrence.
 
     Such a rule begins with up to ``prefix_limit`` characters of ``[\\w.-]`` before its keyword, so a
@@ -97,7 +102,7 @@ def _windowed(rule: Rule, text: str, lowered: str, hits: list[str]) -> Iterator[
     ``prefix_limit`` back); one anchored attempt there covers every prefix length.
     """
     done = 0
-    for p in sorted({p for k in hits for p in _occurrences(lowered, k)}):
+    for p in sorted({p for k in words for p in hits.positions.get(k, ())}):
         if p < done:
             continue
         start, low = p, max(done, p - rule.prefix_limit)
@@ -111,13 +116,6 @@ def _windowed(rule: Rule, text: str, lowered: str, hits: list[str]) -> Iterator[
 
 def _prefix_char(c: str) -> bool:
     return c.isascii() and (c.isalnum() or c in "_.-")
-
-
-def _occurrences(text: str, word: str) -> Iterator[int]:
-    at = text.find(word)
-    while at != -1:
-        yield at
-        at = text.find(word, at + 1)
 
 
 def _generic(rule: str) -> bool:

@@ -7,7 +7,6 @@ The placeholder-to-value map is kept in memory for the caller, who seals it (``S
 
 from __future__ import annotations
 
-import bisect
 import hashlib
 import hmac
 import secrets
@@ -15,6 +14,7 @@ from collections.abc import Callable, Iterable
 
 from canal.runtime.keys.store import KeyStore
 from canal.runtime.redact.detector import PLACEHOLDER, Detector, Finding
+from canal.runtime.redact.replace import replacer as _replacer
 
 ID_PURPOSE = "redaction-id"
 ID_HEX = 12
@@ -104,42 +104,6 @@ class Redactor:
         return _replacer({v: p + "\n" * v.count("\n") for v, p in by_value.items()})(text)
 
     __call__ = redact
-
-
-def _replacer(by_value: dict[str, str]) -> Callable[[str], str]:
-    """Every occurrence of a detected value goes, not only the one a rule saw in context.
-
-    Plain ``str.find`` rather than one regex alternation: compiling a pattern from a long value (a
-    private key of several kB) costs up to seconds in ``regex``; finding literals costs microseconds.
-    Longer values are placed first; an occurrence overlapping one already placed is skipped.
-    """
-    values = sorted(by_value, key=len, reverse=True)
-
-    def apply(text: str) -> str:
-        starts: list[int] = []
-        spans: dict[int, tuple[int, str]] = {}  # start -> (end, placeholder)
-        for value in values:
-            at = text.find(value)
-            while at != -1:
-                end = at + len(value)
-                i = bisect.bisect_left(starts, at)
-                before_free = i == 0 or spans[starts[i - 1]][0] <= at
-                after_free = i == len(starts) or starts[i] >= end
-                if before_free and after_free:
-                    starts.insert(i, at)
-                    spans[at] = (end, by_value[value])
-                at = text.find(value, end if before_free and after_free else at + 1)
-        if not starts:
-            return text
-        out, pos = [], 0
-        for start in starts:
-            end, placeholder = spans[start]
-            out += [text[pos:start], placeholder]
-            pos = end
-        out.append(text[pos:])
-        return "".join(out)
-
-    return apply
 
 
 def restore(text: str, mapping: dict[str, str]) -> str:

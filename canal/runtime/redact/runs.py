@@ -1,0 +1,44 @@
+"""Runs of token characters (``[A-Za-z0-9+/_=-]``), found without a regex tried at every position.
+
+The high-entropy detector's token is a whole run of these characters (a lookbehind and a lookahead
+of the same class bound it), so it is enough to find the runs of at least the minimum length: the text
+is mapped to one byte per character (``a`` for a token character, a space for anything else, ASCII or
+not) and ``bytes.find`` of ``a`` * minimum jumps from run to run at memory speed. The same runs tell
+the replacer where a token-shaped value can occur at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_=-")
+_IN, _OUT = ord("a"), ord(" ")
+_TABLE = bytes(_IN if chr(i) in TOKEN_CHARS else _OUT for i in range(256))
+
+
+def token_map(text: str) -> bytes:
+    """One byte per character of ``text``: ``a`` for a token character, a space for any other.
+
+    Encoding with ``replace`` gives one ``?`` per character outside ASCII (lone surrogates included),
+    so positions stay those of ``text``.
+    """
+    return text.encode("ascii", "replace").translate(_TABLE)
+
+
+def runs(mapped: bytes, min_len: int) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of each maximal run of token characters at least ``min_len`` long."""
+    if min_len < 1:
+        msg = "min_len must be at least 1"
+        raise ValueError(msg)
+    needle = b"a" * min_len
+    size = len(mapped)
+    at = mapped.find(needle)
+    while at != -1:
+        end = mapped.find(b" ", at + min_len)
+        end = size if end == -1 else end
+        yield at, end
+        at = mapped.find(needle, end)
+
+
+def is_token_chars(value: str) -> bool:
+    return bool(value) and b" " not in token_map(value)
