@@ -2,6 +2,14 @@
 
     python bench/bench_redact.py                                  # built-in rules, 10 kB and 100 kB
     python bench/bench_redact.py --rules-file /tmp/gitleaks.toml  # also that file alone and added
+    python bench/bench_redact.py --stream --baseline 1c3cd60      # big outputs, today's vs that commit's
+
+``--stream`` saves outputs the way the run pipeline saves a spooled output (``clean_text_stream``,
+1 MiB blocks, ``redact_keep_lines``): 1 MB, 32 MiB and 64 MiB of log-like text and 8 MiB of base64,
+with today's redactor and, with ``--baseline REV``, that commit's loaded beside it
+(``redact_baseline.py``), interleaved (the order alternates each round). It prints p50/p90/max per
+case, MiB/s, the ratio to the baseline, the load average before and after, and each redactor's
+peak memory above idle on the largest text (a fresh process each, ``ru_maxrss``).
 
 Each round redacts the same text with every case, alternating the order of the cases each round.
 The text is built from the kinds of output an agent's commands print (``ls -la``, ``git log``,
@@ -24,6 +32,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+
+from redact_stream import stream_bench  # noqa: E402
 
 from canal.runtime.redact import Detector, Redactor  # noqa: E402
 from canal.runtime.redact import rules as rules_mod  # noqa: E402
@@ -101,7 +111,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=50)
     parser.add_argument("--sizes", default="10000,100000", help="bytes, comma separated")
     parser.add_argument("--rules-file", type=Path, help="a gitleaks-format TOML to compare")
+    parser.add_argument("--stream", action="store_true", help="big outputs through clean_text_stream")
+    parser.add_argument("--baseline", help="with --stream: a commit whose redactor runs beside today's")
+    parser.add_argument("--stream-sizes", default="1mb,32mib,64mib,b64:8mib",
+                        help="with --stream: texts to run (1mb, 32mib, b64:8mib ...)")
+    parser.add_argument("--memory-probe", nargs=2, metavar=("WHICH", "FILE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.stream or args.memory_probe:
+        stream_bench(args.rounds, args.stream_sizes, args.baseline, args.memory_probe)
+        return
     funcs = cases(args.rules_file)
     for size in (int(s) for s in args.sizes.split(",")):
         run(size, args.rounds, funcs)

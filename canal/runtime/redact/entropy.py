@@ -30,9 +30,7 @@ MAX_PADDING = 2
 HEX = re.compile(r"[0-9a-fA-F]+")
 UUIDISH = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
 WORDLIKE = re.compile(r"(?:[A-Za-z][a-z]{1,}\d{0,4}|[A-Z]{1,8}\d{0,4}|\d{1,8})", re.ASCII)
-SPLIT = re.compile(r"[/_\-+.]")
 CAMEL = re.compile(r"[A-Z]?[a-z]+\d*|[A-Z]+\d*(?![a-z])|\d+")
-LOWER, UPPER, DIGITS = (re.compile(p) for p in ("[a-z]", "[A-Z]", "[0-9]"))
 # character classes for counting switches: l(ower), u(pper), d(igit), o(ther)
 _CLASSES = str.maketrans({**{chr(c): "l" for c in range(ord("a"), ord("z") + 1)},
                           **{chr(c): "u" for c in range(ord("A"), ord("Z") + 1)},
@@ -68,13 +66,15 @@ def _terms(n: int) -> tuple[float, ...]:
     return (0.0, *(c / n * math.log2(c / n) for c in range(1, n + 1)))
 
 
-def _switch_rate(token: str) -> float:
-    classes = token.translate(_CLASSES)
+def _switch_rate(token: str, classes: str | None = None) -> float:
+    classes = token.translate(_CLASSES) if classes is None else classes
     return sum(classes.count(pair) for pair in _SWITCHES) / max(len(token) - 1, 1)
 
 
 def _made_of_words(token: str) -> bool:
-    camel = [w for p in SPLIT.split(token) if p for w in CAMEL.findall(p)]
+    # the words never span a separator (no alternative matches one), so one findall over the whole
+    # token finds what a findall over each part between separators finds
+    camel = CAMEL.findall(token)
     return bool(camel) and len(camel) * 4 <= len(token) and all(WORDLIKE.fullmatch(w) for w in camel)
 
 
@@ -82,11 +82,12 @@ def looks_random(token: str) -> bool:
     core = token.rstrip("=")
     if HEX.fullmatch(core) or UUIDISH.fullmatch(core):
         return False
-    if not (LOWER.search(core) and UPPER.search(core) and DIGITS.search(core)):
+    classes = core.translate(_CLASSES)
+    if not ("l" in classes and "u" in classes and "d" in classes):
         return False
     if shannon(core) < MIN_ENTROPY:
         return False
-    return _switch_rate(core) >= MIN_SWITCH_RATE and not _made_of_words(core)
+    return _switch_rate(core, classes) >= MIN_SWITCH_RATE and not _made_of_words(core)
 
 
 def is_token(run: str) -> bool:
