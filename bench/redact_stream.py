@@ -91,16 +91,24 @@ def run_case(spec: str, rounds: int, savers: dict[str, Saver]) -> None:
     print()
 
 
+def _high_water() -> float:
+    """This process's peak RSS in KiB (``VmHWM``: unlike ``ru_maxrss``, not inherited across exec)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return float(line.split()[1])
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 def memory_probe(which: str, path: str, baseline: str | None) -> None:
     """In a fresh process: peak RSS above what the imports and the rules cost, saving one file."""
     functions = redact_functions(None if which == "new" else baseline)
     redact = functions["new"] if which == "new" else functions[f"old ({baseline})"]
     redact("warm up: token=abc123def456 " + base64.b64encode(os.urandom(60)).decode())
-    idle = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    idle = _high_water()
     with open(path, "rb") as src, open(os.devnull, "wb") as sink:
         for block in clean_text_stream(src, redact, CHUNK):
             sink.write(block)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak = _high_water()
     print(f"{(peak - idle) / 1024:.1f} {idle / 1024:.1f}")
 
 
@@ -115,7 +123,7 @@ def memory(spec: str, savers: dict[str, Saver], baseline: str | None) -> None:
             out = subprocess.run([sys.executable, str(REPO / "bench" / "bench_redact.py"),
                                   "--memory-probe", which, f.name, *extra],
                                  check=True, capture_output=True, text=True).stdout.split()
-            print(f"  peak memory saving {spec} ({name}): {out[0]} MiB above idle ({out[1]} MiB idle)")
+            print(f"  peak RSS saving {spec} ({name}): {out[0]} MiB above idle ({out[1]} MiB idle)")
 
 
 def stream_bench(rounds: int, sizes: str, baseline: str | None, probe: list[str] | None) -> None:

@@ -71,7 +71,16 @@ def _switch_rate(token: str, classes: str | None = None) -> float:
     return sum(classes.count(pair) for pair in _SWITCHES) / max(len(token) - 1, 1)
 
 
-def _made_of_words(token: str) -> bool:
+def _lowercase_runs(classes: str) -> int:
+    return (classes[:1] == "l") + classes.count("ul") + classes.count("dl") + classes.count("ol")
+
+
+def _made_of_words(token: str, classes: str | None = None) -> bool:
+    # each word holds at most one run of lowercase letters, so there are at least as many words as
+    # such runs: too many of them already rules out a token made of words (random data, cheaply)
+    classes = token.translate(_CLASSES) if classes is None else classes
+    if _lowercase_runs(classes) * 4 > len(token):
+        return False
     # the words never span a separator (no alternative matches one), so one findall over the whole
     # token finds what a findall over each part between separators finds
     camel = CAMEL.findall(token)
@@ -87,7 +96,7 @@ def looks_random(token: str) -> bool:
         return False
     if shannon(core) < MIN_ENTROPY:
         return False
-    return _switch_rate(core, classes) >= MIN_SWITCH_RATE and not _made_of_words(core)
+    return _switch_rate(core, classes) >= MIN_SWITCH_RATE and not _made_of_words(core, classes)
 
 
 def is_token(run: str) -> bool:
@@ -111,9 +120,11 @@ def tokens(text: str) -> Iterator[tuple[int, int, str]]:
 def high_entropy_tokens(text: str) -> Iterator[tuple[int, int]]:
     public = _public_blocks(text)
     starts = [s for s, _ in public]
-    for start, end, token in tokens(text):
-        at = bisect.bisect_right(starts, start) - 1
-        if PUBLIC_TOKEN.match(token) or (at >= 0 and start < public[at][1]):
+    for start, end in runs(token_map(text), MIN_TOKEN):  # ``tokens`` inlined: thousands per MiB
+        token = text[start:end]
+        if not is_token(token) or PUBLIC_TOKEN.match(token):
+            continue
+        if public and (at := bisect.bisect_right(starts, start) - 1) >= 0 and start < public[at][1]:
             continue
         if looks_random(token):
             yield start, end

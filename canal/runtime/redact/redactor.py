@@ -7,7 +7,6 @@ The placeholder-to-value map is kept in memory for the caller, who seals it (``S
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import secrets
 from collections.abc import Callable, Iterable
@@ -38,7 +37,7 @@ class Redactor:
         return cls(keys.derive(ID_PURPOSE), detector)
 
     def placeholder(self, rule: str, secret: str) -> str:
-        digest = hmac.new(self._key, secret.encode(), hashlib.sha256).hexdigest()[:ID_HEX]
+        digest = hmac.digest(self._key, secret.encode(), "sha256").hex()[:ID_HEX]  # one-shot: faster
         return f"[REDACTED_SECRET:{rule}:{digest}]"
 
     def findings(self, text: str) -> list[Finding]:
