@@ -71,15 +71,18 @@ def _switch_rate(token: str, classes: str | None = None) -> float:
     return sum(classes.count(pair) for pair in _SWITCHES) / max(len(token) - 1, 1)
 
 
-def _lowercase_runs(classes: str) -> int:
-    return (classes[:1] == "l") + classes.count("ul") + classes.count("dl") + classes.count("ol")
+def _word_starts(classes: str) -> int:
+    """A lower bound on the CAMEL words of a token, from its character classes: a word starts at the
+    start of each part (after a separator), at an upper-case letter after a lower-case letter or a
+    digit, and at a lower-case letter after a digit (no alternative goes on across either)."""
+    first = classes[:1] in ("l", "u", "d")
+    return first + sum(classes.count(pair) for pair in ("ol", "ou", "od", "lu", "du", "dl"))
 
 
 def _made_of_words(token: str, classes: str | None = None) -> bool:
-    # each word holds at most one run of lowercase letters, so there are at least as many words as
-    # such runs: too many of them already rules out a token made of words (random data, cheaply)
+    # too many words already rules out a token made of words: random data, without the findall
     classes = token.translate(_CLASSES) if classes is None else classes
-    if _lowercase_runs(classes) * 4 > len(token):
+    if _word_starts(classes) * 4 > len(token):
         return False
     # the words never span a separator (no alternative matches one), so one findall over the whole
     # token finds what a findall over each part between separators finds

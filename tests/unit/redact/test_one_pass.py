@@ -261,3 +261,21 @@ def test_a_key_across_a_block_cut_in_base64_output_is_caught(monkeypatch: pytest
     assert b"REDACTED_SECRET:github-pat:" in out
     for line in body.splitlines()[:50]:
         assert line.encode() not in out
+
+
+def _identifiers(rng: random.Random, count: int) -> list[str]:
+    words = ["src", "Module", "HTTP", "Server2", "io", "ABCDEF", "x9", "Test", "config", "v2", "URL", "A1b"]
+    seps = ["/", "_", "-", "+", ""]
+    return ["".join(rng.choice(words) + rng.choice(seps) for _ in range(rng.randint(3, 12)))
+            for _ in range(count)]
+
+
+def test_word_count_bound_never_exceeds_the_words() -> None:
+    rng = random.Random(11)
+    randoms = ["".join(rng.choice(ALPHABET + "+/_-") for _ in range(rng.randint(1, 90))) for _ in range(3000)]
+    tokens = _identifiers(rng, 500) + randoms
+    for token in tokens:
+        classes = token.translate(new_entropy._CLASSES)
+        assert new_entropy._word_starts(classes) <= len(new_entropy.CAMEL.findall(token)), token
+        assert new_entropy._made_of_words(token) == reference.made_of_words(token), token
+    assert any(reference.made_of_words(t) for t in tokens)  # the identifiers do reach the slow path
