@@ -70,22 +70,25 @@ def run_case(spec: str, rounds: int, savers: dict[str, Saver]) -> None:
     data = make_data(spec)
     names = list(savers)
     times: dict[str, list[float]] = {n: [] for n in names}
+    cpu: dict[str, list[float]] = {n: [] for n in names}
     outputs: dict[str, bytes] = {}
     before = load_average()
     for r in range(rounds):
         for name in names if r % 2 == 0 else reversed(names):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             outputs[name] = savers[name](data)
             times[name].append(time.perf_counter() - t0)
+            cpu[name].append(time.process_time() - c0)
     mib, lines = len(data) / MIB, data.count(b"\n")
     print(f"{spec}: {len(data)} bytes ({mib:.2f} MiB), {lines} lines, {rounds} rounds; "
           f"load average {before} -> {load_average()}")
-    print(f"  {'redactor':22} {'p50 s':>9} {'p90 s':>9} {'max s':>9} {'MiB/s':>8} {'p50 / new':>10}")
+    print(f"  {'redactor':22} {'p50 s':>9} {'p90 s':>9} {'max s':>9} {'MiB/s':>8} {'p50 / new':>10}"
+          f" {'CPU p50 s':>10} {'CPU MiB/s':>10}")
     base = quantile(times[names[0]], 0.5)
     for name in names:
-        p50 = quantile(times[name], 0.5)
+        p50, cpu50 = quantile(times[name], 0.5), quantile(cpu[name], 0.5)
         print(f"  {name:22} {p50:9.3f} {quantile(times[name], 0.9):9.3f} {max(times[name]):9.3f} "
-              f"{mib / p50:8.1f} {p50 / base:9.2f}x")
+              f"{mib / p50:8.1f} {p50 / base:9.2f}x {cpu50:10.3f} {mib / cpu50:10.1f}")
     if len(set(outputs.values())) != 1:
         print("  outputs differ between redactors")
     print()
