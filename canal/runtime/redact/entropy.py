@@ -23,7 +23,7 @@ from functools import lru_cache
 import regex
 
 from canal.runtime.redact.rules import FLAGS
-from canal.runtime.redact.runs import runs, token_map
+from canal.runtime.redact.runs import runs, token_map, token_maps
 
 MIN_TOKEN = 24
 MAX_PADDING = 2
@@ -123,7 +123,10 @@ def tokens(text: str) -> Iterator[tuple[int, int, str]]:
 def high_entropy_tokens(text: str) -> Iterator[tuple[int, int]]:
     public = _public_blocks(text)
     starts = [s for s, _ in public]
-    for start, end in runs(token_map(text), MIN_TOKEN):  # ``tokens`` inlined: thousands per MiB
+    mapped, not_hex = token_maps(text)
+    for start, end in runs(mapped, MIN_TOKEN):  # ``tokens`` inlined: thousands per MiB
+        if not_hex.find(b"a", start, end) == -1:
+            continue  # hex digits and ``=`` only: a digest (HEX), or not a token
         token = text[start:end]
         if not is_token(token) or PUBLIC_TOKEN.match(token):
             continue

@@ -14,6 +14,10 @@ from collections.abc import Iterator
 TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_=-")
 _IN, _OUT = ord("a"), ord(" ")
 _TABLE = bytes(_IN if chr(i) in TOKEN_CHARS else _OUT for i in range(256))
+# ``a`` for a token character that is neither a hex digit nor ``=``: a run without one is a hex
+# digest (or not a token at all), never a high-entropy finding
+_NOT_HEX = bytes(_IN if chr(i) in TOKEN_CHARS - frozenset("0123456789abcdefABCDEF=") else _OUT
+                 for i in range(256))
 
 
 def token_map(text: str) -> bytes:
@@ -23,6 +27,13 @@ def token_map(text: str) -> bytes:
     so positions stay those of ``text``.
     """
     return text.encode("ascii", "replace").translate(_TABLE)
+
+
+def token_maps(text: str) -> tuple[bytes, bytes]:
+    """``token_map(text)``, and the same with ``a`` only for token characters other than hex digits
+    and ``=``."""
+    raw = text.encode("ascii", "replace")
+    return raw.translate(_TABLE), raw.translate(_NOT_HEX)
 
 
 def runs(mapped: bytes, min_len: int) -> Iterator[tuple[int, int]]:
