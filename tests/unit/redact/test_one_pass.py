@@ -4,16 +4,19 @@ the corpora and on generated text, and their cost does not grow with the number 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import random
 from pathlib import Path
 
 import pytest
+import regex
 
 from canal.runtime.presenter.textclean import TextCleaner
 from canal.runtime.redact import Detector, Finding, Redactor
 from canal.runtime.redact import entropy as new_entropy
 from canal.runtime.redact.keywords import KeywordScanner
+from canal.runtime.redact.prefilter import RulePrefilter
 from canal.runtime.redact.replace import replacer
 from canal.runtime.redact.rules import builtin_rules
 from canal.runtime.redact.runs import token_map
@@ -279,3 +282,36 @@ def test_word_count_bound_never_exceeds_the_words() -> None:
         assert new_entropy._word_starts(classes) <= len(new_entropy.CAMEL.findall(token)), token
         assert new_entropy._made_of_words(token) == reference.made_of_words(token), token
     assert any(reference.made_of_words(t) for t in tokens)  # the identifiers do reach the slow path
+
+
+def test_rule_prefilter_never_skips_a_rule_that_matches() -> None:
+    # every built-in rule stripped of its keywords, so each is a prefilter candidate: wherever its own
+    # regex matches an ASCII text (the corpus, upper-cased too, and generated text), the prefilter
+    # must report it as possible
+    # (the slowest two to compile in prefilter mode, seconds each, are left out: the detector only
+    # prefilters rules without keywords, and these have keywords)
+    slow = {"gcp-service-account-key", "connection-string-password"}
+    rules = tuple(dataclasses.replace(r, keywords=(), anchored=False) for r in builtin_rules().rules
+                  if r.id not in slow)
+    prefilter = RulePrefilter(rules)
+    assert len(prefilter.covered) >= 30
+    texts = [t for t in (*TEXTS, "\n".join(TEXTS).upper(), *(generated(s) for s in range(40))) if t.isascii()]
+    matched = 0
+    for text in texts:
+        possible = prefilter.possible(text)
+        assert possible is not None
+        for index in prefilter.covered:
+            if rules[index].pattern.search(text):
+                matched += 1
+                assert index in possible, (rules[index].id, text[:80])
+    assert matched >= 60
+    assert prefilter.possible("ordinary output, nothing to see\n") == frozenset()
+
+
+def test_rule_prefilter_stands_aside_outside_ascii_and_for_set_operations() -> None:
+    discord = next(r for r in builtin_rules().rules if not r.keywords)
+    prefilter = RulePrefilter((discord,))
+    assert prefilter.covered == frozenset({0})
+    assert prefilter.possible("héllo") is None
+    odd = dataclasses.replace(discord, pattern=regex.compile(r"[[a-z]--[aeiou]]{3}", regex.V1))
+    assert RulePrefilter((odd,)).covered == frozenset()
