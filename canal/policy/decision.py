@@ -32,6 +32,7 @@ class Decision:
     parser_version: str = ""
     elapsed_ms: float = 0.0
     read_only: bool = False  # proven to write no file and run no other code (canal.policy.readonly)
+    opaque: bool = False  # some segment runs code the policy cannot read (python3 -c, sh -c, $(...))
 
     @property
     def reason(self) -> str:

@@ -230,6 +230,8 @@ class Policy:
             self._merge(out, text, matched, errors)
         return self._final(out, tuple(targets), len(segments), unattended, start,
                            read_only=command_read_only(segments, all_facts),
+                           opaque=any(bool(f["opaque"] or f["substitution"] or s.code_exec or s.dynamic_args)
+                                      for s, f in zip(segments, all_facts, strict=True)),
                            git=repositories(segments, session.env))
 
     def _merge(self, out: _Outcome, seg_text: str, matched: list[CompiledRule], errors: list[str]) -> None:
@@ -257,7 +259,7 @@ class Policy:
                 out.rule_ids += [r.id for r in matched if r.id not in out.rule_ids]
 
     def _final(self, out: _Outcome, targets: tuple[str, ...], count: int, unattended: bool,
-               start: float, *, read_only: bool = False,
+               start: float, *, read_only: bool = False, opaque: bool = False,
                git: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())) -> Decision:
         action, source, reasons = out.action, out.source, list(out.reasons)
         if self.confirmations == "none" and action == "confirm":
@@ -271,7 +273,7 @@ class Policy:
                         git_starts=git[0], git_dirs=git[1],
                         profile=self.name, segments=count, parser_version=PARSER_VERSION,
                         elapsed_ms=round((time.monotonic() - start) * 1000, 3),
-                        read_only=read_only and action != "deny")
+                        read_only=read_only and action != "deny", opaque=opaque)
 
 
 def canonical(data: Any) -> str:

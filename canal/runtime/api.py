@@ -259,14 +259,25 @@ class Canal:
         """What changed in the workspace since ``checkpoint`` (the newest when None)."""
         return self.services.checkpoints.diff(checkpoint)
 
-    def undo(self, checkpoint: str | None = None) -> UndoResult:
-        """Put the workspace back as it was at ``checkpoint`` (the newest when None: before the last
-        command). A checkpoint is taken first, so ``undo(result.before_undo)`` reverts this."""
-        result = self.services.checkpoints.undo(checkpoint, actor=self.actor)
+    def undo(self, checkpoint: str | None = None, *, last_command: bool = False) -> UndoResult:
+        """Put the workspace back as it was at ``checkpoint``; when None, before the newest command that
+        changed something (``result.command`` names it; ``last_command``: before the newest command,
+        whatever it did). A checkpoint is taken first, so ``undo(result.before_undo)`` reverts this."""
+        result = self.services.checkpoints.undo(checkpoint, actor=self.actor, last_command=last_command)
         self.services.audit.append("checkpoint.undo", {
             "restored_to": result.restored_to, "before_undo": result.before_undo,
             "changes": len(result.changes)}, actor=self.actor)
         return result
+
+    def prune_checkpoints(self, *, before: str | None = None, person: bool = False) -> list[str]:
+        """Apply retention now (never inside the floor); ``before``: also drop every checkpoint older
+        than that one, which inside the floor only a person may (``person``: a front end that verified
+        one, as for ``apply``). Returns the pruned ids."""
+        pruned = self.services.checkpoints.prune(before=before, person=person)
+        if pruned:
+            self.services.audit.append("checkpoint.pruned", {"pruned": pruned, "before": before,
+                                                             "person": person}, actor=self.actor)
+        return pruned
 
     # -- forks ----------------------------------------------------------------------------------
     def fork(self, name: str, *, from_checkpoint: str | None = None) -> Fork:

@@ -99,7 +99,7 @@ _TAILS: dict[Kind, Callable[[Args], str]] = {
                           + _opt("--ssh-key", a.get("ssh_key"))),
     "config.approve": lambda a: _opt("--for", a.get("for_user")) + _opt("--ssh-key", a.get("ssh_key")),
     "undo": _positional("checkpoint"),
-    "checkpoints": lambda a: _opt("--prune", a.get("prune")),
+    "checkpoints": lambda a: _opt("--prune", a.get("prune")) + _opt("--before", a.get("before")),
     "image.build": lambda a: _opt("--egress", a.get("egress")),
     "down": _positional("sandbox"),
     "fork.start": lambda a: _positional("name")(a) + _opt("--from", a.get("from")),

@@ -219,7 +219,10 @@ class Pipeline:
         if self.services.forks.is_fork(req.ref.name):
             return None  # a fork's workspace is a copy: the project is not reachable from it
         try:
-            return self.services.checkpoints.take(kind="run", command=redact(req.text), actor=req.actor)
+            # before a destructive or opaque command: pinned, so retention can only age it out
+            pinned = bool(decision.targets) or decision.opaque
+            return self.services.checkpoints.take(kind="run", command=redact(req.text), actor=req.actor,
+                                                  pinned=pinned)
         except CheckpointError as exc:
             self.services.audit.append("run.refused", {
                 "sandbox": req.ref.name, "command": redact(req.text), "code": exc.code,

@@ -35,3 +35,30 @@ class WorkspaceTooBig(CheckpointError):
 
     code = "WORKSPACE_TOO_BIG"
     exit_code = ExitCode.USAGE
+
+
+class CheckpointPruned(CheckpointNotFound):
+    """That checkpoint was pruned by retention (older than the oldest kept); nothing was restored."""
+
+    code = "CHECKPOINT_PRUNED"
+
+
+class NothingToUndo(CheckpointError):
+    """``undo`` with no checkpoint named found none after which anything changed; nothing was restored."""
+
+    code = "NOTHING_TO_UNDO"
+    exit_code = ExitCode.USAGE
+
+
+class CheckpointStoreFull(CheckpointError):
+    """The checkpoint store would go past ``max_store_bytes``, and every checkpoint it could drop is inside
+    the retention floor or pinned; the command did not run and no older checkpoint was dropped."""
+
+    code = "CHECKPOINT_STORE_FULL"
+
+
+class PruneRefused(CheckpointError):
+    """Pruning inside the retention floor is a person's act (at a terminal); nothing was pruned."""
+
+    code = "CHECKPOINT_PRUNE_REFUSED"
+    exit_code = ExitCode.USAGE

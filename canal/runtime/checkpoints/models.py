@@ -60,6 +60,11 @@ class Checkpoint(_Model):
     not_covered: list[NotCovered] = Field(default_factory=list)
     not_covered_total: int = 0
     note: str = ""
+    # taken before a command the policy saw as destructive or could not read: outside the floor it goes
+    # only by age (keep_days), never by count or the store's size
+    pinned: bool = False
+    # every path left out as over the size cap (or unreadable): undo never deletes what it has no copy of
+    uncovered: list[str] = Field(default_factory=list)
     key_id: str = ""
     hmac: str = ""
 
@@ -95,6 +100,9 @@ class UndoResult(_Model):
     changes: list[Change]
     left_alone: list[NotCovered] = Field(default_factory=list)  # not covered, so not touched
     stripped: list[str] = Field(default_factory=list)  # restored without their setuid/setgid bits
+    command: str = ""  # the command that followed the checkpoint restored to: what this undid
+    kind: Kind = "run"  # that checkpoint's kind
+    skipped: list[str] = Field(default_factory=list)  # newer checkpoints after which nothing changed
 
 
 class DiffResult(_Model):

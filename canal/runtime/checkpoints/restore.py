@@ -43,14 +43,23 @@ def unprivileged(mode: int) -> int:
 
 
 def restore(root: Path, target: Mapping[str, Entry], current: Mapping[str, Entry],
-            objects: ObjectStore, *, paths: set[str] | None = None) -> Restored:
-    """Make the covered workspace equal ``target``; ``paths`` limits it to those paths (and parents)."""
-    found = [c for c in changes(current, target) if paths is None or c.path in paths]
+            objects: ObjectStore, *, paths: set[str] | None = None, keep: set[str] | None = None) -> Restored:
+    """Make the covered workspace equal ``target``; ``paths`` limits it to those paths (and parents).
+    ``keep``: paths the target has no copy of although they were there (over the size cap...): never
+    deleted or replaced, so an undo cannot turn a truncation it could not undo into a deletion."""
+    left: list[NotCovered] = []
+    found = []
+    for c in changes(current, target):
+        if paths is not None and c.path not in paths:
+            continue
+        if keep and c.path not in target and _kept(c.path, keep):
+            left.append(NotCovered(path=c.path, reason="the checkpoint has no copy of it; left in place"))
+            continue
+        found.append(c)
     for c in found:  # check first: nothing is written from a store that fails
         entry = target.get(c.path)
         if entry is not None and entry[0] == "f":
             objects.verify(entry[6])
-    left: list[NotCovered] = []
     writer = _Writer(root, objects)
     gone = [c.path for c in found if c.path not in target or _type_changed(current, target, c.path)]
     for path in sorted(gone, key=_depth, reverse=True):
@@ -63,6 +72,10 @@ def restore(root: Path, target: Mapping[str, Entry], current: Mapping[str, Entry
     for path in sorted((p for p in made if target[p][0] == "d"), key=_depth, reverse=True):
         writer.dir_meta(path, target[path])
     return Restored(found, left, sorted(writer.stripped))
+
+
+def _kept(path: str, keep: set[str]) -> bool:
+    return path in keep or any(path.startswith(k + "/") for k in keep)
 
 
 def _type_changed(current: Mapping[str, Entry], target: Mapping[str, Entry], path: str) -> bool:

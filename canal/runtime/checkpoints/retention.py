@@ -1,5 +1,8 @@
-"""Retention: keep the newest ``keep`` checkpoints younger than ``keep_days``, and the store under
-``max_store_bytes``; never the newest. Objects and manifests no kept checkpoint uses are deleted."""
+"""Retention: never inside the floor (the newest ``floor_count`` checkpoints and everything younger than
+``floor_hours``: the agent's own commands cannot push a checkpoint out of it); outside it, keep the newest
+``keep`` younger than ``keep_days`` and the store under ``max_store_bytes``, a pinned checkpoint (taken
+before a destructive or opaque command) going only by age; never the newest. Objects and manifests no
+kept checkpoint uses are deleted."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from canal.core.fsutil import atomic_write
 from canal.runtime.checkpoints.errors import CheckpointStoreCorrupt
+from canal.runtime.checkpoints.models import Checkpoint
 from canal.runtime.checkpoints.records import manifest_chain, parse_entry, read_index, read_record
 from canal.runtime.checkpoints.scan import Entry
 
@@ -18,6 +22,7 @@ if TYPE_CHECKING:
     from canal.runtime.checkpoints.store import CheckpointStore
 
 DAY_S = 86400.0
+HOUR_S = 3600.0
 USAGE = "usage"
 
 
@@ -38,41 +43,87 @@ def due(store: CheckpointStore) -> bool:
     settings = store.settings
     paths = store._record_paths()
     # a tenth of slack past `keep`, so a busy project prunes every few checkpoints, not every one
-    if len(paths) > settings.keep + settings.keep // 10 or usage(store) > settings.max_store_bytes:
+    if len(paths) > max(settings.keep, settings.floor_count) + settings.keep // 10:
+        return True
+    if usage(store) > settings.max_store_bytes:
         return True
     if not paths:
         return False
     with contextlib.suppress(CheckpointStoreCorrupt, ValueError):
         oldest = read_record(paths[0], store.keys)
-        return _age_s(oldest.created_at) > settings.keep_days * DAY_S
+        return _age_s(oldest.created_at) > max(settings.keep_days * DAY_S, settings.floor_hours * HOUR_S)
     return False
 
 
-def prune(store: CheckpointStore, keep_newest: int) -> list[str]:
-    """Delete what retention no longer keeps; returns the pruned checkpoint ids."""
+def in_floor(store: CheckpointStore, paths: list[Path], i: int, created_at: str | None) -> bool:
+    """Whether the ``i``-th of ``paths`` (oldest first) is inside the floor: among the newest
+    ``floor_count``, or younger than ``floor_hours``. A record that fails its check counts as inside."""
+    settings = store.settings
+    if len(paths) - i <= settings.floor_count or created_at is None:
+        return True
+    return _age_s(created_at) < settings.floor_hours * HOUR_S
+
+
+def prune(store: CheckpointStore, keep_newest: int, *, before: int | None = None) -> list[str]:
+    """Delete what retention no longer keeps; returns the pruned checkpoint ids.
+
+    Retention never touches the floor, and outside it a pinned checkpoint goes only by age. ``before``
+    (a person's act, checked by the caller): every checkpoint older than that sequence number goes too,
+    floor and pins included."""
     settings = store.settings
     paths = store._record_paths()
-    doomed = []
-    kept = []
+    doomed: list[Path] = []
+    kept: list[Path] = []
+    movable: list[Path] = []  # kept, but the store's size may still push them out (oldest first)
     for i, path in enumerate(paths):
         seq = int(path.stem)
-        too_many = len(paths) - i > settings.keep
         try:
-            record = read_record(path, store.keys)
-            too_old = _age_s(record.created_at) > settings.keep_days * DAY_S
+            record: Checkpoint | None = read_record(path, store.keys)
         except CheckpointStoreCorrupt:
-            too_old = False  # a record that fails its check is kept, so `verify` can name it
-        if seq != keep_newest and (too_many or too_old):
+            record = None  # a record that fails its check is kept, so `verify` can name it
+        if seq == keep_newest:
+            kept.append(path)
+            continue
+        if before is not None and seq < before:
+            doomed.append(path)
+            continue
+        if record is None or in_floor(store, paths, i, record.created_at):
+            kept.append(path)
+            continue
+        too_old = _age_s(record.created_at) > settings.keep_days * DAY_S
+        too_many = len(paths) - i > settings.keep
+        if too_old or (too_many and not record.pinned):
             doomed.append(path)
         else:
             kept.append(path)
-    while _usage_after(store, kept) > settings.max_store_bytes and len(kept) > 1:
-        doomed.append(kept.pop(0))
+            if not record.pinned:
+                movable.append(path)
+    while movable and _usage_after(store, kept) > settings.max_store_bytes:
+        gone = movable.pop(0)
+        kept.remove(gone)
+        doomed.append(gone)
     for path in doomed:
         path.unlink(missing_ok=True)
     _collect(store, kept)
     atomic_write(store.root / USAGE, str(_usage_after(store, kept)).encode(), durable=False)
-    return [f"cp-{int(p.stem)}" for p in doomed]
+    return [f"cp-{int(p.stem)}" for p in sorted(doomed)]
+
+
+def floor_ids(store: CheckpointStore, before: int) -> list[str]:
+    """The checkpoints older than ``before`` that are inside the floor or pinned: pruning them is a
+    person's act."""
+    paths = store._record_paths()
+    found = []
+    for i, path in enumerate(paths):
+        if int(path.stem) >= before:
+            break
+        try:
+            record: Checkpoint | None = read_record(path, store.keys)
+        except CheckpointStoreCorrupt:
+            record = None
+        if record is None or record.pinned or in_floor(store, paths, i, record.created_at):
+            found.append(f"cp-{int(path.stem)}")
+    return found
 
 
 def _age_s(created_at: str) -> float:

@@ -24,6 +24,7 @@ from canal.runtime.checkpoints import compare, retention
 from canal.runtime.checkpoints.errors import (
     CheckpointFailed,
     CheckpointNotFound,
+    CheckpointPruned,
     CheckpointStoreCorrupt,
     WorkspaceTooBig,
 )
@@ -42,6 +43,7 @@ from canal.runtime.checkpoints.models import (
 )
 from canal.runtime.checkpoints.objects import ObjectStore, failed
 from canal.runtime.checkpoints.observe import Observer
+from canal.runtime.checkpoints.picking import pick_undo, prune_refused, store_full, uncovered
 from canal.runtime.checkpoints.records import (
     Keys,
     read_index,
@@ -93,12 +95,15 @@ class CheckpointStore:
         return self.observer.note
 
     # -- taking ---------------------------------------------------------------------------------
-    def take(self, *, kind: Kind, command: str = "", actor: str = "agent") -> Checkpoint:
-        """Record the workspace now. Raises CHECKPOINT_FAILED or WORKSPACE_TOO_BIG: never half-done."""
+    def take(self, *, kind: Kind, command: str = "", actor: str = "agent",
+             pinned: bool = False) -> Checkpoint:
+        """Record the workspace now. Raises CHECKPOINT_FAILED, WORKSPACE_TOO_BIG or CHECKPOINT_STORE_FULL:
+        never half-done. ``pinned``: the command that follows is destructive or opaque (retention.py)."""
         with self.locked():
-            return self._take(kind, command, actor)
+            return self._take(kind, command, actor, pinned=pinned)
 
-    def _take(self, kind: Kind, command: str, actor: str, *, prune: bool = True) -> Checkpoint:
+    def _take(self, kind: Kind, command: str, actor: str, *, prune: bool = True,
+              pinned: bool = False) -> Checkpoint:
         last, depth, items, note = self._load_cache()
         self.objects.discard()
         try:
@@ -116,7 +121,7 @@ class CheckpointStore:
                 self._index_behind = True
             if self._index_behind and self._index_due():
                 self._write_index(manifest, depth, result.index)
-            record = self._record(kind, command, actor, manifest, result, found, note)
+            record = self._record(kind, command, actor, manifest, result, found, note, pinned)
             record = write_record(self._record_path(record.seq), record, self.keys)
             self._cache = (manifest, depth, result.index)
             self.observer.stored(result)
@@ -127,7 +132,19 @@ class CheckpointStore:
         retention.add_usage(self, result.added_bytes)
         if prune and retention.due(self):
             retention.prune(self, record.seq)
+            if retention.usage(self) > self.settings.max_store_bytes:
+                self._refuse_full(record)
         return record
+
+    def _refuse_full(self, record: Checkpoint) -> None:
+        """The floor and the pins alone are past the store's cap: this checkpoint is dropped (its files
+        collected) and the command does not run, rather than older damage made permanent."""
+        self._record_path(record.seq).unlink(missing_ok=True)
+        self._cache = None
+        self.observer.drop()
+        newest = self._record_paths()
+        retention.prune(self, int(newest[-1].stem) if newest else 0)
+        raise store_full(self, record)
 
     def _load_cache(self) -> tuple[str | None, int, dict[str, IndexItem], str]:
         if self._cache is not None and (self.manifests_dir / f"{self._cache[0]}.z").exists():
@@ -187,13 +204,14 @@ class CheckpointStore:
         return name, new_depth, compare.changes(prev, entries)
 
     def _record(self, kind: Kind, command: str, actor: str, manifest: str, result: ScanResult,
-                found: builtins.list[Change], note: str) -> Checkpoint:
+                found: builtins.list[Change], note: str, pinned: bool) -> Checkpoint:
         seq = self._next_seq()
         skipped = [NotCovered(path=p, reason=r) for p, r in result.not_covered]
         return Checkpoint(id=f"{ID_PREFIX}{seq}", seq=seq, created_at=_now(), kind=kind, command=command,
                           actor=actor, manifest=manifest, files=result.files, bytes=result.bytes,
                           added_bytes=result.added_bytes, changes=compare.summary(found),
-                          not_covered=skipped[:SHOWN_NOT_COVERED], not_covered_total=len(skipped), note=note)
+                          not_covered=skipped[:SHOWN_NOT_COVERED], not_covered_total=len(skipped), note=note,
+                          pinned=pinned, uncovered=uncovered(result.not_covered))
 
     def attach(self, checkpoint: Checkpoint, audit_id: str) -> Checkpoint:
         """Link the checkpoint to the audit record of the command that followed it."""
@@ -298,26 +316,41 @@ class CheckpointStore:
         return b""
 
     # -- undo -----------------------------------------------------------------------------------
-    def undo(self, cp_id: str | None = None, *, actor: str = "agent") -> UndoResult:
-        target_cp = self.get(cp_id)
+    def undo(self, cp_id: str | None = None, *, actor: str = "agent",
+             last_command: bool = False) -> UndoResult:
+        """Put the workspace back to ``cp_id``; with none, to the newest checkpoint after which something
+        changed (``last_command``: the newest, whatever followed it)."""
+        if cp_id is None and not last_command:
+            target_cp, skipped = pick_undo(self)
+        else:
+            target_cp, skipped = self.get(cp_id), []
         target = self.manifest(target_cp)  # checked before anything else happens
         with self.locked():
             # no pruning until the restore is done: it could take the target's files away
             before = self._take("undo", f"undo {target_cp.id}", actor, prune=False)
             current = self.manifest(before)
-            found, left, stripped = restore(self.workspace, target, current, self.objects)
+            found, left, stripped = restore(self.workspace, target, current, self.objects,
+                                            keep=set(target_cp.uncovered))
             self.forget_cache()  # the workspace changed under the cache: rescan
             if retention.due(self):
                 retention.prune(self, before.seq)
         return UndoResult(restored_to=target_cp.id, before_undo=before.id, changes=found, left_alone=left,
-                          stripped=stripped)
+                          stripped=stripped, command=target_cp.command, kind=target_cp.kind, skipped=skipped)
 
     # -- retention ------------------------------------------------------------------------------
-    def prune(self) -> builtins.list[str]:
+    def prune(self, *, before: str | None = None, person: bool = False) -> builtins.list[str]:
+        """Apply retention now (never inside the floor). ``before``: also every checkpoint older than
+        that one; when any of them is inside the floor or pinned only a person may (PRUNE_REFUSED)."""
         with self.locked():
             paths = self._record_paths()
             newest = parse_id(paths[-1].stem) if paths else None
-            return retention.prune(self, newest or 0)
+            limit = None
+            if before is not None:
+                limit = self.get(before).seq
+                inside = retention.floor_ids(self, limit)
+                if inside and not person:
+                    raise prune_refused(inside, before)
+            return retention.prune(self, newest or 0, before=limit)
 
     # -- plumbing -------------------------------------------------------------------------------
     def _record_path(self, seq: int) -> Path:
@@ -349,15 +382,15 @@ class CheckpointStore:
 def _not_found(cp_id: str, seq: int | None, paths: builtins.list[Path]) -> CheckpointNotFound:
     oldest = int(paths[0].stem) if paths else None
     newest = int(paths[-1].stem) if paths else None
-    if seq is not None and oldest is not None and seq < oldest:
-        why = f"it was pruned (the oldest kept is {ID_PREFIX}{oldest})"
-    else:
-        why = "no checkpoint has that id"
-    msg = f"Checkpoint {cp_id}: {why}."
-    hint = "" if newest else "run a command first: a checkpoint is taken before it"
+    details = {"id": cp_id, "oldest": oldest, "newest": newest}
     kept = [act("checkpoints", "lists the ones kept")] if newest else []
-    return CheckpointNotFound(msg, hint=hint, next=kept,
-                              details={"id": cp_id, "oldest": oldest, "newest": newest})
+    if seq is not None and oldest is not None and seq < oldest:
+        msg = (f"Checkpoint {cp_id}: it was pruned (the oldest kept is {ID_PREFIX}{oldest}). "
+               "Nothing was restored.")
+        return CheckpointPruned(msg, hint="undo to a checkpoint that is kept", next=kept, details=details)
+    msg = f"Checkpoint {cp_id}: no checkpoint has that id. Nothing was restored."
+    hint = "pick one from the list" if newest else "run a command first: a checkpoint is taken before it"
+    return CheckpointNotFound(msg, hint=hint, next=kept, details=details)
 
 
 def _now() -> str:

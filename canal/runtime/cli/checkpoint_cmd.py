@@ -10,17 +10,23 @@ from canal.runtime.cli.shared import App, change_lines, echo_json, json_option, 
 
 
 @click.command("checkpoints")
-@click.option("--prune", is_flag=True, help="Apply retention now (the newest is always kept).")
+@click.option("--prune", is_flag=True, help="Apply retention now (never inside the floor; the newest is "
+              "always kept).")
+@click.option("--before", metavar="CHECKPOINT", help="With --prune: also drop every checkpoint older than "
+              "this one (inside the floor, only a person at a terminal may).")
 @json_option()
 @pass_app
-def checkpoints_cmd(app: App, prune: bool, as_json: bool) -> None:
+def checkpoints_cmd(app: App, prune: bool, before: str | None, as_json: bool) -> None:
     """List the workspace's checkpoints: time, the command that followed, files changed after it.
 
     A checkpoint is taken before every command that may change the workspace. What one did not cover
     (.gitignore'd paths, files over the size cap) is listed under it. Example: canal checkpoints
     """
     canal = app.canal
-    pruned = canal.services.checkpoints.prune() if prune else []
+    if before is not None and not prune:
+        msg = "--before goes with --prune"
+        raise click.UsageError(msg)
+    pruned = canal.prune_checkpoints(before=before, person=app.is_person()) if prune else []
     history = canal.checkpoints()
     rows = history.rows
     if as_json:
@@ -85,15 +91,20 @@ def diff_cmd(app: App, checkpoint: str | None, as_json: bool) -> None:
 
 @click.command("undo")
 @click.argument("checkpoint", required=False)
+@click.option("--last-command", is_flag=True, help="Undo the newest command even if it changed nothing.")
 @json_option()
 @pass_app
-def undo_cmd(app: App, checkpoint: str | None, as_json: bool) -> None:
-    """Put the workspace back as it was at CHECKPOINT (default: the newest, before the last command).
+def undo_cmd(app: App, checkpoint: str | None, last_command: bool, as_json: bool) -> None:
+    """Put the workspace back as it was at CHECKPOINT (default: before the newest command that changed
+    something; it is named).
 
     Bytes, modes and symlinks. A checkpoint is taken first, so an undo can itself be undone.
     Example: canal undo cp-3
     """
-    result = app.canal.undo(checkpoint)
+    if checkpoint is not None and last_command:
+        msg = "name a CHECKPOINT or pass --last-command, not both"
+        raise click.UsageError(msg)
+    result = app.canal.undo(checkpoint, last_command=last_command)
     if as_json:
         echo_json(result.model_dump(mode="json"))
         return
@@ -105,6 +116,10 @@ STRIPPED = "restored without its setuid/setgid bits (Canal never writes a privil
 
 def _undo_text(result: UndoResult) -> str:
     lines = [f"{c.kind:<9} {visible(c.path)}" for c in result.changes]
+    if result.skipped:
+        lines.append(f"skipped {', '.join(result.skipped)}: nothing changed after them")
+    what = visible(result.command) or f"({result.kind})"
+    lines.append(f"undid: {what}")
     lines.append(f"restored {len(result.changes)} path(s) to {result.restored_to} | "
                  f"revert this undo: canal undo {result.before_undo}")
     lines.extend(f"left alone: {visible(n.path)} ({n.reason})" for n in result.left_alone)

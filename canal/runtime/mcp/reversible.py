@@ -45,7 +45,9 @@ class Reversible:
 
     def undo(self, args: s.UndoArgs) -> Reply:
         result = self.canal.undo(args.checkpoint)
-        text = "\n".join([*_lines(result.changes),
+        skipped = [f"skipped {', '.join(result.skipped)}: nothing changed after them"][:bool(result.skipped)]
+        undid = f"undid: {visible(result.command) or result.kind}"
+        text = "\n".join([*_lines(result.changes), *skipped, undid,
                           f"restored {len(result.changes)} path(s) to {result.restored_to} | revert this "
                           f'undo: undo {{"checkpoint": "{result.before_undo}"}}'])
         text += "".join(f"\nleft alone: {visible(n.path)} ({n.reason})" for n in result.left_alone)

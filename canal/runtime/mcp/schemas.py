@@ -138,7 +138,8 @@ class DiffArgs(ToolArgs):
 
 
 class UndoArgs(ToolArgs):
-    checkpoint: Token | None = _f(CHECKPOINT_DOC + " Default: the newest (undoes the last command).",
+    checkpoint: Token | None = _f(CHECKPOINT_DOC + " Default: before the newest command that changed "
+                                  "something.",
                                   "checkpoint", "id", "checkpoint_id", default=None)
 
 

@@ -71,7 +71,7 @@ def test_a_file_written_just_before_a_scan_is_read_again_next_time(workspace: Pa
 
 
 def test_unknown_and_pruned_ids_are_told_apart(workspace: Path, make_store: MakeStore) -> None:
-    store = make_store(keep=2)
+    store = make_store(keep=2, floor_hours=0, floor_count=1)
     for i in range(4):
         (workspace / "counter").write_text(str(i))
         store.take(kind="run")
@@ -86,7 +86,7 @@ def test_unknown_and_pruned_ids_are_told_apart(workspace: Path, make_store: Make
 
 
 def test_pruning_deletes_objects_no_kept_checkpoint_uses(workspace: Path, make_store: MakeStore) -> None:
-    store = make_store(keep=1)
+    store = make_store(keep=1, floor_hours=0, floor_count=1)
     (workspace / "big").write_bytes(b"1" * 5000)
     store.take(kind="run")
     (workspace / "big").write_bytes(b"2" * 5000)
@@ -100,7 +100,7 @@ def test_manifests_are_deltas_and_pruning_keeps_what_they_stand_on(workspace: Pa
                                                                     make_store: MakeStore) -> None:
     from canal.runtime.checkpoints.records import MAX_DEPTH, manifest_chain
 
-    store = make_store(keep=5)
+    store = make_store(keep=5, floor_hours=0, floor_count=1)
     for i in range(MAX_DEPTH + 10):
         (workspace / "counter").write_text(f"{i}\n")
         store.take(kind="run")
