@@ -18,6 +18,7 @@ from canal.core.mask import mask_exact
 from canal.core.next import NextAction, Say, act, say_all
 from canal.policy.decision import Decision
 from canal.policy.engine import Policy
+from canal.runtime import uncovered
 from canal.runtime.approvals import Approval, DecisionSummary
 from canal.runtime.approvals.verify import approve_ways
 from canal.runtime.audit import Decision as AuditDecision
@@ -147,6 +148,12 @@ class Pipeline:
         state = self.session(req)
         cwd = state.cwd
         decision = self._decide(req, state)
+        early: Checkpoint | None = None
+        if decision.action == "allow":  # taken first: it names the files undo could not put back
+            early = self._checkpoint(req, decision, self._redactor(req))
+            if self.services.config.checkpoints.uncovered_writes == "confirm":
+                decision = uncovered.guard(decision, early, self.services.config.sandbox.workdir,
+                                           unattended=req.unattended)
         view = _decision_view(decision)
         approval: Approval | None = None
         if decision.action == "deny":
@@ -162,7 +169,7 @@ class Pipeline:
                                                                         self.on_build)
         backups = self._backup(decision, req) if approval is not None else []
         redact = self._redactor(req)
-        checkpoint = self._checkpoint(req, decision, redact)
+        checkpoint = early if early is not None else self._checkpoint(req, decision, redact)
         started = self.services.audit.append(RunStarted.event, RunStarted(
             sandbox=req.ref.name, container_id=info.id, image_digest=info.image_digest or info.image,
             command=redact(req.decided_text), cwd=cwd, decision=_audit_decision(decision),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 MIB = 1024 * 1024
@@ -15,6 +17,8 @@ class CheckpointSettings(BaseModel):
     gitignore: bool = True  # paths .gitignore'd (and not yet covered) are left out, and said so
     exclude: tuple[str, ...] = ()  # more gitignore-style patterns, relative to the project
     max_file_bytes: int = Field(default=64 * MIB, ge=0)  # a bigger file is not covered (said so)
+    # a command that may write a file no checkpoint covers (over the cap) is confirmed first
+    uncovered_writes: Literal["confirm", "allow"] = "confirm"
     max_files: int = Field(default=200_000, ge=1)  # a bigger workspace is refused: exclude paths
     max_workspace_bytes: int = Field(default=2048 * MIB, ge=0)
     # the floor: checkpoints younger than floor_hours, and the newest floor_count, are never pruned by
