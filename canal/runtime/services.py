@@ -159,7 +159,8 @@ class Services:
     @cached_property
     def forks(self) -> ForkStore:
         """Forks of the project: copy-on-write workspaces for autonomous subagents."""
-        return ForkStore(self.state_dir / FORKS, self.checkpoints)
+        return ForkStore(self.state_dir / FORKS, self.checkpoints,
+                         protected=lambda: [self.state_dir, *self.protected_paths()])
 
     def outputs_dir(self, sandbox: str) -> Path:
         return self.state_dir / OUTPUTS / sandbox

@@ -31,6 +31,11 @@ def fork_cmd(app: App, name: str, from_id: str | None, as_json: bool) -> None:
         return
     if fork.note:
         click.echo(f"note: fork {name} is {fork.note}", err=True)
+    if fork.ignored == "copied":
+        size = fork.ignored_bytes // 1_000_000
+        click.echo(f"note: fork {name} has a copy of the {fork.ignored_files} file(s) no checkpoint holds "
+                   f"(.gitignore'd folders, files over the size cap): {size} MB on the state disk until it "
+                   "is discarded", err=True)
     click.echo(f"fork {name} is up, from {fork.base} | run there: canal run --sandbox {name} -- CMD | "
                f"review: canal changes {name} | apply: canal apply {name} | drop: canal discard {name}")
 

@@ -41,3 +41,10 @@ class ForkUnsupported(ForkError):
     """This host cannot give a fork its copy-on-write workspace (kernel overlayfs needs root)."""
 
     code = "FORK_UNSUPPORTED"
+
+
+class ForkNoSpace(ForkError):
+    """The project's paths no checkpoint holds (gitignored folders, files over the size cap) do not fit the
+    state disk for the fork's copy of them; nothing was made."""
+
+    code = "FORK_NO_SPACE"

@@ -21,6 +21,11 @@ class Fork(_Model):
     created_at: str
     mode: Literal["overlay", "copy"]
     note: str = ""  # why a fork is a full copy rather than copy-on-write
+    # the working tree's paths no checkpoint holds (.venv, node_modules, files over the cap): hard links
+    # under the copy-on-write layer, or a copy; never written back to the project
+    ignored: Literal["linked", "copied", "none"] = "none"
+    ignored_files: int = 0
+    ignored_bytes: int = 0
     key_id: str = ""
     hmac: str = ""
 

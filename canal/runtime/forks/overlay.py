@@ -119,20 +119,23 @@ def stat_keys(lower: Path, entries: Mapping[str, Entry]) -> dict[str, Key]:
         os.close(top)
 
 
-def mount(lower: Path, upper: Path, work: Path, merged: Path, root_st: os.stat_result) -> None:
+def mount(lower: Path, upper: Path, work: Path, merged: Path, root_st: os.stat_result,
+          below: Path | None = None) -> None:
     """Mount the overlay at ``merged``. The upper layer's root takes the project folder's owner and mode
-    before the mount: overlayfs reads the root's attributes once, when it mounts."""
+    before the mount: overlayfs reads the root's attributes once, when it mounts. ``below``: a second
+    lower layer under the checkpoint's (the paths no checkpoint holds, forks/ignored.py)."""
     for folder in (upper, work, merged):
         folder.mkdir(parents=True, exist_ok=True)
     if os.path.ismount(merged):
         return
     os.chown(upper, root_st.st_uid, root_st.st_gid)
     os.chmod(upper, root_st.st_mode & 0o7777)
-    for folder in (lower, upper, work):
+    for folder in (lower, upper, work, *([below] if below else [])):
         if any(c in str(folder) for c in ",:\\"):
             msg = f"The folder {folder} has a character overlayfs options cannot carry (, : or \\)."
             raise ForkUnsupported(msg, hint="set CANAL_STATE_DIR to a plain path, then fork again")
-    options = f"lowerdir={lower},upperdir={upper},workdir={work},{OPTIONS}"
+    lowers = f"{lower}:{below}" if below is not None else str(lower)
+    options = f"lowerdir={lowers},upperdir={upper},workdir={work},{OPTIONS}"
     done = subprocess.run(["mount", "-t", "overlay", "overlay", "-o", options, str(merged)],
                           capture_output=True, text=True, check=False)
     if done.returncode != 0:

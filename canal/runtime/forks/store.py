@@ -15,7 +15,7 @@ import fcntl
 import json
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
@@ -41,6 +41,7 @@ from canal.runtime.checkpoints.scan import Entry, IndexItem, Scanner
 from canal.runtime.checkpoints.store import CheckpointStore
 from canal.runtime.forks import overlay
 from canal.runtime.forks.errors import ForkConflict, ForkExists, ForkNotFound, ForkOfFork
+from canal.runtime.forks.ignored import Carried, carry
 from canal.runtime.forks.models import ApplyResult, Conflict, Fork, ForkChanges
 from canal.runtime.forks.plan import conflicts, selected
 
@@ -49,9 +50,11 @@ SPARE = "@spare-lower"  # the pin of the spare lower layer's manifest (no fork n
 
 
 class ForkStore:
-    def __init__(self, root: Path, checkpoints: CheckpointStore) -> None:
+    def __init__(self, root: Path, checkpoints: CheckpointStore,
+                 protected: Callable[[], builtins.list[Path]] = list) -> None:
         self.root = root
         self.checkpoints = checkpoints
+        self.protected = protected  # host folders a fork never carries (Canal's state and keys)
         self.lowers = checkpoints.root / "lowers"
 
     # -- paths ----------------------------------------------------------------------------------
@@ -84,6 +87,9 @@ class ForkStore:
         cp = (self.checkpoints.get(from_id) if from_id is not None
               else self.checkpoints.take(kind="fork", command=f"fork {name}", actor=actor))
         entries = self.checkpoints.manifest(cp)
+        # paths a later checkpoint covers are not "ignored": a fork of an old checkpoint does not get them
+        newest = self.checkpoints.manifest(self.checkpoints.get()) if from_id is not None else {}
+        covered = {**newest, **entries}
         chosen = mode or ("overlay" if overlay.supported() is None else "copy")
         fork = Fork(name=name, base=cp.id, manifest=cp.manifest, created_at=_now(), mode=chosen,
                     note="" if chosen == "overlay" else f"a full copy: {overlay.supported() or 'as asked'}")
@@ -91,7 +97,9 @@ class ForkStore:
         self.checkpoints.pin(name, cp.manifest)
         try:
             with self._lowers_locked():  # no other process takes a lower layer before the record names it
-                self._make_workspace(fork, entries)
+                carried = self._make_workspace(fork, entries, covered)
+                fork = fork.model_copy(update={"ignored": carried.way, "ignored_files": carried.files,
+                                               "ignored_bytes": carried.bytes})
                 self._seed(fork, entries)
                 self._write(fork)
         except BaseException:
@@ -202,12 +210,18 @@ class ForkStore:
     def _load(self, _: str, entry: Entry) -> bytes:
         return self.checkpoints.objects.open_verified(entry[6])
 
-    def _make_workspace(self, fork: Fork, entries: dict[str, Entry]) -> None:
+    def _make_workspace(self, fork: Fork, entries: dict[str, Entry],
+                        covered: dict[str, Entry] | None = None) -> Carried:
+        """The fork's workspace; ``covered`` (when it is made, not mounted again): what the checkpoints
+        hold, so every other path of the project is carried too (forks/ignored.py)."""
+        project = self.checkpoints.workspace
         if fork.mode == "copy":
             merged = self.workspace(fork.name)
-            merged.mkdir(mode=self.checkpoints.workspace.stat().st_mode & 0o777, exist_ok=True)
+            merged.mkdir(mode=project.stat().st_mode & 0o777, exist_ok=True)
             restore(merged, entries, {}, self.checkpoints.objects)
-            return
+            if covered is None:
+                return Carried(fork.ignored, fork.ignored_files, fork.ignored_bytes)
+            return carry(project, covered, merged, link=False, protected=self.protected())
         root_st = self.checkpoints.workspace.stat()
         lower = self.lowers / fork.manifest
         private_dir(self.lowers)
@@ -216,7 +230,13 @@ class ForkStore:
         if spare is not None:
             self.checkpoints.pin(SPARE, None)  # taken
         folder = self.folder(fork.name)
-        overlay.mount(lower, folder / "upper", folder / "work", folder / "merged", root_st)
+        carried = Carried(fork.ignored, fork.ignored_files, fork.ignored_bytes)
+        if covered is not None:
+            private_dir(folder / "ignored")
+            carried = carry(project, covered, folder / "ignored", link=True, protected=self.protected())
+        below = folder / "ignored" if carried.way != "none" else None
+        overlay.mount(lower, folder / "upper", folder / "work", folder / "merged", root_st, below)
+        return carried
 
     def _seed(self, fork: Fork, entries: dict[str, Entry]) -> None:
         """Stat keys of the fresh fork workspace, each paired with the checkpoint entry it shows.
