@@ -18,7 +18,7 @@ from canal.core.mask import mask_exact
 from canal.core.next import NextAction, Say, act, say_all
 from canal.policy.decision import Decision
 from canal.policy.engine import Policy
-from canal.runtime import uncovered
+from canal.runtime import notices, uncovered
 from canal.runtime.approvals import Approval, DecisionSummary
 from canal.runtime.approvals.verify import approve_ways
 from canal.runtime.audit import Decision as AuditDecision
@@ -104,6 +104,7 @@ class Admitted:
     checkpoint: CheckpointView | None
     started: str  # the intent record's id
     git_env: Mapping[str, str]  # overrides that keep git from running what its configuration names
+    notice: bool = False  # the footer says what the checkpoint did not cover (news for this session)
 
 
 def _shown(command: str) -> str:
@@ -180,12 +181,15 @@ class Pipeline:
             actor=req.actor, durable=False)  # on disk before the command starts: the gate of _exec
         if checkpoint is not None:
             self.services.checkpoints.attach(checkpoint, started)
-        return Admitted(state=state, decision=view, backups=backups, redact=redact,
-                        checkpoint=_checkpoint_view(checkpoint), started=started, git_env=git_env)
+        shown = _checkpoint_view(checkpoint)
+        return Admitted(state=state, decision=view, backups=backups, redact=redact, checkpoint=shown,
+                        started=started, git_env=git_env,
+                        notice=notices.due(self.services.state_dir, req.ref.name, info.id, shown))
 
     def _complete(self, req: RunRequest, admitted: Admitted, result: ExecResult) -> RunResult:
         redact, view_cp, backups, say = admitted.redact, admitted.checkpoint, admitted.backups, req.say
-        shown, result = self._present(req, result, redact, checkpoint_footer(view_cp, say))
+        shown, result = self._present(req, result, redact, checkpoint_footer(view_cp, say,
+                                                                                  notice=admitted.notice))
         size, digest = _digest(result)
         audit_id = self.services.audit.append(RunCompleted.event, RunCompleted(
             started=admitted.started, sandbox=req.ref.name, exit_code=result.exit_code,
@@ -398,22 +402,17 @@ def _checkpoint_view(cp: Checkpoint | None) -> CheckpointView | None:
                           not_covered_total=cp.not_covered_total)
 
 
-FOOTER_NOT_COVERED = 3
-
-
-def checkpoint_footer(cp: CheckpointView | None, say: Say | None = None) -> list[str]:
+def checkpoint_footer(cp: CheckpointView | None, say: Say | None = None, *, notice: bool = True) -> list[str]:
     """Footer parts: ``checkpoint cp-12 (undo: canal undo cp-12)`` (the undo in the front end's words,
-    when it has some) and what it did not cover."""
+    when it has some) and, when ``notice`` (news for the session, runtime.notices), how much it did not
+    cover."""
     if cp is None:
         return []
     undo = say(act("undo", checkpoint=cp.id)) if say is not None else None
     parts = [f"checkpoint {cp.id}" + (f" (undo: {undo})" if undo else "")]
-    if cp.not_covered_total:
-        shown = ", ".join(f"{n.path} ({n.reason})" for n in cp.not_covered[:FOOTER_NOT_COVERED])
-        more = cp.not_covered_total - min(len(cp.not_covered), FOOTER_NOT_COVERED)
-        listing = say(act("checkpoints")) if say is not None and more > 0 else None
-        tail = (f", +{more} more" + (f": {listing}" if listing else "")) if more > 0 else ""
-        parts.append(f"not covered, cannot be undone: {shown}{tail}")
+    if notice and cp.not_covered_total:
+        listing = say(act("checkpoints")) if say is not None else None
+        parts.append(notices.short(cp) + (f": {listing}" if listing else ""))
     return parts
 
 
