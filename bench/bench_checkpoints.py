@@ -19,12 +19,14 @@ runs once (so each sees those 10 files changed since its previous run; the order
 first checkpoint (every byte read, hashed and copied) is timed once for canal and for git.
 
 Forks (``--fork-rounds``, root only: kernel overlayfs), side by side in the same run with ``cp -a`` of
-the same tree: ``ForkStore.create`` = a checkpoint + the lower layer (hard links to stored objects; built
-once per checkpoint, so measured both after a change and again from the same checkpoint) + the overlay
-mount + the stat cache seed, on the watched store (as the server makes forks), interleaved with the
-baseline (``BaselineForks``: the same steps as they were before the lower layer was built with plain
-strings and its stat keys kept beside it). Starting the fork's container is not included (``docker
-run``, see the sandbox benchmarks).
+the same tree (the workspace and its gitignored ``.venv`` of ``--venv-mb`` MB, which a fork carries as
+hard links in a lower layer of its own, forks/ignored.py): ``ForkStore.create`` = a checkpoint + the
+lower layer (hard links to stored objects; built once per checkpoint, so measured both after a change
+and again from the same checkpoint) + the ignored layer + the overlay mount + the stat cache seed, on
+the watched store (as the server makes forks), interleaved with the baseline (``BaselineForks``: the
+steps as they were before the lower layer was built with plain strings and its stat keys kept beside
+it, and before forks carried the ignored folders). Starting the fork's container is not included
+(``docker run``, see the sandbox benchmarks).
 
 The load average is printed at the start and at the end: the figures mean little without it.
 """
@@ -48,6 +50,7 @@ from canal.runtime.checkpoints import CheckpointSettings, CheckpointStore, Keys
 from canal.runtime.checkpoints.records import write_index
 from canal.runtime.checkpoints.scan import Entry
 from canal.runtime.forks import Fork, ForkStore, overlay
+from canal.runtime.forks.ignored import Carried
 
 KEYS = Keys("bench", {"bench": b"b" * 32})
 GIT_ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null",
@@ -72,6 +75,20 @@ def generate(root: Path, files: int, total_mb: int, seed: int = 1) -> list[Path]
         path.write_bytes(pool[off:off + size])
         paths.append(path)
     return paths
+
+
+def generate_venv(ws: Path, total_mb: int, file_kb: int = 30) -> int:
+    """A gitignored ``.venv`` of ``total_mb`` MB in ``file_kb`` KB files, 50 to a folder (site-packages)."""
+    (ws / ".gitignore").write_text(".venv/\n")
+    count = total_mb * 1000 // file_kb
+    pool = os.urandom(1 << 20)
+    for i in range(count):
+        folder = ws / ".venv" / "lib" / "site-packages" / f"pkg{i // 50}"
+        if i % 50 == 0:
+            folder.mkdir(parents=True, exist_ok=True)
+        off = (i * 7919) % (len(pool) - file_kb * 1000)
+        (folder / f"m{i}.py").write_bytes(pool[off:off + file_kb * 1000])
+    return count
 
 
 def timed(fn: Callable[[], object]) -> float:
@@ -108,7 +125,8 @@ class BaselineForks(ForkStore):
     """Fork creation as it was before the lower layer was built with plain strings and the seed kept
     beside it: pathlib for every entry, and an ``lstat`` of every entry through the fresh mount."""
 
-    def _make_workspace(self, fork: Fork, entries: dict[str, Entry]) -> None:
+    def _make_workspace(self, fork: Fork, entries: dict[str, Entry],
+                        covered: dict[str, Entry] | None = None) -> Carried:
         root_st = self.checkpoints.workspace.stat()
         lower = self.lowers / fork.manifest
         private_dir(self.lowers)
@@ -130,6 +148,7 @@ class BaselineForks(ForkStore):
             os.rename(tmp, lower)
         folder = self.folder(fork.name)
         overlay.mount(lower, folder / "upper", folder / "work", folder / "merged", root_st)
+        return Carried("none", 0, 0)  # the baseline never carried the ignored folders
 
     def _seed(self, fork: Fork, entries: dict[str, Entry]) -> None:
         merged = self.workspace(fork.name)
@@ -144,7 +163,8 @@ class BaselineForks(ForkStore):
 
 def fork_rows(root: Path, ws: Path, store: CheckpointStore, paths: list[Path], rounds: int,
               rng: random.Random) -> None:
-    stores = {"": ForkStore(root / "forks", store), "baseline ": BaselineForks(root / "forks", store)}
+    stores = {"": ForkStore(root / "forks", store),
+              "baseline (no .venv) ": BaselineForks(root / "forks", store)}
     rows: dict[str, list[float]] = {}
     for i in range(rounds):
         copy = root / "copy"
@@ -161,7 +181,7 @@ def fork_rows(root: Path, ws: Path, store: CheckpointStore, paths: list[Path], r
             forks.discard(f"a{i}")
             forks.discard(f"b{i}")
     for label, xs in rows.items():
-        print(f"{label:<32} {pct(xs)}")
+        print(f"{label:<44} {pct(xs)}")
 
 
 def main() -> None:
@@ -171,6 +191,7 @@ def main() -> None:
     parser.add_argument("--mb", type=int, default=500)
     parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()))
     parser.add_argument("--fork-rounds", type=int, default=10)
+    parser.add_argument("--venv-mb", type=int, default=300, help="a gitignored .venv a fork carries")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=args.dir, prefix="bench-checkpoints-") as tmp:
         root = Path(tmp)
@@ -178,7 +199,9 @@ def main() -> None:
         t0 = time.perf_counter()
         paths = generate(ws, args.files, args.mb)
         made = time.perf_counter() - t0
-        print(f"workspace: {args.files} files, {args.mb} MB, 500 folders (made in {made:.1f} s)")
+        venv = generate_venv(ws, args.venv_mb) if args.venv_mb else 0
+        print(f"workspace: {args.files} files, {args.mb} MB, 500 folders (made in {made:.1f} s); "
+              f"gitignored .venv: {venv} files, {args.venv_mb} MB")
         settings = CheckpointSettings(max_workspace_bytes=4 << 30)
         state = root / "state"
 

@@ -24,6 +24,13 @@ if TYPE_CHECKING:
 DAY_S = 86400.0
 HOUR_S = 3600.0
 USAGE = "usage"
+KEPT = "kept"  # how many checkpoints the last prune kept
+
+
+def _last_kept(store: CheckpointStore) -> int:
+    with contextlib.suppress(OSError, ValueError):
+        return int((store.root / KEPT).read_text())
+    return 0
 
 
 def usage(store: CheckpointStore) -> int:
@@ -42,8 +49,10 @@ def due(store: CheckpointStore) -> bool:
     """Cheap check: over the count, the oldest past its age, or the store over its size."""
     settings = store.settings
     paths = store._record_paths()
-    # a tenth of slack past `keep`, so a busy project prunes every few checkpoints, not every one
-    if len(paths) > max(settings.keep, settings.floor_count) + settings.keep // 10:
+    # a tenth of slack past `keep`, or past what the last prune had to keep (the floor, pins), so a busy
+    # project prunes every few checkpoints, and one whose floor holds many does not prune at every one
+    kept = max(settings.keep, settings.floor_count, _last_kept(store))
+    if len(paths) > kept + max(settings.keep // 10, kept // 10, 1):
         return True
     if usage(store) > settings.max_store_bytes:
         return True
@@ -106,6 +115,7 @@ def prune(store: CheckpointStore, keep_newest: int, *, before: int | None = None
         path.unlink(missing_ok=True)
     _collect(store, kept)
     atomic_write(store.root / USAGE, str(_usage_after(store, kept)).encode(), durable=False)
+    atomic_write(store.root / KEPT, str(len(kept)).encode(), durable=False)  # a trigger, as usage is
     return [f"cp-{int(p.stem)}" for p in sorted(doomed)]
 
 

@@ -44,7 +44,7 @@ def checkpoints_cmd(app: App, prune: bool, before: str | None, as_json: bool) ->
         return
     for row in rows:
         click.echo(_row(row))
-    click.echo(f"undo the last command: canal undo {rows[-1].checkpoint.id}   |   "
+    click.echo(f"undo the last command that changed something: canal undo   |   "
                f"see changes: canal diff {rows[-1].checkpoint.id}")
 
 

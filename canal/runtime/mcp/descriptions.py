@@ -174,7 +174,7 @@ Put the project back exactly as it was at a checkpoint: bytes, modes and symlink
 taken first, so the reply names the id that reverts this undo. Paths the checkpoint did not cover are \
 left alone. No confirmation is needed: undo itself can be undone.
 
-Defaults: checkpoint = the newest (undoes the last command).
+Defaults: checkpoint = before the newest command that changed something (the reply names it).
 Example: {}
 Example: {"checkpoint": "cp-12"}"""
 

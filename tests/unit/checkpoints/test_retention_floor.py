@@ -146,3 +146,18 @@ def test_the_agent_cannot_prune_inside_the_floor(project: Path) -> None:
     assert shown.stderr.startswith("CHECKPOINT_PRUNE_REFUSED"), shown.stderr
     assert "Next:" in shown.stderr
     assert cp in [c.id for c in Services(project).checkpoints.list()]
+
+
+def test_a_full_floor_is_not_pruned_again_at_every_checkpoint(workspace: Path, make_store: MakeStore,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from canal.runtime.checkpoints import retention
+
+    store = make_store(keep=10, floor_count=1)
+    calls: list[int] = []
+    real = retention.prune
+    monkeypatch.setattr(retention, "prune", lambda s, n, **kw: calls.append(n) or real(s, n, **kw))
+    for i in range(60):
+        (workspace / "t").write_text(f"{i}\n")
+        store.take(kind="run")
+    assert len(store.list()) == 60  # all inside the floor (the last 24 hours)
+    assert 3 <= len(calls) <= 20, calls  # growing by a tenth between prunes, not one per checkpoint
