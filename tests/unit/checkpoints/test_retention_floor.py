@@ -161,3 +161,15 @@ def test_a_full_floor_is_not_pruned_again_at_every_checkpoint(workspace: Path, m
         store.take(kind="run")
     assert len(store.list()) == 60  # all inside the floor (the last 24 hours)
     assert 3 <= len(calls) <= 20, calls  # growing by a tenth between prunes, not one per checkpoint
+
+
+def test_the_floor_alone_keeps_an_unpinned_checkpoint(workspace: Path, make_store: MakeStore) -> None:
+    store = make_store()
+    (workspace / "precious.txt").write_text("irreplaceable\n")
+    cp = store.take(kind="file", command="write precious.txt").id  # Canal's own write: not pinned
+    (workspace / "precious.txt").write_text("overwritten\n")
+    for i in range(120):
+        (workspace / "t").write_text(f"{i}\n")
+        store.take(kind="run", command=f"echo {i} > t")
+    store.undo(cp)
+    assert (workspace / "precious.txt").read_text() == "irreplaceable\n"

@@ -1,0 +1,45 @@
+"""A command that may write a file the checkpoint has no copy of is confirmed first (denied when
+unattended); one that cannot reach it runs. Over the in-package FakeBackend."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from canal.runtime.api import Canal
+from canal.runtime.checkpoints import CheckpointSettings
+from canal.runtime.config import CanalConfig
+from canal.sandbox.fake import FakeBackend
+
+
+@pytest.fixture
+def canal(tmp_path: Path, state_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Canal:
+    monkeypatch.setenv("CANAL_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.delenv("CANAL_KEY", raising=False)
+    project = tmp_path / "project"
+    (project / "data").mkdir(parents=True)
+    (project / "data" / "big.bin").write_bytes(b"b" * 4096)
+    (project / "notes.txt").write_text("n\n")
+    config = CanalConfig(checkpoints=CheckpointSettings(max_file_bytes=1024))
+    return Canal(project, config=config, backend=FakeBackend())
+
+
+@pytest.mark.parametrize("command", [": > data/big.bin", "rm -f data/big.bin", "truncate -s 0 data/big.bin",
+                                     "python3 -c 'open(\"x\", \"w\")'"])
+def test_a_command_that_may_write_it_is_confirmed(canal: Canal, command: str) -> None:
+    result = canal.run(command)
+    assert result.status == "confirmation_required", result.text
+    assert result.confirmation is not None
+    assert "data/big.bin" in result.confirmation.reason
+    assert "checkpoint-uncovered" in result.confirmation.rule_ids
+
+
+def test_unattended_it_is_denied(canal: Canal) -> None:
+    result = canal.run(": > data/big.bin", unattended=True)
+    assert result.status == "denied", result.text
+
+
+def test_a_command_that_cannot_reach_it_runs(canal: Canal) -> None:
+    result = canal.run("echo more >> notes.txt")
+    assert result.status == "ok", result.text
