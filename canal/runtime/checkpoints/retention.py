@@ -52,7 +52,7 @@ def due(store: CheckpointStore) -> bool:
     # a tenth of slack past `keep`, or past what the last prune had to keep (the floor, pins), so a busy
     # project prunes every few checkpoints, and one whose floor holds many does not prune at every one
     kept = max(settings.keep, settings.floor_count, _last_kept(store))
-    if len(paths) > kept + max(settings.keep // 10, kept // 10, 1):
+    if len(paths) > kept + max(settings.keep // 10, kept // 10):
         return True
     if usage(store) > settings.max_store_bytes:
         return True
