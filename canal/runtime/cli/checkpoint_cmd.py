@@ -53,7 +53,7 @@ def _row(row: HistoryRow) -> str:
     when = cp.created_at[:19].replace("T", " ")
     what = visible(cp.command) or f"({cp.kind})"
     changed = (f"+{after.added} ~{after.modified} -{after.deleted}" if after.total else "no change")
-    line = f"{cp.id:<8} {when}  {changed:<14} {what}"
+    line = f"{cp.id:<8} {when}  {changed:<14} {what}" + ("  (pinned)" if cp.pinned else "")
     if after.paths:
         ellipsis = " …" if after.total > len(after.paths) else ""
         line += "\n         changed after: " + visible(", ".join(after.paths)) + ellipsis

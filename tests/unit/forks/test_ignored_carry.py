@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from canal.runtime.checkpoints.scan import Entry
 from canal.runtime.forks.ignored import carry
 
@@ -51,3 +53,21 @@ def test_copied_when_asked(tmp_path: Path) -> None:
     assert tool.stat().st_ino != (project / ".venv" / "bin" / "tool").stat().st_ino
     assert tool.read_text() == "#!/bin/sh\n"
     assert tool.stat().st_mode & 0o777 == 0o755
+
+
+def test_a_copy_that_does_not_fit_is_refused_before_anything_is_made(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from canal.runtime.forks import ignored
+    from canal.runtime.forks.errors import ForkNoSpace
+
+    project, entries = _project(tmp_path)
+    dest = tmp_path / "copy"
+    dest.mkdir()
+    monkeypatch.setattr(ignored.shutil, "disk_usage", lambda _: shutil._ntuple_diskusage(1, 1, 0))  # type: ignore[attr-defined]
+    with pytest.raises(ForkNoSpace) as caught:
+        carry(project, entries, dest, link=False)
+    assert caught.value.code == "FORK_NO_SPACE"
+    assert caught.value.next
+    assert list(dest.iterdir()) == []
