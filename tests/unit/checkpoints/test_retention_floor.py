@@ -173,3 +173,36 @@ def test_the_floor_alone_keeps_an_unpinned_checkpoint(workspace: Path, make_stor
         store.take(kind="run", command=f"echo {i} > t")
     store.undo(cp)
     assert (workspace / "precious.txt").read_text() == "irreplaceable\n"
+
+
+def test_a_person_prunes_inside_the_floor(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from canal.runtime.cli.shared import App
+
+    store = Services(project).checkpoints
+    cp = _destroy(project, store.take)
+    store.take(kind="run", command="ls -l > listing")
+    monkeypatch.setattr(App, "is_person", lambda self: True)  # a terminal on stdin and stdout
+    shown = CliRunner().invoke(_group(), ["checkpoints", "--prune", "--before", "cp-2", "--json"])
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.stdout)["pruned"] == [cp]
+    assert [c.id for c in Services(project).checkpoints.list()] == ["cp-2"]
+    with pytest.raises(CheckpointPruned):
+        Services(project).checkpoints.undo(cp)
+
+
+def test_undo_last_command_keeps_the_old_meaning_in_the_cli(project: Path) -> None:
+    store = Services(project).checkpoints
+    (project / "a.txt").write_text("a\n")
+    store.take(kind="file", command="canal edit a.txt")
+    (project / "a.txt").write_text("b\n")
+    store.take(kind="run", command="python3 -m pytest")
+    plain = CliRunner().invoke(_group(), ["undo"])
+    assert plain.exit_code == 0, plain.output
+    assert "undid: canal edit a.txt" in plain.stdout
+    assert "skipped cp-2: nothing changed after them" in plain.stdout
+    assert (project / "a.txt").read_text() == "a\n"
+    last = CliRunner().invoke(_group(), ["undo", "--last-command"])
+    assert last.exit_code == 0, last.output
+    assert "restored 1 path(s) to cp-3" in last.stdout  # the newest: the undo's own checkpoint
+    both = CliRunner().invoke(_group(), ["undo", "cp-1", "--last-command"])
+    assert both.exit_code == 2
