@@ -154,7 +154,8 @@ class Pipeline:
             early = self._checkpoint(req, decision, self._redactor(req))
             if self.services.config.checkpoints.uncovered_writes == "confirm":
                 decision = uncovered.guard(decision, early, self.services.config.sandbox.workdir,
-                                           unattended=req.unattended)
+                                           unattended=req.unattended,
+                                           left_out=self.services.checkpoints.left_out)
         view = _decision_view(decision)
         approval: Approval | None = None
         if decision.action == "deny":

@@ -12,6 +12,7 @@ import fcntl
 import hashlib
 import itertools
 import os
+import stat
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -28,6 +29,7 @@ from canal.runtime.checkpoints.errors import (
     CheckpointStoreCorrupt,
     WorkspaceTooBig,
 )
+from canal.runtime.checkpoints.ignore import Ignorer
 from canal.runtime.checkpoints.models import (
     SHOWN_NOT_COVERED,
     Change,
@@ -88,6 +90,7 @@ class CheckpointStore:
         self.observer = Observer(workspace, settings, self.objects, watching=watch)
         self._index_at = 0.0  # when the stat cache was last written (monotonic)
         self._index_behind = False  # the in-memory stat cache is newer than index.json
+        self._excluded = Ignorer.make(settings.exclude, False)
 
     @property
     def watch_note(self) -> str:
@@ -286,6 +289,19 @@ class CheckpointStore:
     def pinned(self) -> set[str]:
         folder = self.root / "pins"
         return {p.read_text().strip() for p in folder.iterdir()} if folder.is_dir() else set()
+
+    def left_out(self, rel: str) -> bool:
+        """Whether the path ``rel`` of the workspace exists and the last checkpoint this store took has
+        no copy of it (.gitignore'd, over the cap...; not when ``exclude`` names it: a person's choice).
+        After a checkpoint, from memory: its stat cache holds every covered path."""
+        try:
+            st = os.lstat(self.workspace / rel)
+        except OSError:
+            return False
+        is_dir = stat.S_ISDIR(st.st_mode)
+        if self._cache is None:
+            return True  # nothing vouches for it: undo may not have it
+        return not (rel in self._cache[2] or self._excluded.configured_reason(rel, is_dir) is not None)
 
     def forget_cache(self) -> None:
         """The workspace was written by Canal itself: the next scan starts from the cache on disk."""

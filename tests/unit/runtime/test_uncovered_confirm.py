@@ -43,3 +43,15 @@ def test_unattended_it_is_denied(canal: Canal) -> None:
 def test_a_command_that_cannot_reach_it_runs(canal: Canal) -> None:
     result = canal.run("echo more >> notes.txt")
     assert result.status == "ok", result.text
+
+
+def test_overwriting_a_gitignored_file_is_confirmed_but_a_new_one_is_not(canal: Canal) -> None:
+    project = canal.services.project_dir
+    (project / ".gitignore").write_text(".env\nlocal.db\n")
+    (project / ".env").write_text("TOKEN=mine\n")
+    asked = canal.run("echo TOKEN=x > .env")
+    assert asked.status == "confirmation_required", asked.text
+    assert asked.confirmation is not None
+    assert ".env" in asked.confirmation.reason
+    made = canal.run("echo 1 > local.db")  # nothing there yet: nothing to lose
+    assert made.status == "ok", made.text
