@@ -177,11 +177,16 @@ class Services:
         return [config_dir(), *fixed, *inner]
 
     def all_state_dirs(self) -> list[Path]:
-        """This project's state folder and every other project's under the state root."""
-        found = {self.state_dir}
+        """This project's state folder and every other project's under the state root that holds
+        sealed state."""
+        return sorted({self.state_dir, *(p for p in self.project_state_dirs() if (p / "state").is_dir())})
+
+    def project_state_dirs(self) -> list[Path]:
+        """Every project's folder under the state root, whatever it holds (this one's included)."""
         projects = state_root() / PROJECTS
+        found = {self.state_dir}
         if projects.is_dir():
-            found.update(p for p in projects.iterdir() if (p / "state").is_dir())
+            found.update(p for p in projects.iterdir() if p.is_dir())
         return sorted(found)
 
 

@@ -241,7 +241,7 @@ class TaskManager:
 
     def _not_found(self, task_id: str, foreign: TaskRecord | None = None) -> TaskNotFound:
         other = foreign.project if foreign is not None else owner_project(
-            [d for d in self.services.all_state_dirs() if d != self.services.state_dir], task_id)
+            [d for d in self.services.project_state_dirs() if d != self.services.state_dir], task_id)
         if other is not None:
             msg = f"Task {task_id} belongs to another project ({other}), not to {self.project_dir}."
             return TaskNotFound(msg, hint=f"ask about it in its own project (from the folder {other})",

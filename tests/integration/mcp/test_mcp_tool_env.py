@@ -36,7 +36,7 @@ def test_a_capabilitys_env_reaches_the_policy_and_the_git_guard(serve: Any) -> N
     assert "+changed" in text_of(called)
     assert not (project / "pwned").exists()
     assert data_of(called)["checkpoint"] is not None  # not read-only: the env runs a program
-    audit = project.parent / "state" / "audit" / "audit.jsonl"
+    [audit] = (project.parent / "state").glob("projects/*/audit/audit.jsonl")  # the state root's layout
     started = [json.loads(line) for line in audit.read_text().splitlines()]
     last = [r for r in started if r["event"] == "run.started"][-1]["data"]
     assert last["env"] == {"GIT_EXTERNAL_DIFF": "sh /workspace/x.sh"}
