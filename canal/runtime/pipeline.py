@@ -217,7 +217,8 @@ class Pipeline:
             shown = present(result, config=req.presenter or self.services.config.presenter,
                             output_dir=folder, sandbox_output_dir=OUTPUT_MOUNT, redact=redact,
                             file_owner=_file_owner(self.services), name_hint=req.ref.name,
-                            redact_saved=self._saved_redactor(req), footer_extra=[*footer, *egress])
+                            redact_saved=self._saved_redactor(req), footer_extra=[*footer, *egress],
+                            command=req.text, say=req.say)
         except BaseException:
             drop_spools(result)
             raise

@@ -6,6 +6,7 @@ Example::
       max_lines: 200          # more lines than this: show head_lines + tail_lines and save the rest
       max_bytes: 16384        # more bytes than this: the same, so one huge line cannot flood
       show_stderr_on_success: false
+      stderr_on_success: auto  # a runner's (or a silent stdout's) stderr tail on success
 
 Per call: ``config.model_copy(update={"max_lines": 500})``.
 """
@@ -13,8 +14,11 @@ Per call: ``config.model_copy(update={"max_lines": 500})``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from canal.runtime.presenter.runners import DEFAULT_RUNNERS
 
 KIB = 1024
 
@@ -45,7 +49,13 @@ class PresenterConfig(BaseModel):
     tail_bytes: int = Field(default=5 * KIB, ge=0)
     max_line_bytes: int = Field(default=4 * KIB, ge=64)
 
-    show_stderr_on_success: bool = False
+    show_stderr_on_success: bool = False  # true: all of stderr on success, as on failure
+    # auto: on success, the last lines of stderr when stdout is empty or the command is a known test or
+    # build runner (their summaries go to stderr: presenter/success.py); never: stderr only on failure
+    stderr_on_success: Literal["auto", "never"] = "auto"
+    stderr_success_lines: int = Field(default=20, ge=1)
+    stderr_success_bytes: int = Field(default=3 * KIB, ge=256)
+    stderr_runners: tuple[str, ...] = DEFAULT_RUNNERS
     stderr_max_lines: int = Field(default=60, ge=1)
     stderr_head_lines: int = Field(default=20, ge=1)
     stderr_tail_lines: int = Field(default=30, ge=0)

@@ -50,13 +50,13 @@ def render_stream(captured: CapturedOutput, limits: StreamLimits, *, config: Pre
             index, saved, error = _save_binary(src, store, suffix, config.chunk_bytes)
             return _binary_view(name, kind, index, saved, error)
         spool = captured.path if config.link_spooled else None
-        index, saved, error = _save(src, spool, store, suffix, (head, tail), config.chunk_bytes,
+        index, saved, error = save_stream(src, spool, store, suffix, (head, tail), config.chunk_bytes,
                                     captured.data)
         overflow = render_overflow(src, index, limits, saved=saved, save_error=error, redact=redact)
         return StreamView(overflow.text(), index.total_bytes, index.total_lines, True, None, saved, error)
 
 
-def _save(src: BinaryIO, spool: Path | None, store: OutputStore, suffix: str, keep: tuple[int, int],
+def save_stream(src: BinaryIO, spool: Path | None, store: OutputStore, suffix: str, keep: tuple[int, int],
           chunk: int, text: bytes | None = None) -> tuple[StreamIndex, str | None, str]:
     """Put the stream in the output folder, then index it: redacted when the store has a redactor
     (held in memory, or streamed from its spool file), else a link to its spool file or a copy.

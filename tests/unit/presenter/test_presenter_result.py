@@ -16,7 +16,7 @@ from canal.sandbox.result import EndReason
 def test_stderr_is_hidden_on_success(show: Present) -> None:
     p = show(b"out\n", b"warning: deprecated\n")
     assert p.text == "out\n[exit:0 | 1.23s]"
-    assert p.stderr == ""
+    assert p.stderr == "warning: deprecated"  # not in the text, but whole for --json (issue 32)
     assert p.stderr_bytes == 20
 
 

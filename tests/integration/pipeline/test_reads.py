@@ -1,0 +1,67 @@
+"""Issue 32, what the agent reads through the CLI (a subprocess against a real sandbox): a passing test
+run says what ran; every hint is a command the reader can run as written."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from project_helpers import chown_tree
+
+from canal.runtime.api import Canal
+
+UNIT_TEST = """\
+import unittest
+
+
+class T(unittest.TestCase):
+    def test_one(self):
+        self.assertEqual(1, 1)
+
+    def test_two(self):
+        self.assertTrue(True)
+"""
+
+
+def canal_cli(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "canal.runtime.cli", *args], cwd=project,
+                          env=os.environ.copy(), capture_output=True, text=True, timeout=300, check=False)
+
+
+@pytest.fixture(scope="module")
+def unittest_project(project: Path, canal: Canal) -> Path:
+    (project / "test_small.py").write_text(UNIT_TEST)
+    chown_tree(project)
+    return project
+
+
+def test_a_passing_unittest_run_says_what_ran(unittest_project: Path) -> None:
+    done = canal_cli(unittest_project, "run", "--", "python3 -m unittest")
+    assert done.returncode == 0, done.stderr
+    assert "Ran 2 tests in " in done.stdout, done.stdout
+    assert "--- stderr ---\n" in done.stdout
+    assert done.stdout.rstrip().splitlines()[-1].startswith("[exit:0 | ")
+    data = json.loads(canal_cli(unittest_project, "run", "--json", "--", "python3 -m unittest -v").stdout)
+    assert "Ran 2 tests in " in data["stderr"]
+    assert "test_one" in data["stderr"]
+
+
+def test_big_stderr_on_success_is_a_bounded_tail(unittest_project: Path) -> None:
+    script = "for i in $(seq 1 3000); do echo \"   Compiling crate$i\" >&2; done; echo done"
+    done = canal_cli(unittest_project, "run", "--", f"make -v >/dev/null 2>&1; {script}")
+    assert done.returncode == 0, done.stderr
+    shown = done.stdout.split("--- stderr ---\n", 1)[1].split("\n--- end stderr ---", 1)[0]
+    assert "Compiling crate3000" in shown
+    assert "Compiling crate1\n" not in shown
+    assert len(shown.splitlines()) <= 22
+    assert "2980 earlier lines of stderr not shown" in shown
+    hint = shown.split("read it: ", 1)[1].splitlines()[0].removesuffix("]")
+    assert hint.startswith("canal run -- "), hint  # a command the CLI's reader can run as written
+    again = canal_cli(unittest_project, *shlex.split(hint)[1:])
+    assert again.returncode == 0, again.stderr
+    assert "Compiling crate1\n" in again.stdout
