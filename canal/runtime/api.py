@@ -39,6 +39,7 @@ from canal.runtime.result import RunResult
 from canal.runtime.sandboxes import DEFAULT_SANDBOX, SandboxRef, ensure_sandbox, sandbox_ref
 from canal.runtime.services import OUTPUTS, Services
 from canal.runtime.tools import Tools
+from canal.runtime.trust.errors import ConfigUnapproved
 from canal.runtime.warm import installed, policy_key
 from canal.sandbox.backend import SandboxBackend, SandboxInfo
 from canal.sandbox.background import BackgroundBackend
@@ -399,13 +400,17 @@ class Canal:
             self.services.egress.collect(self.backend)
         except SandboxError as exc:  # no engine: the recorded attempts are still worth showing
             unread = f"{exc.code}: {exc.message}"
+        except ConfigUnapproved as exc:  # reading a log loosens nothing: what is recorded is shown
+            unread = f"{exc.code}: the proxies are read once canal.yaml is approved"
+        status = self.services.trust.status()
+        settings = self.config if status.state != "unapproved" else status.snapshot.config
         prefix = f"canal-{project_key(self.project_dir)}-"
         records = self.services.egress.history(since=since, denied_only=denied_only, limit=limit,
                                                sandbox=self.ref(sandbox).container if sandbox else None)
         # the audit record names the container; the API names sandboxes as `canal run --sandbox` does
         named = [r.model_copy(update={"sandbox": r.sandbox.removeprefix(prefix) if r.sandbox else None})
                  for r in records]
-        return EgressLog(records=named, unread=unread)
+        return EgressLog(records=named, unread=unread, allowlist=settings.sandbox.network.mode == "allowlist")
 
     def close(self) -> None:
         if "audit" in self.services.__dict__:  # outcome records are written without their own fsync

@@ -65,6 +65,7 @@ class EgressLog(BaseModel):
 
     records: list[EgressRecord]
     unread: str | None = None
+    allowlist: bool = False  # the project's settings (on disk, approved or not) give an allowlist
 
 
 def record_data(attempt: EgressAttempt) -> dict[str, Any]:

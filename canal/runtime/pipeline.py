@@ -30,6 +30,7 @@ from canal.runtime.errors import format_error
 from canal.runtime.files.errors import PathNotFound, PathOutsideWorkspace, SymlinkEscape
 from canal.runtime.forks import ForkError
 from canal.runtime.gitguard import guard_env
+from canal.runtime.hints import failure_hints, soft_deletes
 from canal.runtime.interrupt import current as current_interrupt
 from canal.runtime.interrupt import on_interrupt, signal_name
 from canal.runtime.outputs_cap import outputs_note
@@ -189,8 +190,11 @@ class Pipeline:
 
     def _complete(self, req: RunRequest, admitted: Admitted, result: ExecResult) -> RunResult:
         redact, view_cp, backups, say = admitted.redact, admitted.checkpoint, admitted.backups, req.say
-        shown, result = self._present(req, result, redact, checkpoint_footer(view_cp, say,
-                                                                                  notice=admitted.notice))
+        hints = failure_hints(req.text, result, cwd=admitted.state.cwd,
+                              workdir=self.services.config.sandbox.workdir)
+        notes = [redact(f"[Hint: {say_all(h.next, say, lead=h.text) if say else h.text}]") for h in hints]
+        footer = checkpoint_footer(view_cp, say, notice=admitted.notice)
+        shown, result = self._present(req, result, redact, footer, notes)
         size, digest = _digest(result)
         audit_id = self.services.audit.append(RunCompleted.event, RunCompleted(
             started=admitted.started, sandbox=req.ref.name, exit_code=result.exit_code,
@@ -207,8 +211,8 @@ class Pipeline:
             sandbox=req.ref.name,
             audit_id=audit_id, text=text, exec_result=result)
 
-    def _present(self, req: RunRequest, result: ExecResult, redact: Redactor,
-                 footer: list[str]) -> tuple[Presentation, ExecResult]:
+    def _present(self, req: RunRequest, result: ExecResult, redact: Redactor, footer: list[str],
+                 notes: list[str]) -> tuple[Presentation, ExecResult]:
         """What the agent reads, and the result once its spool files are gone (runtime.spooled): they
         hold the output as printed, secrets and all, and go even when presenting fails."""
         folder = self.services.outputs_dir(req.ref.name)
@@ -218,7 +222,7 @@ class Pipeline:
                             output_dir=folder, sandbox_output_dir=OUTPUT_MOUNT, redact=redact,
                             file_owner=_file_owner(self.services), name_hint=req.ref.name,
                             redact_saved=self._saved_redactor(req), footer_extra=[*footer, *egress],
-                            command=req.text, say=req.say)
+                            command=req.text, say=req.say, notes=notes)
         except BaseException:
             drop_spools(result)
             raise
@@ -319,7 +323,8 @@ class Pipeline:
         hint = "ask the user to run it outside the sandbox, or use a command the policy allows"
         # the check decides with what this decision used: the session's cwd and changed variables
         session = [f"{k}={v}" if v else k for k, v in sorted(state.env().items())]
-        actions = [act("policy.check", "to see why", command=redacted, cwd=state.cwd,
+        actions = [*soft_deletes(decision.targets, decision.rule_ids, self.services.config.sandbox.workdir),
+                   act("policy.check", "to see why", command=redacted, cwd=state.cwd,
                        session_env=[redact(v) for v in session] or None, unattended=req.unattended or None)]
         if len(req.text) > MAX_SHOWN_COMMAND:
             hint, actions = "write it to a script file and run that, or split it into shorter commands", []

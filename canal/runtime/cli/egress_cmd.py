@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 import click
 
+from canal.core.display import visible
 from canal.runtime.cli.shared import App, echo_json, json_option, pass_app, since_threshold
 
 
@@ -35,10 +36,9 @@ def log(app: App, denied: bool, since: str | None, sandbox: str | None, limit: i
         echo_json({"status": "ok", **found.model_dump(mode="json")})
         return
     if found.unread:
-        click.echo(f"canal: the proxies' newest lines were not read ({found.unread})", err=True)
+        click.echo(f"canal: the proxies' newest lines were not read ({visible(found.unread)})", err=True)
     if not found.records:
-        click.echo("no egress attempts recorded (sandbox.network must be {mode: allowlist, ...}; "
-                   "see docs/egress.md)")
+        click.echo(_nothing(found.allowlist, denied, since, sandbox))
         return
     for r in found.records:
         verdict = "allowed" if r.allowed else "DENIED "
@@ -48,6 +48,17 @@ def log(app: App, denied: bool, since: str | None, sandbox: str | None, limit: i
     if any(not r.allowed for r in found.records):
         click.echo("a denied host is allowed by adding it to sandbox.network.allow in canal.yaml; "
                    "a person then runs: canal config approve")
+
+
+def _nothing(allowlist: bool, denied: bool, since: str | None, sandbox: str | None) -> str:
+    """Why nothing is listed, true for this project: an allowlist project may simply have no denials."""
+    if not allowlist:
+        return ("no egress attempts recorded: this project's sandboxes have no allowlist (sandbox.network "
+                "must be {mode: allowlist, ...}; see docs/egress.md)")
+    what = "denied attempts" if denied else "egress attempts"
+    scope = f" since {visible(since)}" if since else ""
+    scope += f" by sandbox {visible(sandbox)}" if sandbox else ""
+    return f"no {what} recorded{scope} (sandbox.network is an allowlist)"
 
 
 def register(cli: click.Group) -> None:

@@ -10,6 +10,7 @@ import shlex
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from canal.core.next import Say, act
 from canal.runtime.ports import Redactor
 from canal.runtime.presenter.config import StreamLimits
 from canal.runtime.presenter.footer import format_size
@@ -81,8 +82,15 @@ class Overflow:
         return "\n".join(part for part in (self.head, self.marker, self.tail, self.note) if part)
 
 
+def runnable(command: str, say: Say | None) -> str:
+    """A shell command the sandbox runs, in the words of the front end's reader (``canal run -- ...``
+    in the CLI, a ``run_command`` call over MCP); as it is without a front end."""
+    worded = say(act("run", command=command)) if say is not None else None
+    return worded or command
+
+
 def render_overflow(src: BinaryIO, index: StreamIndex, limits: StreamLimits, *, saved: str | None,
-                    save_error: str, redact: Redactor) -> Overflow:
+                    save_error: str, redact: Redactor, say: Say | None = None) -> Overflow:
     head, tail = pick_lines(index, limits)
     head_text = redact("\n".join(read_line(src, index, p, redact) for p in head))
     tail_text = redact("\n".join(read_line(src, index, p, redact) for p in tail))
@@ -92,7 +100,8 @@ def render_overflow(src: BinaryIO, index: StreamIndex, limits: StreamLimits, *, 
     gap = gap_end - first_gap + 1
     marker = f"[... {gap} lines truncated. Full output: {where} ...]" if gap > 0 else ""
     cut = next((p for p in (*head, *tail) if p.show < _length(index, p.line)), None)
-    return Overflow(head_text, marker, tail_text, _note(index, saved, save_error, first_gap, gap, cut))
+    note = _note(index, saved, save_error, first_gap, gap, cut, say)
+    return Overflow(head_text, marker, tail_text, note)
 
 
 def _length(index: StreamIndex, line: int) -> int:
@@ -101,7 +110,7 @@ def _length(index: StreamIndex, line: int) -> int:
 
 
 def _note(index: StreamIndex, saved: str | None, save_error: str, first_gap: int, gap: int,
-          cut: Pick | None) -> str:
+          cut: Pick | None, say: Say | None) -> str:
     lines = "1 line" if index.total_lines == 1 else f"{index.total_lines} lines"
     size = f"{lines}, {format_size(index.total_bytes)}"
     if saved is None:
@@ -113,4 +122,4 @@ def _note(index: StreamIndex, saved: str | None, save_error: str, first_gap: int
         hints.append(f"sed -n '{first_gap},{last}p' {path}")
     if cut is not None:
         hints.append(f"sed -n '{cut.line}p' {path} | cut -b {cut.show + 1}-{cut.show + 8192}")
-    return f"[Full output: {size}. Next: " + ", or ".join(hints) + "]"
+    return f"[Full output: {size}. Next: " + ", or ".join(runnable(h, say) for h in hints) + "]"

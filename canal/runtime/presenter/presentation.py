@@ -48,7 +48,7 @@ def present(result: ExecResult, *, config: PresenterConfig, output_dir: Path,
             sandbox_output_dir: str = "/canal/output", redact: Redactor = no_redaction,
             file_owner: tuple[int, int] | None = None, name_hint: str = "",
             redact_saved: Redactor | None = None, footer_extra: Sequence[str] = (), command: str = "",
-            say: Say | None = None) -> Presentation:
+            say: Say | None = None, notes: Sequence[str] = ()) -> Presentation:
     """Render ``result``; full outputs that are cut short or binary are saved under ``output_dir``.
 
     ``output_dir`` is the host folder; ``sandbox_output_dir`` is where the sandbox sees it, and every
@@ -56,18 +56,19 @@ def present(result: ExecResult, *, config: PresenterConfig, output_dir: Path,
     ``redact_saved`` (line-preserving) cleans a saved text output held in memory before it is written;
     a stream already spooled to disk is linked or copied as it is. ``command`` (as the agent typed it)
     tells whether a succeeding command's stderr is worth showing (presenter/success.py); ``say`` words
-    the hints in the text for the front end's reader (a plain shell command without it).
+    the hints in the text for the front end's reader (a plain shell command without it). ``notes`` are
+    lines shown just before the footer (the pipeline's hints after a failure).
     """
     store = OutputStore(output_dir, sandbox_output_dir, file_owner=file_owner, name_hint=name_hint,
                         redact_saved=redact_saved)
     out = render_stream(result.stdout, config.stdout_limits(), config=config, store=store, redact=redact,
-                        name="output")
+                        name="output", say=say)
     err: StreamView | None = None
     shown_err = ""
     stderr_file: str | None = None
     if result.stderr.size > 0:
         err = render_stream(result.stderr, config.stderr_limits(), config=config, store=store,
-                            redact=redact, name="stderr")
+                            redact=redact, name="stderr", say=say)
         stderr_file = err.saved
         if not result.ok or config.show_stderr_on_success:
             shown_err = err.text
@@ -81,6 +82,7 @@ def present(result: ExecResult, *, config: PresenterConfig, output_dir: Path,
     parts = [out.text] if out.text else []
     if shown_err:
         parts += [STDERR_OPEN, shown_err, STDERR_CLOSE]
+    parts += notes
     parts.append(footer)
     return Presentation(
         text="\n".join(parts), output=out.text, stderr=err.text if err else "", footer=footer,

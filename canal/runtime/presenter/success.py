@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import shlex
 
-from canal.core.next import Say, act
+from canal.core.next import Say
 from canal.runtime.ports import Redactor
 from canal.runtime.presenter.config import PresenterConfig, StreamLimits
-from canal.runtime.presenter.overflow import pick_lines, read_line
+from canal.runtime.presenter.overflow import pick_lines, read_line, runnable
 from canal.runtime.presenter.runners import is_runner
 from canal.runtime.presenter.scan import scan
 from canal.runtime.presenter.store import OutputStore
@@ -72,5 +72,4 @@ def _note(hidden: int, total: int, saved: str | None, save_error: str, say: Say 
     if saved is None:
         return f"{what}; they could not be saved: {save_error or 'unknown error'}]"
     read = f"sed -n '1,{min(hidden, 100)}p' {shlex.quote(saved)}"
-    worded = say(act("run", command=read)) if say is not None else read
-    return f"{what}. Full stderr: {saved}; read it: {worded or read}]"
+    return f"{what}. Full stderr: {saved}; read it: {runnable(read, say)}]"

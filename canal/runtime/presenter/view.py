@@ -7,12 +7,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from canal.core.next import Say
 from canal.runtime.ports import Redactor
 from canal.runtime.presenter.binclean import NotRedactable
 from canal.runtime.presenter.config import PresenterConfig, StreamLimits
 from canal.runtime.presenter.copy import copy_while
 from canal.runtime.presenter.footer import format_size
-from canal.runtime.presenter.overflow import render_overflow
+from canal.runtime.presenter.overflow import render_overflow, runnable
 from canal.runtime.presenter.scan import StreamIndex, scan
 from canal.runtime.presenter.sniff import Kind, classify
 from canal.runtime.presenter.store import OutputStore
@@ -32,7 +33,7 @@ class StreamView:
 
 
 def render_stream(captured: CapturedOutput, limits: StreamLimits, *, config: PresenterConfig,
-                  store: OutputStore, redact: Redactor, name: str) -> StreamView:
+                  store: OutputStore, redact: Redactor, name: str, say: Say | None = None) -> StreamView:
     """``name`` is ``output`` or ``stderr``: it names the saved file and the binary notice."""
     with captured.open() as src:
         kind = classify(src.read(config.binary_sample_bytes), config.binary_threshold)
@@ -48,11 +49,11 @@ def render_stream(captured: CapturedOutput, limits: StreamLimits, *, config: Pre
         head, tail = (0, 0) if kind is not None else (limits.head_lines, limits.tail_lines)
         if kind is not None:
             index, saved, error = _save_binary(src, store, suffix, config.chunk_bytes)
-            return _binary_view(name, kind, index, saved, error)
+            return _binary_view(name, kind, index, saved, error, say)
         spool = captured.path if config.link_spooled else None
         index, saved, error = save_stream(src, spool, store, suffix, (head, tail), config.chunk_bytes,
                                     captured.data)
-        overflow = render_overflow(src, index, limits, saved=saved, save_error=error, redact=redact)
+        overflow = render_overflow(src, index, limits, saved=saved, save_error=error, redact=redact, say=say)
         return StreamView(overflow.text(), index.total_bytes, index.total_lines, True, None, saved, error)
 
 
@@ -103,14 +104,18 @@ def _save_binary(src: BinaryIO, store: OutputStore, suffix: str,
     return index(), saved.sandbox_path, ""
 
 
-def _binary_view(name: str, kind: Kind, index: StreamIndex, saved: str | None, error: str) -> StreamView:
+def _binary_view(name: str, kind: Kind, index: StreamIndex, saved: str | None, error: str,
+                 say: Say | None) -> StreamView:
     size = f"{index.total_bytes} bytes" + ("" if index.total_bytes < 1024 else
                                           f" ({format_size(index.total_bytes)})")
     if saved is None:
         text = f"[binary {name} not shown: {kind.label}, {size}; it could not be saved: {error}]"
     else:
         path = shlex.quote(saved)
-        hints = [f"file {path}", f"xxd {path} | head -20", *(h.format(path=path) for h in kind.hints)]
+        commands = [f"file {path}", f"xxd {path} | head -20",
+                    *(h.format(path=path) for h in kind.hints if "{path}" in h)]
+        prose = [h for h in kind.hints if "{path}" not in h]  # advice, not a command to word
+        hints = [runnable(c, say) for c in commands] + prose
         text = (f"[binary {name} not shown: {kind.label}, {size}. Saved to {saved}]\n"
                 f"[Next: {', or '.join(hints)}]")
     return StreamView(text, index.total_bytes, index.total_lines, False, kind, saved, error)

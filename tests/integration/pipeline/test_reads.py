@@ -65,3 +65,53 @@ def test_big_stderr_on_success_is_a_bounded_tail(unittest_project: Path) -> None
     again = canal_cli(unittest_project, *shlex.split(hint)[1:])
     assert again.returncode == 0, again.stderr
     assert "Compiling crate1\n" in again.stdout
+
+
+def _next_commands(text: str) -> list[str]:
+    """The ``canal ...`` commands a hint line names, in order."""
+    found = []
+    for part in text.replace("   or   ", ", or ").split(", or "):
+        at = part.find("canal ")
+        if at >= 0:
+            found.append(part[at:].split("   (")[0].rstrip("]").rstrip())
+    return found
+
+
+def test_overflow_hints_run_as_written(unittest_project: Path) -> None:
+    done = canal_cli(unittest_project, "run", "--no-stream", "--", "seq -f 'line %g' 5000")
+    assert done.returncode == 0, done.stderr
+    note = done.stdout.splitlines()[-2]
+    grep, sed = _next_commands(note)[:2]
+    assert grep.startswith("canal run -- 'grep -n PATTERN /canal/output/"), note
+    found = canal_cli(unittest_project, *shlex.split(grep.replace("PATTERN", "4999"))[1:])
+    assert found.returncode == 0, found.stdout
+    assert found.stdout.startswith("4999:line 4999\n"), found.stdout
+    window = canal_cli(unittest_project, *shlex.split(sed)[1:])
+    assert window.stdout.startswith("line 51\n"), window.stdout
+
+
+def test_a_denied_recursive_delete_suggests_canal_rm(unittest_project: Path) -> None:
+    (unittest_project / "build").mkdir(exist_ok=True)
+    chown_tree(unittest_project)
+    denied = canal_cli(unittest_project, "run", "--unattended", "--", "rm -rf build")
+    assert denied.returncode == 121
+    assert "canal rm -r build" in denied.stderr, denied.stderr
+    removed = canal_cli(unittest_project, "rm", "-r", "build")
+    assert removed.returncode == 0, removed.stderr
+    assert not (unittest_project / "build").exists()
+
+
+def test_a_program_in_tmp_says_tmp_is_noexec(unittest_project: Path) -> None:
+    done = canal_cli(unittest_project, "run", "--",
+                     "printf '#!/bin/sh\\necho hi\\n' > /tmp/hi.sh && chmod +x /tmp/hi.sh && /tmp/hi.sh")
+    assert done.returncode == 126, done.stdout
+    assert "[Hint: /tmp is mounted noexec in the sandbox" in done.stdout, done.stdout
+    assert "canal run -- python3 -m venv /workspace/.venv" in done.stdout
+    assert done.stdout.rstrip().splitlines()[-1].startswith("[exit:126 | ")
+
+
+def test_a_missing_make_names_the_preset(unittest_project: Path) -> None:
+    done = canal_cli(unittest_project, "run", "--", "make test")
+    assert done.returncode == 127, done.stdout
+    assert "make is not in the sandbox's image; the image presets node, python have it" in done.stdout
+    assert "then run: canal config approve" in done.stdout
