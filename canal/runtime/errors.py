@@ -78,10 +78,15 @@ def render_error(exc: CanalError, redact: Redact | None = None, say: Say = descr
 def error_json(exc: CanalError, redact: Redact | None = None, say: Say = describe) -> dict[str, Any]:
     """``--json``'s error: ``hint`` is the worded next step, ``next`` the same actions as data."""
     clean = redact or boundary_redactor()
-    return {"status": "error", "code": exc.code, "message": clean(exc.message),
+    data = {"status": "error", "code": exc.code, "message": clean(exc.message),
             "hint": clean(next_sentence(exc, say)),
             "next": redact_strings([a.to_json() for a in exc.next], clean),
             "details": redact_strings(exc.details, clean)}
+    asked = exc.details.get("confirmation")
+    if isinstance(asked, Mapping):  # the one confirmation shape (runtime.result.ConfirmationView)
+        rerun = next((w for w in (say(a) for a in exc.next) if w), "")
+        data["confirmation"] = redact_strings({**asked, "rerun": rerun}, clean)
+    return data
 
 
 def redact_strings(value: Any, redact: Redact) -> Any:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from canal.core.display import visible
 from canal.core.errors import ConfirmationRequired
@@ -22,6 +22,7 @@ from canal.runtime.checkpoints import Change
 from canal.runtime.files import Protected
 from canal.runtime.files.errors import ProtectedPath
 from canal.runtime.forks import ApplyResult
+from canal.runtime.result import ConfirmationView, iso_time
 from canal.runtime.trust.snapshot import settings_files
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ def apply_fork(canal: Canal, name: str, paths: tuple[str, ...], confirm: str | N
         reason = f"apply {len(chosen)} change(s) from fork {name} to the real project"
         pending = approvals.request(text, name, APPLY_CWD, bound, DecisionSummary(("fork-apply",), reason),
                                     display=text)
-        who = "human" if pending.needs_human else "agent"
+        who: Literal["agent", "human"] = "human" if pending.needs_human else "agent"
         shown = "\n".join(f"  {f}" for f in files[:SHOWN_FILES])
         extra = len(files) - SHOWN_FILES
         more = f"\n  … and {extra} more (the fork's changes list them all)" if extra > 0 else ""
@@ -55,8 +56,11 @@ def apply_fork(canal: Canal, name: str, paths: tuple[str, ...], confirm: str | N
         ways = approve_ways(str(canal.project_dir), settings) if who == "human" else None
         again = act("fork.apply", name=name, paths=list(paths) or None, token=pending.token, approval=who,
                     approvers=ways)
+        confirmation = ConfirmationView(token=pending.token, reason=reason, rule_ids=["fork-apply"],
+                                        expires_at=iso_time(pending.expires_at), approval=who)
         raise ConfirmationRequired(msg, hint="" if pending.needs_human else "ask the user", next=again,
-                                   details={"token": pending.token, "files": files, "approval": who})
+                                   details={"token": pending.token, "files": files, "approval": who,
+                                            "confirmation": confirmation.model_dump(mode="json")})
     approval = approvals.redeem(confirm, text, name, APPLY_CWD, bound)
     result = forks.apply(name, paths, actor=canal.actor, expect=digest)
     canal.services.audit.append("fork.applied", {

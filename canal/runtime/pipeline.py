@@ -9,7 +9,6 @@ import os
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
@@ -45,6 +44,7 @@ from canal.runtime.result import (
     NotCoveredView,
     RunResult,
     Status,
+    iso_time,
 )
 from canal.runtime.sandboxes import OUTPUT_MOUNT, SandboxRef, ensure_sandbox, sandbox_user, uid_gid
 from canal.runtime.services import Services
@@ -344,7 +344,7 @@ class Pipeline:
         human = pending.needs_human
         confirmation = ConfirmationView(
             token=pending.token, reason=decision.reason, rule_ids=list(decision.rule_ids),
-            expires_at=_iso(pending.expires_at), approval="human" if human else "agent")
+            expires_at=iso_time(pending.expires_at), approval="human" if human else "agent")
         audit_id = self.services.audit.append("run.confirmation_required", {
             "sandbox": req.ref.name, "command": redact(req.decided_text), "token": pending.token,
             "decision": view.model_dump(), "approval": confirmation.approval}, actor=req.actor)
@@ -484,6 +484,3 @@ def _audit_decision(d: Decision) -> AuditDecision:
     return AuditDecision(action=d.action, rule_ids=d.rule_ids, source=d.profile or d.source,
                          policy_hash=d.policy_hash, reason=d.reason)
 
-
-def _iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="seconds")

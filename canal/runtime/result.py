@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -24,6 +25,10 @@ class DecisionView(BaseModel):
 
 
 class ConfirmationView(BaseModel):
+    """The one shape of a confirmation in every JSON result and MCP ``_meta`` that asks for one (run,
+    apply, tool calls, tasks, workflow steps): ``rerun`` is the front end's words for the same call
+    with the token (filled in by the front end; empty in the library's own result)."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     token: str
@@ -31,6 +36,12 @@ class ConfirmationView(BaseModel):
     rule_ids: list[str] = Field(default_factory=list)
     expires_at: str
     approval: Literal["agent", "human"] = "agent"
+    rerun: str = ""
+
+
+def iso_time(ts: float) -> str:
+    """A confirmation's ``expires_at``: ISO 8601 in UTC, to the second."""
+    return datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="seconds")
 
 
 class BackupView(BaseModel):

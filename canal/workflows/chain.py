@@ -178,7 +178,10 @@ class Runner:
         record.status = "awaiting_confirmation"
         h.doc.status, h.doc.owner = "waiting_confirmation", None
         h.doc.confirmation = Confirmation(step=step.id, token=outcome.confirmation_token or "",
-                                          reason=outcome.confirmation_reason or outcome.reason)
+                                          reason=outcome.confirmation_reason or outcome.reason,
+                                          rule_ids=list(outcome.confirmation_rule_ids),
+                                          expires_at=outcome.confirmation_expires_at,
+                                          approval=outcome.confirmation_approval)
         self.save(h)
         self.event(h, "workflow.step.confirmation_required", step=step.id)
         return "stopped"

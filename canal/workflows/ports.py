@@ -62,6 +62,9 @@ class StepOutcome:
     reason: str = ""
     confirmation_token: str | None = None
     confirmation_reason: str | None = None
+    confirmation_rule_ids: tuple[str, ...] = ()
+    confirmation_expires_at: str = ""
+    confirmation_approval: Literal["agent", "human"] = "agent"
     code: str | None = None  # for ``error``: the code of what stopped it (TOOL_ARGS_INVALID, ...)
 
 

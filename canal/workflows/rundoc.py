@@ -59,6 +59,10 @@ class Confirmation(_Doc):
     step: str
     token: str
     reason: str
+    # added for the one confirmation shape (issue 32); a run saved before has the defaults
+    rule_ids: list[str] = Field(default_factory=list)
+    expires_at: str = ""
+    approval: Literal["agent", "human"] = "agent"
 
 
 class Failure(_Doc):

@@ -6,7 +6,7 @@ Every view masks sensitive gate values, including where they were echoed into re
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -62,9 +62,16 @@ class CompletedView(_View):
 
 
 class ConfirmationView(_View):
+    """The one confirmation shape of every JSON result (runtime.result.ConfirmationView), and the step
+    that waits for it; ``rerun`` is filled in by the front end."""
+
     step: str
     token: str
     reason: str
+    rule_ids: list[str] = Field(default_factory=list)
+    expires_at: str = ""
+    approval: Literal["agent", "human"] = "agent"
+    rerun: str = ""
 
 
 class FailureView(_View):
@@ -187,7 +194,9 @@ def run_view(doc: RunDoc, step_id: str, record: StepRecord) -> StepRunView:
 def confirmation_view(doc: RunDoc) -> ConfirmationView | None:
     c = doc.confirmation
     return None if c is None else ConfirmationView(step=c.step, token=c.token,
-                                                   reason=mask(c.reason, doc.sensitive_values()))
+                                                   reason=mask(c.reason, doc.sensitive_values()),
+                                                   rule_ids=c.rule_ids, expires_at=c.expires_at,
+                                                   approval=c.approval)
 
 
 def failure_view(doc: RunDoc) -> FailureView | None:

@@ -114,7 +114,9 @@ def render_call(name: str, args_json: str, result: RunResult, as_json: bool) -> 
         token = result.confirmation.token
         rerun = f"canal tool call {name} --args {shlex.quote(args_json)} --confirm {token}"
         if as_json:
-            echo_json({**result.to_json(), "rerun": rerun})
+            data = result.to_json()
+            data["confirmation"]["rerun"] = rerun  # the one confirmation shape (runtime.result)
+            echo_json(data)
         else:
             click.echo(f"CONFIRMATION_REQUIRED\n{result.confirmation.reason}. Nothing was run.\n"
                        f"Ask the user, then run: {rerun}", err=True)

@@ -102,7 +102,7 @@ def start(app: App, name: str, unattended: bool | None, as_json: bool) -> None:
     view = _engine(app, show_steps=not as_json).start(
         name, unattended=canal.unattended if unattended is None else unattended)
     if as_json:
-        echo_json(view.model_dump())
+        echo_json(render.view_json(view))
     else:
         click.echo(render.render_start(view))
 
@@ -130,7 +130,7 @@ def advance(app: App, run_id: str | None, gate_data: str | None, confirm: str | 
     run = _resolve_run(engine, run_id)
     view = engine.advance(run, _gate_data(gate_data), confirm=confirm, retry=retry)
     if as_json:
-        echo_json(view.model_dump())
+        echo_json(render.view_json(view))
     else:
         click.echo(render.render_advance(view))
     _run_exit(view.status)
@@ -150,7 +150,7 @@ def current(app: App, run_id: str | None, as_json: bool) -> None:
     engine = app.canal.workflows
     view = engine.current(_resolve_run(engine, run_id))
     if as_json:
-        echo_json(view.model_dump())
+        echo_json(render.view_json(view))
     else:
         click.echo(render.render_current(view))
 
@@ -169,7 +169,7 @@ def show(app: App, run_id: str, as_json: bool) -> None:
     engine = app.canal.workflows
     view = engine.show(run_id)
     if as_json:
-        echo_json(view.model_dump())
+        echo_json(render.view_json(view))
     else:
         click.echo(render.render_current(view))
 
@@ -189,7 +189,7 @@ def abort(app: App, run_id: str, reason: str, as_json: bool) -> None:
     engine = app.canal.workflows
     view = engine.abort(run_id, reason=reason)
     if as_json:
-        echo_json(view.model_dump())
+        echo_json(render.view_json(view))
     else:
         click.echo(render.render_current(view))
 

@@ -7,7 +7,10 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from canal.runtime.cli.words import next_line
+from pydantic import BaseModel
+
+from canal.core.next import act
+from canal.runtime.cli.words import next_line, say
 from canal.runtime.wfrun.text import advance_body, current_body, start_body
 from canal.workflows.ports import EventHook
 from canal.workflows.validate import Report
@@ -83,3 +86,13 @@ def step_progress(write: Callable[[str], None]) -> EventHook:
             write(f"[step {step}] retrying (attempt {data.get('attempt')}, last status {data.get('status')})")
 
     return on_event
+
+
+def view_json(view: BaseModel) -> dict[str, Any]:
+    """``--json`` of a run's view; a confirmation names the command that gives its token."""
+    data = view.model_dump()
+    confirmation = data.get("confirmation")
+    if confirmation:
+        again = act("workflow.advance", run_id=data.get("run_id"), confirm=confirmation["token"])
+        confirmation["rerun"] = say(again)
+    return data

@@ -42,6 +42,11 @@ def confirmation_text(reason: str, token: str, approval: str, retry: str) -> str
     return f"{head}\nNext: ask the user; if they agree, {retry}, adding confirm_token \"{token}\""
 
 
+def rerun_words(retry: str, token: str) -> str:
+    """``confirmation.rerun`` in ``_meta``: the same call again with its token, as MCP says it."""
+    return f'{retry}, adding confirm_token "{token}"'
+
+
 def run_reply(result: RunResult, retry: str) -> Reply:
     """The presenter's text; a confirmation becomes CONFIRMATION_REQUIRED with the token to re-call with."""
     data = result.to_json()
@@ -49,6 +54,7 @@ def run_reply(result: RunResult, retry: str) -> Reply:
     if result.status == "confirmation_required" and conf is not None:
         text = confirmation_text(conf.reason, conf.token, conf.approval, retry)
         wanted = Confirmation(conf.token, conf.approval, conf.reason)
+        data["confirmation"]["rerun"] = rerun_words(retry, conf.token)
         return Reply(text, data, is_error=True, confirmation=wanted)
     text = result.text or result.output
     return Reply(text, data, is_error=result.status not in ("ok", "failed"))

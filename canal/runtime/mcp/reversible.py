@@ -8,7 +8,7 @@ from canal.core.errors import ConfirmationRequired
 from canal.runtime.api import Canal
 from canal.runtime.checkpoints import Change
 from canal.runtime.mcp import schemas as s
-from canal.runtime.mcp.operations import Confirmation, Reply, confirmation_text
+from canal.runtime.mcp.operations import Confirmation, Reply, confirmation_text, rerun_words
 
 
 def _lines(changes: list[Change]) -> list[str]:
@@ -75,8 +75,11 @@ class Reversible:
         except ConfirmationRequired as asked:
             token, approval = asked.details["token"], asked.details["approval"]
             reason = asked.message.removesuffix("\nNothing was applied.")
-            text = confirmation_text(reason, token, approval, "call apply again with the same name and paths")
-            return Reply(text.replace("Nothing was run.", "Nothing was applied."), asked.details,
+            retry = "call apply again with the same name and paths"
+            text = confirmation_text(reason, token, approval, retry)
+            data = {**asked.details, "confirmation": {**asked.details["confirmation"],
+                                                      "rerun": rerun_words(retry, token)}}
+            return Reply(text.replace("Nothing was run.", "Nothing was applied."), data,
                          is_error=True, confirmation=Confirmation(token, approval, reason))
         if not result.applied:
             return Reply(f"fork {args.name} has no change to apply", result.model_dump(mode="json"))

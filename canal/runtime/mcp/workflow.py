@@ -15,7 +15,7 @@ from canal.runtime.api import Canal
 from canal.runtime.mcp import schemas as s
 from canal.runtime.mcp.args import coerce_fields
 from canal.runtime.mcp.errors import ArgumentMissing
-from canal.runtime.mcp.operations import Confirmation, Reply, confirmation_text
+from canal.runtime.mcp.operations import Confirmation, Reply, confirmation_text, rerun_words
 from canal.runtime.mcp.words import Words
 from canal.runtime.wfrun.text import advance_body, current_body, start_body
 from canal.workflows.fields import FieldSpec
@@ -98,6 +98,7 @@ class WorkflowTool:
         text = "\n".join([*shown, confirmation_text(f"step {conf.step}: {conf.reason}", conf.token, approval,
                                                     retry)])
         data = {"status": "ok", **view.model_dump(mode="json")}
+        data["confirmation"]["rerun"] = rerun_words(retry, conf.token)
         return Reply(text, data, is_error=True, confirmation=Confirmation(conf.token, approval, conf.reason))
 
 

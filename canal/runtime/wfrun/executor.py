@@ -60,7 +60,10 @@ class CanalStepExecutor:
             return StepOutcome(status="confirmation_required", output=shown,
                                reason=mask_exact(result.reason, secrets),
                                confirmation_token=result.confirmation.token,
-                               confirmation_reason=mask_exact(result.confirmation.reason, secrets))
+                               confirmation_reason=mask_exact(result.confirmation.reason, secrets),
+                               confirmation_rule_ids=tuple(result.confirmation.rule_ids),
+                               confirmation_expires_at=result.confirmation.expires_at,
+                               confirmation_approval=result.confirmation.approval)
         if result.status == "denied":
             return StepOutcome(status="denied", output=shown, reason=mask_exact(result.reason, secrets))
         if result.status != "ok":

@@ -115,3 +115,50 @@ def test_a_missing_make_names_the_preset(unittest_project: Path) -> None:
     assert done.returncode == 127, done.stdout
     assert "make is not in the sandbox's image; the image presets node, python have it" in done.stdout
     assert "then run: canal config approve" in done.stdout
+
+
+SHAPE = {"token", "reason", "rule_ids", "expires_at", "approval", "rerun"}
+
+
+def _confirmation(data: dict[str, object]) -> dict[str, object]:
+    found = data.get("confirmation")
+    assert isinstance(found, dict), data
+    assert set(found) >= SHAPE, found
+    assert found["token"], found
+    assert found["expires_at"], found
+    assert found["approval"] == "agent", found
+    return found
+
+
+def test_every_confirmation_has_one_shape(unittest_project: Path) -> None:
+    """Finding 3: run, apply and a workflow step give one confirmation object, and its rerun runs as
+    written (task start needs the server, which these tests do not start; it shares run's shape)."""
+    (unittest_project / "build").mkdir(exist_ok=True)
+    chown_tree(unittest_project)
+    asked = canal_cli(unittest_project, "run", "--json", "--", "rm -rf build")
+    assert asked.returncode == 120
+    run = _confirmation(json.loads(asked.stdout))
+    assert run["rerun"] == f"canal run --confirm {run['token']} -- rm -rf build"
+
+    forked = canal_cli(unittest_project, "fork", "f1")
+    assert forked.returncode == 0, forked.stderr
+    made = canal_cli(unittest_project, "run", "-s", "f1", "--", "echo new > new.txt")
+    assert made.returncode == 0, made.stdout
+    applied = canal_cli(unittest_project, "apply", "f1", "--json")
+    assert applied.returncode == 120, applied.stderr
+    apply = _confirmation(json.loads(applied.stdout))
+    assert apply["rule_ids"] == ["fork-apply"]
+    assert apply["rerun"] == f"canal apply f1 --confirm {apply['token']}"
+    again = canal_cli(unittest_project, *shlex.split(str(apply["rerun"]))[1:])
+    assert again.returncode == 0, again.stderr
+    assert (unittest_project / "new.txt").read_text() == "new\n"
+    assert canal_cli(unittest_project, "discard", "f1").returncode == 0
+
+    started = json.loads(canal_cli(unittest_project, "workflow", "start", "--json", "cleanup-build").stdout)
+    wf = started["run_id"]
+    canal_cli(unittest_project, "workflow", "advance", wf, "--gate-data", '{"directory": "dist-x"}')
+    paused = canal_cli(unittest_project, "workflow", "advance", wf, "--json")
+    assert paused.returncode == 120, paused.stdout
+    step = _confirmation(json.loads(paused.stdout))
+    assert step["rerun"] == f"canal workflow advance {wf} --confirm {step['token']}"
+    assert step["rule_ids"]
