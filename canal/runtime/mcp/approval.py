@@ -9,6 +9,7 @@ by itself would approve for them. Operators who cannot trust their client start 
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import os
 from typing import Any
@@ -19,7 +20,8 @@ from mcp.server.session import ServerSession
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from canal.core.display import visible
-from canal.runtime.approvals import Approver, Pending
+from canal.core.errors import CanalError
+from canal.runtime.approvals import ApprovalService, Approver, Pending
 
 # The approval record's ``how`` names the channel; until it knows "elicitation", the person is
 # recorded as a terminal user with the channel spelled out in their name.
@@ -57,6 +59,15 @@ def approver_for(answer: ApprovalAnswer, session: ServerSession) -> Approver:
     person = answer.name.strip()[:80] or _os_user()
     client = client_name(session)
     return Approver(user=f"{person} (via {client})", how="elicitation")
+
+
+def record_decline(approvals: ApprovalService, token: str, client: str) -> None:
+    """A "no" in the client is the person's decision: the token leaves the pending list (``canal
+    approvals``), and the agent re-running with it reads the refusal. Approvals that only count
+    stronger proof refuse the record; the token then stays pending for an approver, as before."""
+    person = Approver(user=f"{_os_user()} (via {client})", how="elicitation")
+    with contextlib.suppress(CanalError):
+        approvals.deny(token, person, f"declined when asked in {client}")
 
 
 async def ask_person(session: ServerSession, pending: Pending, tool: str,

@@ -8,6 +8,7 @@ from typing import Any
 
 from canal.core.next import act
 from canal.runtime.api import Canal
+from canal.runtime.commands import ways_text
 from canal.runtime.mcp import schemas as s
 from canal.runtime.mcp.sandboxes import existing_sandbox
 from canal.runtime.mcp.words import Words
@@ -32,10 +33,16 @@ class Reply:
     confirmation: Confirmation | None = None
 
 
-def confirmation_text(reason: str, token: str, approval: str, retry: str) -> str:
-    """CONFIRMATION_REQUIRED in the agent-facing error shape; says who must act and how to re-call."""
+def confirmation_text(reason: str, token: str, approval: str, retry: str, ways: object = None) -> str:
+    """CONFIRMATION_REQUIRED in the agent-facing error shape; says who must act and how to re-call.
+    ``ways``: how this project's approvers decide it (``approve_ways`` data), so the words are true
+    for a project that names none."""
     head = f"CONFIRMATION_REQUIRED\n{reason}. Nothing was run."
     if approval == "human":
+        if isinstance(ways, dict):
+            said = ways_text(token, ways)
+            again = f"{retry}, adding confirm_token \"{token}\""
+            return f"{head}\n{said[0].upper()}{said[1:]}.\nNext: after that, {again}"
         return (f"{head}\nAn approver named in canal.yaml must decide it (canal approve {token} --for "
                 "AGENT_USER as their own OS user, --ssh-key KEY, or the web console).\n"
                 f"Next: after they approved, {retry}, adding confirm_token \"{token}\"")
@@ -52,7 +59,8 @@ def run_reply(result: RunResult, retry: str) -> Reply:
     data = result.to_json()
     conf = result.confirmation
     if result.status == "confirmation_required" and conf is not None:
-        text = confirmation_text(conf.reason, conf.token, conf.approval, retry)
+        ways = result.next[0].args.get("approvers") if result.next else None
+        text = confirmation_text(conf.reason, conf.token, conf.approval, retry, ways)
         wanted = Confirmation(conf.token, conf.approval, conf.reason)
         data["confirmation"]["rerun"] = rerun_words(retry, conf.token)
         return Reply(text, data, is_error=True, confirmation=wanted)

@@ -201,6 +201,7 @@ class CanalMcp:
             return reply
         if answer is None:
             client = approval.client_name(ctx.session)
+            await self.blocking(lambda: approval.record_decline(approvals, token, client))
             msg = f"the person declined {shown.command!r} when asked in {client}. Nothing was run."
             raise ConfirmationDeclined(msg, hint="do not retry it; ask the user what to do instead",
                                        details={"token": token})

@@ -31,6 +31,12 @@ def _identify(trust: TrustedConfig, digest: str, proof: Proof, agent_uid: int, *
         return by_peer_uid(in_force, proof.peer_uid, agent_uid)
     if not in_force.approvers and terminal_user is not None:
         return Approver(user=terminal_user, how="tty")
+    if not in_force.approvers:  # a new project: a person at a terminal approves the first settings
+        msg = ("no approvers are named yet (approvals.approvers in approved settings), so the first "
+               "settings are approved by a person at a terminal, and this command has none (stdin and "
+               "stdout are not a terminal)")
+        raise ApproverUnverifiedError(msg, hint="ask a person to run it in their own terminal",
+                                      next=(act("config.approve"),))
     msg = ("approving these settings needs one of the approvers named in the approved canal.yaml: "
            "a terminal alone does not count")
     raise ApproverUnverifiedError(msg, hint=NO_PROOF_HINT, next=no_proof_next("config.approve"))

@@ -81,3 +81,39 @@ def test_the_person_is_asked_with_hidden_characters_escaped(human: tuple[McpClie
     assert "$ rm -rf objs /tmp/zz # \\r    " in person.asked[-1]
     assert_shown_escaped(person.asked[-1], hidden)
     assert folder.exists()
+
+
+def test_a_declined_token_leaves_the_pending_list(human: tuple[McpClient, Path, Person]) -> None:
+    """Issue 32, finding 4: a "no" in the client is the person's decision; `canal approvals` no longer
+    lists the token as waiting."""
+    import json
+    import subprocess
+    import sys
+
+    client, project, person = human
+    _staged(project, "gone")
+    person.answer = None
+    result = client.call("run_command", {"command": "rm -rf gone"})
+    assert data_of(result)["code"] == "CONFIRMATION_DECLINED"
+    token = data_of(result)["details"]["token"]
+    env = {**os.environ, "CANAL_STATE_DIR": str(project.parent / "state"),
+           "CANAL_CONFIG_DIR": str(project.parent / "config")}
+    listed = subprocess.run([sys.executable, "-m", "canal.runtime.cli", "approvals", "--json"], cwd=project,
+                            env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert listed.returncode == 0, listed.stderr
+    assert token not in [p["token"] for p in json.loads(listed.stdout)["pending"]]
+    again = client.call("run_command", {"command": "rm -rf gone", "confirm_token": token})
+    assert again.is_error
+    assert "denied" in text_of(again).lower(), text_of(again)
+    assert (project / "gone").exists()
+
+
+def test_no_approvers_and_no_elicitation_says_what_is_true(serve: Any) -> None:
+    """Issue 32, finding 4: a human-approval project that names no approvers is not told that an approver
+    named in canal.yaml must decide."""
+    client, project = serve(approval="human", args=("--no-elicit",))
+    _staged(project, "dist2")
+    text = text_of(client.call("run_command", {"command": "rm -rf dist2"}))
+    assert text.startswith("CONFIRMATION_REQUIRED\n"), text
+    assert "An approver named in canal.yaml must decide it" not in text
+    assert "No approver is configured" in text, text

@@ -91,3 +91,19 @@ def test_egress_log_denied_on_an_allowlist_project_with_no_denials(tmp_path: Pat
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "no denied attempts recorded (sandbox.network is an allowlist)"
     assert "CONFIG_UNAPPROVED" in done.stderr  # it still reads, and says what it could not read
+
+
+def test_config_approve_without_a_terminal_in_a_new_project_says_what_is_true(tmp_path: Path) -> None:
+    """Finding 4: no approvers are named, so the first settings need a person at a terminal; the
+    message does not speak of approvers named in an approved canal.yaml."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "canal.yaml").write_text("sandbox:\n  network:\n    mode: allowlist\n    allow: [pypi.org]\n")
+    env = {**os.environ, "CANAL_STATE_DIR": str(tmp_path / "state"), "CANAL_CONFIG_DIR": str(tmp_path / "c")}
+    argv = [sys.executable, "-m", "canal.runtime.cli", "config", "approve", "--yes"]
+    done = subprocess.run(argv, cwd=project, env=env, capture_output=True, text=True, timeout=120,
+                          check=False, stdin=subprocess.DEVNULL)
+    assert done.returncode != 0
+    assert "approvers named in the approved canal.yaml" not in done.stderr, done.stderr
+    assert "no approvers are named yet" in done.stderr, done.stderr
+    assert "a person at a terminal" in done.stderr
