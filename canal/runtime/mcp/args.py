@@ -14,7 +14,7 @@ import shlex
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator
+from pydantic import BeforeValidator, WithJsonSchema
 
 SANDBOX_WORKDIR = "/workspace"
 _SECONDS = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|secs|seconds?|m|min|mins|minutes?)?\s*$", re.IGNORECASE)
@@ -164,10 +164,15 @@ def to_stripped(value: Any) -> Any:
     return value.strip() if isinstance(value, str) else value
 
 
-Command = Annotated[str, BeforeValidator(to_command)]
+# The schemas declare the alternative shapes each type accepts (docs/mcp.md, "Argument shapes"), as a
+# list of types rather than anyOf: one flat object per field (each keyword applies to its own type).
+Command = Annotated[str, BeforeValidator(to_command), WithJsonSchema(
+    {"type": ["string", "array"], "items": {"type": "string"}, "minLength": 1, "minItems": 1})]
 ProjectPath = Annotated[str, BeforeValidator(to_project_path)]
-PathList = Annotated[list[str], BeforeValidator(to_path_list)]
-Seconds = Annotated[float, BeforeValidator(to_seconds)]
+PathList = Annotated[list[str], BeforeValidator(to_path_list), WithJsonSchema(
+    {"type": ["array", "string"], "items": {"type": "string"}})]
+Seconds = Annotated[float, BeforeValidator(to_seconds), WithJsonSchema(
+    {"type": ["number", "string"], "pattern": r"^\s*\d+(\.\d+)?\s*[smh]?\s*$"})]
 JsonObject = Annotated[dict[str, Any], BeforeValidator(to_object)]
 LineRange = Annotated[tuple[int | None, int | None], BeforeValidator(to_range)]
 Token = Annotated[str, BeforeValidator(to_stripped)]

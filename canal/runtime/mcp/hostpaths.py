@@ -15,7 +15,9 @@ from typing import Any
 from canal.runtime.api import Canal
 from canal.runtime.paths import config_dir
 
-_PATH_CHAR = r"[\w.\-+@~]"  # a character that would continue a path component
+# What would continue a path component: a name character, or a dot followed by one (a dot that ends a
+# sentence, "outside the workspace /home/me/proj.", does not continue it)
+_CONTINUES = r"[\w\-+@~]|\.[\w.\-+@~]"
 
 
 class HostPaths:
@@ -33,7 +35,7 @@ class HostPaths:
                     pairs[spelling] = shown
         self._shown = pairs
         names = sorted(pairs, key=len, reverse=True)
-        self._pattern = re.compile("|".join(f"{re.escape(n)}(?!{_PATH_CHAR})" for n in names))
+        self._pattern = re.compile("|".join(f"{re.escape(n)}(?!{_CONTINUES})" for n in names))
 
     def text(self, value: str) -> str:
         return self._pattern.sub(lambda m: self._shown[m.group(0)], value)

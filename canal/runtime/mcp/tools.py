@@ -100,7 +100,29 @@ def input_schema(model: type[s.ToolArgs]) -> dict[str, Any]:
             prop.update(kept[0] if len(kept) == 1 else {"anyOf": kept})
         if prop.get("default", 0) is None:
             del prop["default"]
-    return schema
+    clean: dict[str, Any] = _json_schema_keywords(schema)
+    return clean
+
+
+# pydantic writes a bound it cannot put on a custom schema under its own names (gt, le): clients only
+# read JSON Schema's
+_BOUNDS = {"gt": "exclusiveMinimum", "ge": "minimum", "lt": "exclusiveMaximum", "le": "maximum"}
+
+
+def _json_schema_keywords(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_json_schema_keywords(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        name = str(key)
+        if name in ("properties", "$defs"):  # names, not keywords
+            out[name] = {prop: _json_schema_keywords(sub) for prop, sub in value.items()}
+        else:
+            keep = name in ("default", "enum", "const")
+            out[_BOUNDS.get(name, name)] = value if keep else _json_schema_keywords(value)
+    return out
 
 
 def parse_args(spec: ToolSpec, raw: Mapping[str, Any] | None) -> s.ToolArgs:

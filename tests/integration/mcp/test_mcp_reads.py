@@ -70,3 +70,47 @@ def test_a_denied_recursive_delete_suggests_the_remove_tool(agent: tuple[McpClie
     removed = client.call("remove", remove)
     assert not removed.is_error, text_of(removed)
     assert not (project / "build").exists()
+
+
+ERROR_CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("view", {"path": "/etc/passwd"}), ("view", {"path": "../outside"}), ("view", {"path": "missing.txt"}),
+    ("edit", {"path": "/etc/hosts", "old": "a", "new": "b"}),
+    ("edit", {"path": "nope.py", "old": "a", "new": "b"}),
+    ("write", {"path": "/etc/x", "content": "x"}), ("write", {"path": "../x", "content": "x"}),
+    ("remove", {"path": "/etc/passwd"}), ("remove", {"path": "../x"}), ("remove", {"path": "nothing-here"}),
+    ("restore", {"trash_id": "t20990101T000000Z-abcdef"}), ("diff", {"checkpoint": "cp-9999"}),
+    ("undo", {"checkpoint": "cp-9999"}), ("changes", {"name": "no-fork"}), ("apply", {"name": "no-fork"}),
+    ("discard", {"name": "no-fork"}), ("fork", {"name": "f2", "from_checkpoint": "cp-9999"}),
+    ("workflow", {"action": "start", "name": "no-such"}),
+    ("workflow", {"action": "current", "run_id": "wr_x"}),
+    ("describe_capability", {"name": "nope"}), ("call_capability", {"name": "nope"}),
+    ("task_show", {"task_id": "nope"}), ("run_command", {"command": "cat /etc/shadow", "sandbox": "nope"}),
+    ("run_command", {"command": "rm -rf /"}), ("view", {"path": "src/app.py", "range": "x"}),
+]
+
+
+def test_no_error_reply_names_the_host_project_folder(agent: tuple[McpClient, Path]) -> None:
+    """Finding 5: every tool's error paths, swept for the project's host path (as given and resolved)."""
+    client, project = agent
+    spellings = {str(project), os.path.realpath(project), str(project.parent)}
+    for tool, arguments in ERROR_CALLS:
+        reply = client.call(tool, arguments)
+        seen = text_of(reply) + json.dumps(data_of(reply))
+        for spelling in spellings:
+            assert spelling not in seen, (tool, arguments, seen)
+
+
+def test_listed_schemas_are_json_schema(agent: tuple[McpClient, Path]) -> None:
+    """Finding 5: what the client sees is JSON Schema (no pydantic gt/le), alternatives declared."""
+    from jsonschema import Draft202012Validator
+
+    client, _ = agent
+    tools = {t.name: t.input_schema for t in client.list_tools().tools}
+    for schema in tools.values():
+        Draft202012Validator.check_schema(schema)
+        assert '"gt"' not in json.dumps(schema)
+        assert '"le"' not in json.dumps(schema)
+    timeout = tools["run_command"]["properties"]["timeout"]
+    assert timeout["exclusiveMinimum"] == 0
+    assert timeout["maximum"] == 3600
+    assert Draft202012Validator(tools["remove"]["properties"]["path"]).is_valid("build")
