@@ -6,20 +6,20 @@ engine's view with ``--json``); errors go through the one error boundary in ``ma
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any, get_args
+from typing import get_args
 
 import click
 
 from canal.core.errors import ExitCode
 from canal.runtime.cli import workflow_render as render
+from canal.runtime.cli.gate_input import read_gate_data, warn_sensitive_on_argv
 from canal.runtime.cli.shared import App, echo_json, pass_app, stderr_is_tty
 from canal.runtime.wfrun import open_engine, workflow_roots
 from canal.runtime.wfrun.factory import PROJECT_WORKFLOWS, ProjectTools
 from canal.workflows.creator import add_step, init_workflow
 from canal.workflows.engine import Engine
-from canal.workflows.errors import GateRejectedError, WorkflowError, WorkflowNotFoundError
+from canal.workflows.errors import WorkflowError, WorkflowNotFoundError
 from canal.workflows.library import find_workflow, workflow_dirs
 from canal.workflows.model import StepType
 from canal.workflows.rundoc import TERMINAL
@@ -47,20 +47,6 @@ def _resolve_run(engine: Engine, run_id: str | None) -> str:
             return summary.run_id
     msg = "no active workflow run (every run is finished, or none was started)"
     raise NoActiveRunError(msg, hint="canal workflow runs   or   canal workflow start NAME")
-
-
-def _gate_data(raw: str | None) -> dict[str, Any]:
-    if raw is None:
-        return {}
-    try:
-        data = json.loads(raw)
-    except ValueError as exc:
-        msg = f"--gate-data is not JSON: {exc}"
-        raise GateRejectedError(msg, hint="canal workflow current   (lists the fields to collect)") from None
-    if not isinstance(data, dict):
-        msg = "--gate-data must be a JSON object of field values"
-        raise GateRejectedError(msg, hint="canal workflow current   (lists the fields to collect)")
-    return data
 
 
 def _run_exit(status: str) -> None:
@@ -109,7 +95,9 @@ def start(app: App, name: str, unattended: bool | None, as_json: bool) -> None:
 
 @workflow.command("advance")
 @click.argument("run_id", metavar="[RUN]", required=False)
-@click.option("--gate-data", metavar="JSON", help="The current step's field values, as one JSON object.")
+@click.option("--gate-data", metavar="JSON|@FILE|-", help="The current step's field values, as one JSON "
+              "object: inline, from a file (@FILE) or from stdin (-); sensitive fields belong in a file "
+              "or on stdin (a command line is seen by ps and shell history).")
 @click.option("--confirm", metavar="TOKEN", help="The token a confirmation point waits for.")
 @click.option("--retry", is_flag=True, help="Re-run a step interrupted by a crash (after checking it).")
 @json_option
@@ -128,7 +116,10 @@ def advance(app: App, run_id: str | None, gate_data: str | None, confirm: str | 
     """
     engine = _engine(app, show_steps=not as_json)
     run = _resolve_run(engine, run_id)
-    view = engine.advance(run, _gate_data(gate_data), confirm=confirm, retry=retry)
+    data, inline = read_gate_data(gate_data)
+    if inline and data:
+        warn_sensitive_on_argv(engine.current(run).step, data)
+    view = engine.advance(run, data, confirm=confirm, retry=retry)
     if as_json:
         echo_json(render.view_json(view))
     else:
