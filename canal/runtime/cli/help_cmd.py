@@ -9,6 +9,7 @@ edge cases and the security notes, generated from click's own metadata plus ``NO
 from __future__ import annotations
 
 import inspect
+import textwrap
 from pathlib import Path
 
 import click
@@ -52,8 +53,11 @@ NOTES: dict[str, tuple[str, ...]] = {
 EXIT_CODES = ((0, "success"), *CORE_EXIT_CODES)
 
 
+WIDTH = 100
+
+
 def _short(cmd: click.Command) -> str:
-    text = cmd.get_short_help_str(limit=90)
+    text = " ".join(cmd.get_short_help_str(limit=10_000).split())  # whole: the index wraps it
     if isinstance(cmd, click.Group):
         verbs = [n for n in cmd.list_commands(click.Context(cmd)) if not _hidden(cmd, n)]
         text += f" ({'|'.join(verbs)})" if verbs else ""
@@ -72,7 +76,8 @@ def level0_index(cli_group: click.Group, project_dir: Path) -> str:
     for name in cli_group.list_commands(ctx):
         cmd = cli_group.get_command(ctx, name)
         if cmd is not None and not cmd.hidden:
-            lines.append(f"  {name}: {_short(cmd)}")
+            lines.extend(textwrap.wrap(f"{name}: {_short(cmd)}", WIDTH, initial_indent="  ",
+                                       subsequent_indent="      ", break_on_hyphens=False))
     index = read_index(project_dir)
     if index is None:
         lines.append("project tools and workflows: none indexed yet (run: canal discover)")
