@@ -52,7 +52,7 @@ def test_person_approves_through_the_client_and_is_recorded(human: tuple[McpClie
     assert not result.is_error, text_of(result)
     assert not folder.exists()
     assert "rm -rf dist" in person.asked[-1]
-    records = (project.parent / "state" / "approvals").glob("*.json")
+    records = (project.parent / "state").rglob("approvals/*.json")  # <root>/projects/<key>/approvals
     assert any("Alice" in p.read_text() for p in records), "the approval names who answered"
 
 
