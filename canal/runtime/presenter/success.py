@@ -71,5 +71,5 @@ def _note(hidden: int, total: int, saved: str | None, save_error: str, say: Say 
     what = f"[... {hidden} earlier lines of stderr not shown ({total} in all)"
     if saved is None:
         return f"{what}; they could not be saved: {save_error or 'unknown error'}]"
-    read = f"sed -n '1,{min(hidden, 100)}p' {shlex.quote(saved)}"
+    read = f"sed -n 1,{min(hidden, 100)}p {shlex.quote(saved)}"  # no quotes: reads plainly when worded
     return f"{what}. Full stderr: {saved}; read it: {runnable(read, say)}]"
