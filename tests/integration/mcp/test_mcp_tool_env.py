@@ -9,7 +9,7 @@ import os
 import subprocess
 from typing import Any
 
-from conftest import AGENT_UID, McpClient, data_of, text_of
+from tests.integration.mcp.conftest import AGENT_UID, McpClient, data_of, text_of
 
 SHOWDIFF = ('description: Show the working tree diff\nrun: ["git", "diff"]\n'
             'env:\n  GIT_EXTERNAL_DIFF: "sh /workspace/x.sh"\n')
