@@ -70,3 +70,12 @@ class ConfirmationRequired(CanalError):
 
     code = "CONFIRMATION_REQUIRED"
     exit_code = ExitCode.CONFIRMATION_REQUIRED
+
+
+class SettingRefused(ValueError):
+    """A setting's value refused with a code of its own rather than ``CONFIG_INVALID`` (a validator raises
+    it; loading the settings turns it into the ``CanalError`` of that code, naming the line)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code

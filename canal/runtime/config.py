@@ -22,6 +22,8 @@ Example::
     limits: {sandboxes: 8}   # sandboxes of the project running at once (forks included)
     presenter: {max_lines: 200}
     checkpoints: {exclude: [data/], max_file_bytes: 67108864, keep: 100}   # docs/checkpoints.md
+    # behind a corporate network (docs/images.md, docs/egress.md): sandbox.ca_certificates: [host],
+    # sandbox.network.upstream_proxy: http://proxy.example.com:3128, image.index_url: https://...
     unattended: false        # confirm becomes deny
 """
 
@@ -31,18 +33,20 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from canal.core.errors import SettingRefused
 from canal.runtime.approvals.identities import ApprovalsSettings
 from canal.runtime.audit.otlp import OtlpSettings
 from canal.runtime.checkpoints.settings import CheckpointSettings
 from canal.runtime.config_hints import unknown_key_hint
+from canal.runtime.corpnet.errors import CODED
 from canal.runtime.errors import ConfigError, ProfileLoosened
 from canal.runtime.presenter import PresenterConfig
 from canal.runtime.project import CONFIG_NAME
 from canal.runtime.safeyaml import load_yaml
 from canal.runtime.storage.limits import StorageLimits
-from canal.sandbox.project_image import ProjectImage
+from canal.sandbox.project_image import ProjectImage, mirror_entry
 from canal.sandbox.spec import Bytes, SandboxSpec
 
 
@@ -107,6 +111,25 @@ class CanalConfig(_Model):
             return {**value, "user": "auto"}
         return value
 
+    @model_validator(mode="before")
+    @classmethod
+    def _mirrors_allowed(cls, data: Any) -> Any:
+        """``sandbox.network.allow_mirrors: true`` adds the hosts of ``image.index_url`` and
+        ``image.npm_registry`` to the allowlist, as entries a person sees when approving."""
+        network = data.get("sandbox", {}).get("network") if isinstance(data, dict) else None
+        image = data.get("image") if isinstance(data, dict) else None
+        if not isinstance(network, dict) or network.get("allow_mirrors") is not True \
+                or not isinstance(image, dict) or not isinstance(network.get("allow", []), list):
+            return data
+        allow = list(network.get("allow", []))
+        for name in ("index_url", "npm_registry"):
+            url = image.get(name)
+            if isinstance(url, str) and url.startswith("https://"):
+                entry = mirror_entry(url)
+                if entry not in allow:
+                    allow.append(entry)
+        return {**data, "sandbox": {**data["sandbox"], "network": {**network, "allow": allow}}}
+
 
 def _line_of(node: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
     """Walk the composed YAML tree along a pydantic error location; the deepest line found."""
@@ -131,16 +154,25 @@ def parse_config(text: str, source: str = CONFIG_NAME) -> CanalConfig:
     try:
         return CanalConfig.model_validate(data or {})
     except ValidationError as exc:
-        problems = []
+        problems, coded = [], []
         for err in exc.errors():
             where = ".".join(str(p) for p in err["loc"])
             line = _line_of(tree, tuple(err["loc"]))
             unknown = err["type"] == "extra_forbidden"
             hint = unknown_key_hint(CanalConfig, tuple(err["loc"])) if unknown else ""
             problems.append(f"{source}:{line or '?'}: {where}: {err['msg']}" + (f" ({hint})" if hint else ""))
+            refused = (err.get("ctx") or {}).get("error")
+            if isinstance(refused, SettingRefused) and refused.code in CODED:
+                coded.append((CODED[refused.code], where, line, str(refused)))
         msg = "Invalid configuration:\n" + "\n".join(problems)
+        details = {"file": source, "errors": problems}
+        if coded:  # a setting refused with a code of its own: that code, naming the setting and the line
+            cls, where, line, why = coded[0]
+            refusal = f"{source}:{line or '?'}: {why}; nothing was approved or run."
+            raise cls(refusal, hint=f"edit {source} (see docs/config.md), then re-run",
+                      details={**details, "setting": where}) from None
         raise ConfigError(msg, hint=f"edit {source} (see docs/config.md), then re-run",
-                          details={"file": source, "errors": problems}) from None
+                          details=details) from None
 
 
 STRICTNESS = {"standard": 0, "strict": 1}

@@ -24,6 +24,7 @@ from canal.runtime.audit import Decision as AuditDecision
 from canal.runtime.audit import RunCompleted, RunStarted
 from canal.runtime.audit.dangling import runner
 from canal.runtime.checkpoints import Checkpoint, CheckpointError
+from canal.runtime.corpnet.offline import offline_footer
 from canal.runtime.egress import denied_footer
 from canal.runtime.errors import format_error
 from canal.runtime.files.errors import PathNotFound, PathOutsideWorkspace, SymlinkEscape
@@ -217,7 +218,7 @@ class Pipeline:
         hold the output as printed, secrets and all, and go even when presenting fails."""
         folder = self.services.outputs_dir(req.ref.name)
         try:
-            egress = [redact(part) for part in self._egress_footer(req)]  # a host name may carry a secret
+            egress = [redact(part) for part in self._egress_footer(req, result)]  # a host may carry a secret
             shown = present(result, config=req.presenter or self.services.config.presenter,
                             output_dir=folder, sandbox_output_dir=OUTPUT_MOUNT, redact=redact,
                             file_owner=_file_owner(self.services), name_hint=req.ref.name,
@@ -246,9 +247,13 @@ class Pipeline:
                 "reason": exc.message}, actor=req.actor)
             raise
 
-    def _egress_footer(self, req: RunRequest) -> list[str]:
-        """Record what an allowlist sandbox's proxy saw; name what this sandbox was refused."""
-        if self.services.config.sandbox.network.mode != "allowlist":
+    def _egress_footer(self, req: RunRequest, result: ExecResult) -> list[str]:
+        """Record what an allowlist sandbox's proxy saw; name what this sandbox was refused (or, in a
+        sandbox without a network, that it has none, when a command failed trying)."""
+        mode = self.services.config.sandbox.network.mode
+        if mode == "none":
+            return offline_footer(result, req.say)
+        if mode != "allowlist":
             return []
         try:
             attempts = self.services.egress.collect(self.backend)

@@ -34,6 +34,7 @@ from canal.sandbox.docker_info import info_of
 from canal.sandbox.docker_spec import canal_labels, run_kwargs
 from canal.sandbox.egress_docker import EgressProxies
 from canal.sandbox.egress_squid import EgressRead, ProxyState
+from canal.sandbox.egress_upstream import upstream
 from canal.sandbox.errors import (
     EngineError,
     FileTransferRefused,
@@ -119,7 +120,8 @@ class DockerBackend:
             self.client.images.get(spec.image)  # never pull implicitly: no registry may be reachable
         route = None
         if spec.network.mode == "allowlist":  # EgressProxyFailed stops here: never a wider network
-            route = self.egress.ensure(spec.network.allow)
+            gateway = upstream(spec.network.upstream_proxy, forbidden=[m.source for m in spec.mounts])
+            route = self.egress.ensure(spec.network.allow, gateway)
         try:
             with translating("create", name=name):
                 container = self.client.containers.run(**run_kwargs(spec, name=name, labels=labels,

@@ -20,9 +20,12 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
+    field_validator,
     model_serializer,
     model_validator,
 )
+
+from canal.sandbox.egress_upstream import check_upstream_url
 
 DEFAULT_PORTS = (80, 443)
 _LABEL = r"(?!-)[a-z0-9-]{1,63}(?<!-)"
@@ -139,6 +142,10 @@ class NetworkSpec(_Model):
 
     mode: Literal["none", "bridge", "allowlist"] = "none"
     allow: tuple[AllowEntry, ...] = ()
+    # a corporate proxy the egress proxy and image builds go out through (egress_upstream), and whether
+    # the package mirrors canal.yaml's image section names are allowed too (canal.runtime.config)
+    upstream_proxy: str | None = None
+    allow_mirrors: bool = False
 
     @model_validator(mode="before")
     @classmethod
@@ -147,14 +154,30 @@ class NetworkSpec(_Model):
 
     @model_validator(mode="after")
     def _check(self) -> NetworkSpec:
-        if self.allow and self.mode != "allowlist":
+        if (self.allow or self.allow_mirrors) and self.mode != "allowlist":
             msg = f"allow entries need mode: allowlist (mode is {self.mode})"
+            raise ValueError(msg)
+        if self.upstream_proxy is not None and self.mode == "bridge":
+            msg = ("upstream_proxy needs mode: allowlist (or none, for image builds only): a bridge sandbox "
+                   "goes out directly, past any proxy")
             raise ValueError(msg)
         return self
 
+    @field_validator("upstream_proxy")
+    @classmethod
+    def _upstream(cls, value: str | None) -> str | None:
+        return None if value is None else check_upstream_url(value)
+
     @model_serializer(mode="wrap")
     def _as_word(self, handler: SerializerFunctionWrapHandler) -> Any:
-        return self.mode if self.mode != "allowlist" else handler(self)
+        """A word for none and bridge; the settings added later only where set (approvals stay valid)."""
+        if self.mode != "allowlist" and self.upstream_proxy is None:
+            return self.mode
+        data = handler(self)
+        for name, default in (("upstream_proxy", None), ("allow_mirrors", False)):
+            if data.get(name) == default:
+                data.pop(name, None)
+        return data
 
     def within(self, wider: NetworkSpec) -> bool:
         """Whether this network reaches nothing ``wider`` does not (no network < allowlist < bridge)."""

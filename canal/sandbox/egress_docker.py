@@ -40,6 +40,7 @@ from canal.sandbox.egress_squid import (
     parse_dns_line,
     squid_conf,
 )
+from canal.sandbox.egress_upstream import Upstream
 from canal.sandbox.errors import EgressProxyFailed, SandboxError, SandboxExists
 from canal.sandbox.images import EGRESS_IMAGE
 
@@ -75,8 +76,12 @@ class EgressRoute:
                 "npm_config_https_proxy": url, "PIP_PROXY": url}
 
 
-def route_id(allow: Sequence[AllowEntry]) -> str:
-    body = json.dumps([e.model_dump(mode="json") for e in allow], sort_keys=True, separators=(",", ":"))
+def route_id(allow: Sequence[AllowEntry], upstream: Upstream | None = None) -> str:
+    """The allowlist's (and, when there is one, the upstream proxy's address: never its credentials)."""
+    entries: list[Any] = [e.model_dump(mode="json") for e in allow]
+    if upstream is not None:
+        entries.append({"upstream": upstream.url(with_credentials=False)})
+    body = json.dumps(entries, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(body.encode()).hexdigest()[:12]
 
 
@@ -92,26 +97,26 @@ class EgressProxies:
         # names the proxy resolves from its own hosts file before DNS (tests map *.canal.test names)
         self.hosts = dict(hosts or {})
 
-    def names(self, allow: Sequence[AllowEntry]) -> tuple[str, str]:
+    def names(self, allow: Sequence[AllowEntry], upstream: Upstream | None = None) -> tuple[str, str]:
         """(proxy container, internal network) for ``allow``."""
-        proxy = f"{self.owner}-egress-{route_id(allow)}"
+        proxy = f"{self.owner}-egress-{route_id(allow, upstream)}"
         return proxy, f"{proxy}-in"
 
     def _labels(self) -> dict[str, str]:
         return {LABEL_EGRESS: self.owner, LABEL_OWNER: self.owner}
 
     # -- starting --------------------------------------------------------------------------------
-    def ensure(self, allow: Sequence[AllowEntry]) -> EgressRoute:
-        """The running proxy for ``allow``, started if needed. Fails closed: ``EgressProxyFailed``, and
-        nothing half-started is left behind."""
-        proxy, inner = self.names(allow)
+    def ensure(self, allow: Sequence[AllowEntry], upstream: Upstream | None = None) -> EgressRoute:
+        """The running proxy for ``allow`` (going out through ``upstream``), started if needed. Fails
+        closed: ``EgressProxyFailed``, and nothing half-started is left behind."""
+        proxy, inner = self.names(allow, upstream)
         current = self._proxy(proxy)
         if current is not None and current.status == "running":
             return self._route(current, inner)
         try:
             if current is not None:  # stopped or dead: its sandboxes have no way out anyway
                 self._remove_container(current)
-            return self._start(proxy, inner, allow)
+            return self._start(proxy, inner, allow, upstream)
         except SandboxExists:  # another process started it meanwhile
             return self._await_other(proxy, inner)
         except SandboxError as exc:
@@ -121,7 +126,8 @@ class EgressProxies:
             doctor = act("doctor", "checks the egress image and proxies; then retry")
             raise EgressProxyFailed(msg, next=doctor, details={"proxy": proxy, "cause": exc.code}) from exc
 
-    def _start(self, proxy: str, inner_name: str, allow: Sequence[AllowEntry]) -> EgressRoute:
+    def _start(self, proxy: str, inner_name: str, allow: Sequence[AllowEntry],
+               upstream: Upstream | None) -> EgressRoute:
         with translating("find the image for", name=proxy):
             self.client.images.get(self.image)  # never pulled: no registry may be reachable
         inner = self._network(inner_name, internal=True, route=proxy)
@@ -129,7 +135,8 @@ class EgressProxies:
         with translating("list the engine's networks"):
             networks = self.client.api.networks()
         refused = refused_destinations(networks, own=(inner.name, outer.name))
-        conf = squid_conf(allow, port=PROXY_PORT, sandboxes=_ipam(inner, "Subnet"), blocked=refused)
+        conf = squid_conf(allow, port=PROXY_PORT, sandboxes=_ipam(inner, "Subnet"), blocked=refused,
+                          upstream=upstream)
         with translating("create", name=proxy):
             container = self.client.containers.run(
                 self.image, name=proxy, detach=True, network=outer.name, init=True,

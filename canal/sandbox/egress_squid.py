@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from canal.sandbox.egress import AllowEntry
 from canal.sandbox.egress_hosts import collapsed
+from canal.sandbox.egress_upstream import Upstream
 
 ERROR_DENIED = "ERR_CANAL_DENIED"
 ERROR_BLOCKED = "ERR_CANAL_BLOCKED"
@@ -31,10 +32,11 @@ _DNS_QUERY = re.compile(r"query\[(?P<type>[A-Za-z0-9]+)\] (?P<name>.+) from (?P<
 
 
 def squid_conf(allow: Sequence[AllowEntry], *, port: int, sandboxes: str,
-               blocked: Sequence[str] = ()) -> str:
+               blocked: Sequence[str] = (), upstream: Upstream | None = None) -> str:
     """squid.conf: requests from ``sandboxes`` (a subnet) to an allowed host and port, nothing else;
     ``blocked`` destinations (besides loopback and link-local: the host's and the engine's, from
-    ``egress_hosts``) refused even for an allowed name."""
+    ``egress_hosts``) refused even for an allowed name. With an ``upstream`` proxy every allowed request
+    goes to it and squid looks nothing up (``egress_upstream``)."""
     lines = [
         f"http_port {port}",
         "pid_filename none",
@@ -61,12 +63,14 @@ def squid_conf(allow: Sequence[AllowEntry], *, port: int, sandboxes: str,
         f"deny_info {ERROR_BLOCKED} canal_blocked",
     ]
     for index, entry in enumerate(allow):
-        lines += _entry_lines(f"allow{index}", entry)
+        lines += _entry_lines(f"allow{index}", entry, checked=upstream is None)
     lines += [f"deny_info {ERROR_DENIED} all", "http_access deny all"]
+    if upstream is not None:
+        lines += upstream.squid_lines()
     return "\n".join(lines) + "\n"
 
 
-def _entry_lines(name: str, entry: AllowEntry) -> list[str]:
+def _entry_lines(name: str, entry: AllowEntry, *, checked: bool = True) -> list[str]:
     if entry.host == "*":
         host = f"acl {name}_host dstdom_regex -n ."
     elif entry.host.startswith("*."):
@@ -76,8 +80,9 @@ def _entry_lines(name: str, entry: AllowEntry) -> list[str]:
     else:  # a name, or an IP literal a request must name as such (-n: never a lookup to match)
         host = f"acl {name}_host dstdomain -n {entry.host}"
     # the dst check (a lookup) runs only once host and port matched: ACLs on a line short-circuit
-    return [host, f"acl {name}_port port {' '.join(str(p) for p in entry.ports)}",
-            f"http_access deny {name}_host {name}_port canal_blocked",
+    # (no lookup at all when an upstream proxy resolves: it decides what its network's addresses reach)
+    check = [f"http_access deny {name}_host {name}_port canal_blocked"] if checked else []
+    return [host, f"acl {name}_port port {' '.join(str(p) for p in entry.ports)}", *check,
             f"http_access allow {name}_host {name}_port"]
 
 

@@ -96,3 +96,12 @@ class TaskStartFailed(SandboxError):
     """A background task could not be started (the session moved, or its background agent failed)."""
 
     code = "TASK_START_FAILED"
+
+
+class UpstreamCredentialsUnusable(SandboxError):
+    """The upstream proxy's credentials (``CANAL_UPSTREAM_PROXY_CREDENTIALS`` or the file
+    ``CANAL_UPSTREAM_PROXY_CREDENTIALS_FILE`` names) cannot be used: unreadable, open to others, or not
+    ``user:password``. Nothing was started or built."""
+
+    code = "UPSTREAM_PROXY_CREDENTIALS_UNUSABLE"
+    exit_code = 2

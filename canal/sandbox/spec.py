@@ -12,8 +12,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Annotated
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
+from canal.core.errors import SettingRefused
 from canal.sandbox.egress import NetworkSpec
 from canal.sandbox.errors import MountRefused
 from canal.sandbox.images import DEFAULT_IMAGE
@@ -69,6 +70,26 @@ def _check_container_path(value: str) -> str:
     return value
 
 
+CA_OUTSIDE = "CA_CERT_OUTSIDE_PROJECT"
+HOST_BUNDLE = "host"  # sandbox.ca_certificates: the host's own system bundle, by name
+
+
+def _ca_source(value: str) -> str:
+    """``host``, or a PEM file of the project named relative to it (read and checked when the settings
+    are approved: canal.runtime.corpnet)."""
+    path = PurePosixPath(value)
+    if value == HOST_BUNDLE:
+        return value
+    if path.is_absolute() or ".." in path.parts or value.startswith("~"):
+        msg = (f"sandbox.ca_certificates: {value!r} is outside the project; name a PEM file inside it, "
+               f"relative to it (certs/corp.pem), or {HOST_BUNDLE!r} for the host's system bundle")
+        raise SettingRefused(CA_OUTSIDE, msg)
+    if str(path) in ("", ".") or str(path) != value:
+        msg = f"sandbox.ca_certificates: {value!r} is not a normalized path relative to the project"
+        raise ValueError(msg)
+    return value
+
+
 class Mount(_Model):
     """A host folder or file bound into the sandbox. Read-only unless asked otherwise."""
 
@@ -84,6 +105,8 @@ class SandboxSpec(_Model):
     workdir: str = DEFAULT_WORKDIR
     mounts: tuple[Mount, ...] = ()
     network: NetworkSpec = NetworkSpec()
+    # CA certificates the sandbox and its image builds trust, in the system store (canal.runtime.corpnet)
+    ca_certificates: tuple[Annotated[str, AfterValidator(_ca_source)], ...] = Field(default=(), max_length=32)
     limits: Limits = Limits()
     env: dict[str, str] = Field(default_factory=dict)
     user: str = "1000:1000"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from canal.runtime.cli.shared import App, BuildProgress, echo_json, json_option, pass_app, stderr_is_tty
-from canal.runtime.images import ensure_project_image, image_report
+from canal.runtime.images import adds_to_image, ensure_project_image, image_report
 from canal.runtime.project import ProjectNotFound
 from canal.sandbox.image import BuiltImage
 
@@ -17,7 +17,7 @@ def image_group() -> None:
 
 def _has_project(app: App) -> bool:
     try:
-        return not app.canal.services.config.image.empty
+        return adds_to_image(app.canal.services)
     except ProjectNotFound:
         return False
 

@@ -21,7 +21,9 @@ from pathlib import Path
 ENV_DIR = "CANAL_RUNTIME_DIR"
 IDENTITY_VARS = ("CANAL_STATE_DIR", "CANAL_CONFIG_DIR", "CANAL_KEY", "CANAL_REDACT_RULES",
                  "CANAL_APPROVAL_DOOR", "DOCKER_HOST", "DOCKER_CONFIG", "DOCKER_CERT_PATH",
-                 "DOCKER_TLS_VERIFY", "HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME")
+                 "DOCKER_TLS_VERIFY", "HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME",
+                 # the upstream proxy's credentials (canal.sandbox.egress_upstream): a server uses its own
+                 "CANAL_UPSTREAM_PROXY_CREDENTIALS", "CANAL_UPSTREAM_PROXY_CREDENTIALS_FILE")
 SALT_FILE = "salt"
 
 

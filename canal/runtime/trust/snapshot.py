@@ -19,6 +19,7 @@ from typing import Any
 
 from canal.core.errors import CanalError
 from canal.runtime.config import CanalConfig, parse_config
+from canal.runtime.corpnet.cacerts import load as load_cas
 from canal.runtime.errors import ConfigError
 from canal.runtime.files.confine import Workspace, open_parent
 from canal.runtime.files.errors import PathNotFound
@@ -26,6 +27,7 @@ from canal.runtime.paths import config_dir
 from canal.runtime.project import CONFIG_NAME
 from canal.runtime.safeyaml import decode_settings, read_settings_bytes
 from canal.runtime.trust.compare import FREE_SECTIONS
+from canal.sandbox.spec import HOST_BUNDLE
 
 MAX_IMAGE_FILE = 16 * 1024 * 1024
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
@@ -36,12 +38,19 @@ def canonical(data: Any) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def trusted_settings(config: CanalConfig, image_files: dict[str, str] | None = None) -> dict[str, Any]:
+def trusted_settings(config: CanalConfig, image_files: dict[str, str] | None = None,
+                     ca_files: list[dict[str, object]] | None = None) -> dict[str, Any]:
     """The settings that need a person's approval: everything but the free sections. A project image's
-    files carry the sha256 of their content (``image_files``), so an edited file needs approval too; an
-    empty ``image`` section is left out (approvals made before it existed stay valid)."""
+    files carry the sha256 of their content (``image_files``), and so do the CA certificate files, with
+    their certificates' subjects (``ca_files``), so an edited file needs approval too; an empty ``image``
+    section and an empty CA list are left out (approvals made before they existed stay valid)."""
     data = config.model_dump(mode="json")
     settings = {k: v for k, v in data.items() if k not in FREE_SECTIONS}
+    sandbox = settings.get("sandbox", {})
+    if not sandbox.get("ca_certificates"):
+        sandbox.pop("ca_certificates", None)
+    elif ca_files is not None:
+        sandbox["ca_certificates"] = ca_files
     # sections added after projects were approved count only where set: an upgrade keeps every digest
     defaults = CanalConfig().model_dump(mode="json")
     for name in (n for n in LATER_SECTIONS if n in settings):
@@ -106,7 +115,7 @@ def policy_file_path(project_dir: Path, name: Path) -> Path:
     return real
 
 
-def read_image_file(project_dir: Path, source: str) -> bytes:
+def read_image_file(project_dir: Path, source: str, setting: str = "image.files") -> bytes:
     """A file the project image copies (``image.files``): inside the project, reached one folder at a time
     without following a symlink (the agent writes this folder: a component swapped for a link while we
     read makes the read fail instead of leading out; what is read goes into the agent's image), a
@@ -119,20 +128,20 @@ def read_image_file(project_dir: Path, source: str) -> bytes:
         fd = -1
     except (CanalError, OSError) as exc:
         why = exc.message if isinstance(exc, CanalError) else exc.strerror
-        msg = f"image file {source} cannot be read without leaving the project ({why}); nothing was run."
-        hint = f"copy only regular files inside the project (image.files in {CONFIG_NAME})"
+        msg = f"{setting}: {source} cannot be read without leaving the project ({why}); nothing was run."
+        hint = f"name only regular files inside the project ({setting} in {CONFIG_NAME})"
         raise ConfigError(msg, hint=hint, details={"file": source, "reason": "unsafe"}) from None
     if fd < 0:
-        msg = f"image file {source} (named in {CONFIG_NAME}) does not exist; nothing was run."
-        raise ConfigError(msg, hint=f"create it, or remove it from image.files in {CONFIG_NAME}",
+        msg = f"{setting}: {source} (named in {CONFIG_NAME}) does not exist; nothing was run."
+        raise ConfigError(msg, hint=f"create it, or remove it from {setting} in {CONFIG_NAME}",
                           details={"file": source, "reason": "missing"})
     with os.fdopen(fd, "rb") as fh:
         info = os.fstat(fh.fileno())
         data = fh.read(MAX_IMAGE_FILE + 1) if stat.S_ISREG(info.st_mode) else None
     if data is None or len(data) > MAX_IMAGE_FILE:
         what = "not a regular file" if data is None else f"over {MAX_IMAGE_FILE} bytes"
-        msg = f"image file {source} is {what}; nothing was run."
-        hint = f"copy only regular files of at most 16 MiB (image.files in {CONFIG_NAME})"
+        msg = f"{setting}: {source} is {what}; nothing was run."
+        hint = f"name only regular files of at most 16 MiB ({setting} in {CONFIG_NAME})"
         raise ConfigError(msg, hint=hint, details={"file": source,
                                                    "reason": "not-a-file" if data is None else "too-large"})
     return data
@@ -169,8 +178,9 @@ def take_snapshot(project_dir: Path) -> Snapshot:
     read = {str(name): read_policy_text(policy_file_path(project_dir, name)) for name in config.policy.files}
     files = {f.source: hashlib.sha256(read_image_file(project_dir, f.source)).hexdigest()
              for f in config.image.files}
+    cas = [f.approved_form() for f in load_cas(project_dir, config.sandbox.ca_certificates)]
     digests = {name: digest for name, (digest, _) in read.items()}
-    trusted = trusted_settings(config, files) if files else json.loads(settings)  # each snapshot its own
+    trusted = trusted_settings(config, files, cas) if files or cas else json.loads(settings)  # its own
     return Snapshot(config, trusted, digests, exists=data is not None,
                     policy_texts={name: text for name, (_, text) in read.items()})
 
@@ -189,6 +199,7 @@ def settings_files(project_dir: Path) -> list[PurePosixPath]:
         config = take_snapshot(root).config
         names.update(config.policy.files)
         names.update(Path(f.source) for f in config.image.files)
+        names.update(Path(s) for s in config.sandbox.ca_certificates if s != HOST_BUNDLE)
     found = [PurePosixPath(CONFIG_NAME)]
     for name in names:
         path = Path(os.path.normpath(root / name))
