@@ -58,7 +58,8 @@ def _row(built: BuiltImage) -> dict[str, object]:
 @pass_app
 def show(app: App, as_json: bool) -> None:
     """Show the image this project's sandboxes start from: its base, the base's Debian packages, what
-    canal.yaml's image: section adds (preset, apt, pip, npm, files), and whether it is built.
+    canal.yaml's image: section adds (preset, apt, pip, npm, files, mirrors), the CA certificates it
+    trusts (sandbox.ca_certificates), and whether it is built.
 
     Example: canal image show
     """
@@ -78,6 +79,11 @@ def show(app: App, as_json: bool) -> None:
             lines.append(f"{kind:<8} {' '.join(added[kind])}")
     for item in added.get("files") or []:
         lines.append(f"file     {item}")
+    for item in added.get("ca_certificates") or []:  # what the sandboxes trust, beyond Debian's CAs
+        lines.append(f"trusts   {item}")
+    for name, label in (("index_url", "pip from"), ("npm_registry", "npm from")):
+        if added.get(name):
+            lines.append(f"{label} {added[name]}")
     click.echo("\n".join(lines))
 
 

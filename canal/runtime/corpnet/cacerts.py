@@ -14,6 +14,7 @@ import hashlib
 import os
 import re
 import ssl
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,25 +117,34 @@ def parse(data: bytes, source: str, *, host: bool = False) -> tuple[tuple[bytes,
         raise CaCertPrivateKey(msg, hint="keep the key elsewhere and list a file with the CA's certificate "
                                "(BEGIN CERTIFICATE) only", details={"setting": SETTING, "file": source})
     blocks = _CERT.findall(data)
-    certs, subjects = [], []
-    for block in blocks:
-        try:
-            cert = x509.load_pem_x509_certificate(block)
-        except ValueError:
-            if host:  # the host's bundle is the administrator's: a block OpenSSL would skip is skipped
-                continue
-            blocks = []
-            break
-        certs.append(block + b"\n")
-        if not host:
-            fingerprint = cert.fingerprint(hashes.SHA256()).hex()[:16]
-            subjects.append(f"{cert.subject.rfc4514_string()} [{fingerprint}]")
-    if not blocks or not certs:
+    if host:  # the host's bundle is the administrator's, as OpenSSL reads it: taken block by block
+        certs = [block + b"\n" for block in blocks]
+        subjects: list[str] = []
+    else:
+        certs, subjects = _checked(blocks)
+    if not certs:
         msg = (f"{where} is not a PEM certificate file (no BEGIN CERTIFICATE block that parses); nothing "
                "was approved, built or run.")
         raise CaCertNotPem(msg, hint="convert it: openssl x509 -in corp.der -inform der -out corp.pem",
                            details={"setting": SETTING, "file": source})
     return tuple(certs), tuple(subjects)
+
+
+def _checked(blocks: Sequence[bytes]) -> tuple[list[bytes], list[str]]:
+    """Each block as an X.509 certificate with its subject and fingerprint; none if one does not parse
+    (a file a person approves is all certificates, or it is refused)."""
+    certs, subjects = [], []
+    with warnings.catch_warnings():  # cryptography warns of what it will refuse later: a parse is enough
+        warnings.simplefilter("ignore")
+        for block in blocks:
+            try:
+                cert = x509.load_pem_x509_certificate(block)
+            except ValueError:
+                return [], []
+            certs.append(block + b"\n")
+            fingerprint = cert.fingerprint(hashes.SHA256()).hex()[:16]
+            subjects.append(f"{cert.subject.rfc4514_string()} [{fingerprint}]")
+    return certs, subjects
 
 
 def check_unchanged(files: Sequence[CaFile], approved: Sequence[dict[str, object]]) -> list[str]:
