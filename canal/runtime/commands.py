@@ -55,7 +55,10 @@ def _run(a: Args) -> str:
     what = "<the same command>" if a.get("secret") or command is None else shell_words(str(command))
     confirm = _opt("--confirm", a.get("token"))
     verb = "task start" if a.get("task") else "run"  # a refused task start starts again with its token
-    return f"canal {verb}{_sandbox(a)}{confirm} -- {what}"
+    options = a.get("task_options") or {}  # the same task: its name, timeout and forwards again
+    flags = _opt("--name", options.get("name")) + _opt("--timeout", options.get("timeout")) + "".join(
+        _opt("--forward", f) for f in options.get("forward") or ())
+    return f"canal {verb}{_sandbox(a)}{flags}{confirm} -- {what}"
 
 
 def _advance(a: Args) -> str:

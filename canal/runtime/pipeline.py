@@ -10,7 +10,7 @@ import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from canal.core.errors import ConfirmationRequired, PolicyDenied
 from canal.core.mask import mask_exact
@@ -75,6 +75,8 @@ class RunRequest:
     on_output: Callable[[str, bytes], None] | None = None  # raw chunks as they arrive (live display)
     say: Say | None = None  # the front end's words for next actions, in text composed for it
     task: str | None = None  # the background task this command starts (its intent record names it)
+    # the task's own options (name, timeout, forwards), so a confirmation's rerun starts the same task
+    task_options: Mapping[str, Any] | None = None
 
     @property
     def text(self) -> str:
@@ -447,7 +449,7 @@ def _confirm_action(req: RunRequest, token: str, approval: str, *, holds_secret:
         return act("confirm", token=token, approval=approval, call=True, approvers=ways)
     return act("confirm", token=token, approval=approval, sandbox=req.ref.name,
                command=None if holds_secret else req.command, secret=holds_secret or None, approvers=ways,
-               task=True if req.task else None)
+               task=True if req.task else None, task_options=dict(req.task_options or {}) or None)
 
 
 def _refusal(code: str, message: str, hint: str, actions: list[NextAction], say: Say | None) -> str:

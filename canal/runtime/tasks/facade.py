@@ -87,8 +87,10 @@ class Tasks:
         with self.manager.slot(ref.name, settings.max_running):
             forwards = [self._forwarder(ref, spec, task_id) for spec in specs]  # a taken port: refused now
             try:
+                options = {"name": name, "timeout": timeout_s, "forward": list(forward) or None}
                 req = RunRequest(command=command, ref=ref, confirm=confirm, actor=self.actor, task=task_id,
-                                 unattended=self.unattended if unattended is None else unattended, say=say)
+                                 unattended=self.unattended if unattended is None else unattended, say=say,
+                                 task_options={k: v for k, v in options.items() if v is not None})
                 admitted = self.pipeline.admit(req)
                 if isinstance(admitted, RunResult):
                     for fwd in forwards:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import time
 from typing import Any
@@ -128,6 +129,24 @@ def test_a_task_starts_where_the_session_is_and_goes_through_the_policy(served: 
     assert asked.stderr.startswith("CONFIRMATION_REQUIRED\n")
     assert "canal task start --confirm c_" in asked.stderr
     assert (served.root / "sub").is_dir()  # nothing ran
+
+
+def test_a_task_start_asks_in_the_one_confirmation_shape(served: ServedProject) -> None:
+    """Issue 32, finding 3: ``task start --json`` gives the confirmation object run, apply, tools and
+    workflows give (``token, reason, rule_ids, expires_at, approval, rerun``); its rerun runs as written."""
+    asked = served.run("task", "start", "--json", "--name", "wipe", "--", "rm -rf /workspace/sub")
+    assert asked.returncode == 120, asked.stderr
+    found = json.loads(asked.stdout)["confirmation"]
+    assert set(found) >= {"token", "reason", "rule_ids", "expires_at", "approval", "rerun"}, found
+    assert found["approval"] == "agent"
+    assert found["rule_ids"], found
+    rerun = shlex.split(found["rerun"])
+    assert rerun[:3] == ["canal", "task", "start"]
+    assert found["token"] in rerun
+    assert (served.root / "sub").is_dir()  # nothing ran
+    assert served.run(*rerun[1:]).returncode == 0
+    assert served.run("task", "wait", "wipe").returncode == 0
+    assert not (served.root / "sub").exists()
 
 
 def test_unknown_and_foreign_task_ids_are_refused(served: ServedProject, docker_client: Any) -> None:

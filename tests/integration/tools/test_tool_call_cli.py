@@ -52,3 +52,24 @@ def test_tool_runs_in_the_sandbox_on_the_workspace(tool_project: ToolProject) ->
     result = json.loads(done.stdout)
     assert (result["status"], result["exit_code"]) == ("ok", 0)
     assert result["output"] == "4 notes.txt"
+
+
+CONFIRMATION = {"token", "reason", "rule_ids", "expires_at", "approval", "rerun"}
+
+
+def test_a_tool_call_asks_in_the_one_confirmation_shape(tool_project: ToolProject) -> None:
+    """Issue 32, finding 3: ``tool call --json`` asks as run, apply and workflows do, through the real
+    client (and its server), and the rerun runs as written."""
+    (tool_project.root / "build").mkdir(exist_ok=True)
+    asked = tool_project.run("tool", "call", "clean_build", "--args", '{"dir": "build"}', "--json")
+    assert asked.returncode == 120
+    found = json.loads(asked.stdout)["confirmation"]
+    assert set(found) >= CONFIRMATION, found
+    assert found["rule_ids"] == ["rm-recursive"]
+    assert found["approval"] == "agent"
+    rerun = shlex.split(found["rerun"])
+    assert rerun[-2:] == ["--confirm", found["token"]]
+    assert (tool_project.root / "build").is_dir()  # nothing ran
+    done = tool_project.run(*rerun[1:])
+    assert done.returncode == 0, done.stderr
+    assert not (tool_project.root / "build").exists()
