@@ -45,7 +45,12 @@ def _ignore(_: BuildEvent) -> None:
 
 
 def context_dir(name: str = "sandbox") -> Path:
-    return Path(str(resources.files("canal._images").joinpath(name)))
+    """An image's build folder: in the wheel ``canal/_images/NAME``; in an editable install of a clone,
+    the repository's own ``images/NAME`` beside ``canal/``."""
+    try:
+        return Path(str(resources.files("canal._images").joinpath(name)))
+    except ModuleNotFoundError:
+        return Path(__file__).resolve().parents[2] / "images" / name
 
 
 def context_hash(folder: Path) -> str:

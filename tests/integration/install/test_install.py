@@ -19,17 +19,23 @@ import site
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import zipfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from project_helpers import chown_tree, remove_project_containers
 from server_helpers import stop_servers
 
 REPO = Path(__file__).resolve().parents[3]
-SOURCES = ("pyproject.toml", "setup.py", "README.md", "canal", "images")
+SOURCES = ("pyproject.toml", "LICENSE", "README.md", "canal", "images")
 THROWAWAY = {"policy": "policy 9.9.9, not Canal's", "workflows": "workflows 9.9.9, not Canal's"}
 SHADOWS = ("runtime", "policy", "sandbox")
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "approvals"))
+
+from os_users import make_user, remove_user  # noqa: E402
 
 
 def _pip(*args: str, cwd: Path) -> None:
@@ -40,7 +46,7 @@ def _pip(*args: str, cwd: Path) -> None:
 
 
 def _canal_wheel(tmp: Path) -> Path:
-    """Canal's wheel, built from a copy of this checkout (the build writes into its source folder)."""
+    """Canal's wheel, built from a copy of this checkout."""
     src = tmp / "src"
     for name in SOURCES:
         if (REPO / name).is_dir():
@@ -169,3 +175,43 @@ def test_canal_installs_only_canal_next_to_policy_and_workflows(
                       "from policy.core import who\n"
                       "print(repr(policy.OWNER), repr(workflows.OWNER), who())", home)
     assert " ".join(owners) == f"{THROWAWAY['policy']!r} {THROWAWAY['workflows']!r} policy.core"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="another OS user needs root")
+def test_a_user_who_can_only_read_the_clone_builds_its_wheel() -> None:
+    """Issue 30: the build backend writes nothing into the source tree, so a user with read access to a
+    clone (an OS user made here, on a root-owned copy) builds Canal's wheel; its metadata carries the
+    license as an SPDX expression (PEP 639) and its license file."""
+    base = Path(tempfile.mkdtemp(prefix="canal-readonly-", dir="/tmp"))
+    try:
+        base.chmod(0o755)
+        src = base / "src"
+        for name in SOURCES:
+            if (REPO / name).is_dir():
+                shutil.copytree(REPO / name, src / name,
+                                ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info"))
+            else:
+                src.mkdir(exist_ok=True)
+                shutil.copy2(REPO / name, src / name)
+        subprocess.run(["chmod", "-R", "u=rwX,go=rX", str(src)], check=True)
+        before = sorted(p.relative_to(src).as_posix() for p in src.rglob("*"))
+        reader = make_user(base, "reader")
+        try:
+            out = reader.home
+            done = reader.run(sys.executable, "-m", "pip", "--isolated", "--disable-pip-version-check",
+                              "--no-input", "--no-cache-dir", "wheel", "--no-deps", "--no-index",
+                              "--no-build-isolation", "-w", str(out / "dist"), str(src), timeout=300)
+        finally:
+            remove_user(reader)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert sorted(p.relative_to(src).as_posix() for p in src.rglob("*")) == before  # nothing written
+        (wheel,) = (out / "dist").glob("canal_sandbox-*.whl")
+        with zipfile.ZipFile(wheel) as zf:
+            names = zf.namelist()
+            metadata = zf.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+        assert "canal/_images/sandbox/Dockerfile" in names
+        assert "canal/_images/egress/Dockerfile" in names
+        assert "License-Expression: Apache-2.0" in metadata
+        assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), names
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
