@@ -67,4 +67,5 @@ def test_error_codes_are_pinned() -> None:
         "SessionFailed": ("SESSION_FAILED", 125),
         "EngineError": ("ENGINE_ERROR", 125),
         "TaskStartFailed": ("TASK_START_FAILED", 125),
+        "UpstreamCredentialsUnusable": ("UPSTREAM_PROXY_CREDENTIALS_UNUSABLE", 2),
     }
