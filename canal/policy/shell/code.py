@@ -51,7 +51,16 @@ def _positionals(argv: tuple[str, ...]) -> list[str]:
 
 
 def _stdin_fed(seg: Segment) -> bool:
-    return seg.stdin_piped or any(r.mode in ("heredoc", "herestring") for r in seg.redirects)
+    """Code arrives on stdin from somewhere the command does not show: a pipe, or a here-document or
+    here-string with expansions (what they expand to is known only at run time)."""
+    fed = any(r.mode in ("heredoc", "herestring") and not r.literal for r in seg.redirects)
+    return seg.stdin_piped or fed
+
+
+def _literal_fed(seg: Segment) -> bool:
+    """The code is the literal body of a here-document or here-string: written out in the command, as
+    visible as ``python3 -c '...'`` (``python3 <<'EOF' ... EOF``)."""
+    return any(r.mode in ("heredoc", "herestring") and r.literal for r in seg.redirects)
 
 
 def code_kind(seg: Segment) -> str:
@@ -69,6 +78,9 @@ def code_kind(seg: Segment) -> str:
     if program in _JQ and any("system" in a for a in argv[1:]):
         return "embedded"
     no_script = not _positionals(argv) or "-" in argv[1:]
-    if (_PYTHON.match(program) or program in _STDIN_INTERPRETERS) and no_script and _stdin_fed(seg):
-        return "stdin"
+    if (_PYTHON.match(program) or program in _STDIN_INTERPRETERS) and no_script:
+        if _stdin_fed(seg):
+            return "stdin"
+        if _literal_fed(seg):
+            return "inline"
     return ""
