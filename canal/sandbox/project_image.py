@@ -41,7 +41,8 @@ PROJECT_REPOSITORY = "canal/project"
 RECIPE_LABEL = "canal.image.recipe"
 # What each preset adds: a toolchain, git, make and the build tools native extensions need.
 PRESETS: dict[str, tuple[str, ...]] = {
-    "python": ("python3-dev", "python3-pip", "python3-venv", "build-essential", "make", "pkg-config", "git"),
+    "python": ("python3-dev", "python3-pip", "python3-venv", "python-is-python3", "build-essential", "make",
+               "pkg-config", "git"),
     "node": ("nodejs", "npm", "build-essential", "make", "python3", "git"),
 }
 MAX_PACKAGES = 200

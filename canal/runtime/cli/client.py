@@ -32,7 +32,8 @@ from canal.runtime.server.paths import ServerPaths, build_id, server_paths
 if TYPE_CHECKING:
     from canal.runtime.server.errors import ServerError
 
-LOCAL_COMMANDS = frozenset({"approve", "config", "init"})  # a person answers at their own terminal
+# a person answers at their own terminal; swerex serve is a long-lived server of its own in the foreground
+LOCAL_COMMANDS = frozenset({"approve", "config", "init", "swerex"})
 SIGNAL_NAMES = {signal.SIGINT: "INT", signal.SIGTERM: "TERM", signal.SIGHUP: "HUP"}
 CANAL_ERROR_EXIT = 125
 

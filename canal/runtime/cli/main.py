@@ -41,6 +41,7 @@ COMMANDS: dict[str, str] = {
     "server": "canal.runtime.cli.server_cmd",
     "task": "canal.runtime.cli.task_cmd",
     "port-forward": "canal.runtime.cli.forward_cmd",
+    "swerex": "canal.runtime.cli.swerex_cmd",
 }
 COMMAND_MODULES = tuple(dict.fromkeys(COMMANDS.values()))
 
