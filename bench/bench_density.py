@@ -14,7 +14,7 @@ folder), config and caches; removed at the end with every container. Two phases,
   8 per project (``limits.sandboxes``' default; more would need canal.yaml approved at a terminal);
 - baseline: N ``docker run -d canal/sandbox:0.1.0 sleep infinity`` with the sandbox's hardening flags
   (no network, read-only root, no capabilities, no-new-privileges, the same tmpfs, memory, CPU and pids
-  limits, the project folder bind-mounted at /workspace), with the same concurrency.
+  limits, ``--init`` as the sandbox has, a folder bind-mounted at /workspace), with the same concurrency.
 
 Measured after ``--settle`` seconds, the same way for both: host memory (``MemAvailable`` of
 /proc/meminfo, before and after; per container the difference / N), each container's memory cgroup
@@ -53,7 +53,7 @@ HARDENING = ["--network", "none", "--cap-drop", "ALL", "--security-opt", "no-new
              "--tmpfs", "/tmp:rw,nosuid,nodev,size=256m,mode=1777", "--tmpfs",
              "/home/agent:rw,nosuid,nodev,size=64m,mode=0700,uid=0,gid=0", "--memory", "1g",
              "--memory-swap", "1g", "--cpus", "1", "--pids-limit", "256", "--ipc", "private",
-             "--shm-size", "64m", "--user", "0:0"]
+             "--shm-size", "64m", "--user", "0:0", "--init"]
 
 
 def meminfo(key: str = "MemAvailable") -> int:
@@ -93,6 +93,27 @@ def named(prefixes: tuple[str, ...]) -> tuple[int, int]:
             r, p = proc_mem(pid)
             rss, pss = rss + r, pss + p
     return rss, pss
+
+
+def cpu_ns(container_id: str) -> int | None:
+    """CPU time the container's cgroup used so far, in nanoseconds (None when not found)."""
+    for path, scale, key in ((Path(f"/sys/fs/cgroup/cpuacct/docker/{container_id}/cpuacct.usage"), 1, ""),
+                             (Path(f"/sys/fs/cgroup/system.slice/docker-{container_id}.scope/cpu.stat"), 1000,
+                              "usage_usec")):
+        with contextlib.suppress(OSError):
+            text = path.read_text()
+            if not key:
+                return int(text) * scale
+            for line in text.splitlines():
+                if line.startswith(key + " "):
+                    return int(line.split()[1]) * scale
+    return None
+
+
+def proc_cpu_ns(pid: int) -> int:
+    """User + system CPU of one process (and its threads), in nanoseconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1_000_000_000 // os.sysconf("SC_CLK_TCK")
 
 
 def cgroup_dir(container_id: str) -> Path | None:
@@ -172,6 +193,8 @@ class PhaseResult:
     load_before: float = 0.0
     load_after: float = 0.0
     remove_s: float = 0.0
+    idle_cpu: list[float] = field(default_factory=list)  # per container, share of one core while idle
+    server_idle_cpu: float | None = None
 
     @property
     def host_per(self) -> float:
@@ -202,8 +225,18 @@ def bring_up(jobs: list[Callable[[], None]], parallel: int, result: PhaseResult)
     result.wall_s = time.perf_counter() - start
 
 
-def measure_up(result: PhaseResult, ids: list[str], settle: float) -> None:
+def measure_up(result: PhaseResult, ids: list[str], settle: float, server: int | None = None) -> None:
     time.sleep(settle)
+    before = [cpu_ns(cid) for cid in ids]
+    server_cpu = proc_cpu_ns(server) if server else 0
+    started = time.perf_counter()
+    time.sleep(max(settle, 5.0))  # the idle window: what idle sandboxes cost in CPU
+    window = time.perf_counter() - started
+    after = [cpu_ns(cid) for cid in ids]
+    result.idle_cpu = [(b - a) / 1e9 / window for a, b in zip(before, after, strict=True)
+                       if a is not None and b is not None]
+    if server:
+        result.server_idle_cpu = (proc_cpu_ns(server) - server_cpu) / 1e9 / window
     result.avail_after = meminfo()
     shims = shim_pids()
     result.containers = [container_mem(cid, shims) for cid in ids]
@@ -257,7 +290,7 @@ def canal_phase(root: Path, args: argparse.Namespace) -> PhaseResult:
     print(f"  server pid {pid}: RSS {rss / MIB:.1f} MiB with one warm session")
     bring_up([lambda f=f, s=s: Canal.connect(f, sandbox=s).up() for f, s in targets], args.parallel, result)
     containers = [f"canal-{project_key(f)}-{s}" for f, s in targets]
-    measure_up(result, container_ids(containers), args.settle)
+    measure_up(result, container_ids(containers), args.settle, pid)
     pid_after = server_pid()
     if pid_after != pid:
         print(f"  the server's pid changed during the phase: {pid} -> {pid_after}")
@@ -321,6 +354,10 @@ def show(r: PhaseResult) -> None:
           f"{r.mean('procs_pss') / MIB:.1f} MiB; shim RSS {r.mean('shim_rss') / MIB:.1f} / PSS "
           f"{r.mean('shim_pss') / MIB:.1f} MiB (sum RSS {sum(c.shim_rss for c in r.containers) / MIB:.0f} "
           "MiB)")
+    if r.idle_cpu:
+        print(f"  idle CPU over the window: {sum(r.idle_cpu) / len(r.idle_cpu) * 100:.3f}% of a core per "
+              f"container (all {sum(r.idle_cpu) * 100:.2f}%)"
+              + (f"; the server {r.server_idle_cpu * 100:.2f}%" if r.server_idle_cpu is not None else ""))
     d0, d1 = r.daemons_before, r.daemons_after
     print(f"  dockerd + containerd RSS {d0[0] / MIB:.0f} -> {d1[0] / MIB:.0f} MiB "
           f"({(d1[0] - d0[0]) / max(1, up) / MIB:.2f} MiB each)")
@@ -363,6 +400,14 @@ def summary(canal: PhaseResult, base: PhaseResult, args: argparse.Namespace) -> 
         a, b = canal.mean(attr), base.mean(attr)
         rows.append((label, f"{a / MIB:.1f} MiB", f"{b / MIB:.1f} MiB", f"{a / b:.2f}x" if b else ""))
     rows.append(("Canal server RSS, before -> after", server(canal), "-", ""))
+
+    def cpu(r: PhaseResult) -> str:
+        return f"{sum(r.idle_cpu) / len(r.idle_cpu) * 100:.3f}%" if r.idle_cpu else "-"
+
+    rows.append(("idle CPU per container (share of one core)", cpu(canal), cpu(base), ""))
+    if canal.server_idle_cpu is not None:
+        rows.append(("Canal server idle CPU (share of one core)", f"{canal.server_idle_cpu * 100:.2f}%",
+                     "-", ""))
     rows.append(("load average before -> after", f"{canal.load_before:.2f} -> {canal.load_after:.2f}",
                  f"{base.load_before:.2f} -> {base.load_after:.2f}", ""))
     for label, a, b, ratio in rows:
@@ -431,8 +476,21 @@ def cleanup(root: Path) -> None:
     if ours:
         print(f"cleanup: removing {len(ours)} containers left behind")
         remove_containers(ours)
-    subprocess.run([CANAL, "server", "stop"], capture_output=True, check=False)
+    stop_server()
     shutil.rmtree(root, ignore_errors=True)
+
+
+def stop_server() -> None:
+    """``canal server stop``, then wait until the process is gone: it answers before its warm state is
+    closed, and closing it writes into the state folder (the projects' checkpoint stores)."""
+    done = subprocess.run([CANAL, "server", "status", "--json"], capture_output=True, text=True, check=False)
+    pid = None
+    with contextlib.suppress(json.JSONDecodeError, KeyError, TypeError, ValueError):
+        pid = int(json.loads(done.stdout)["pid"])
+    subprocess.run([CANAL, "server", "stop"], capture_output=True, check=False)
+    deadline = time.monotonic() + 60
+    while pid is not None and Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
 
 
 if __name__ == "__main__":

@@ -188,38 +188,52 @@ class AuditCheck:
     started: int
     completed: int
     records: int
+    other: Counter[str] = field(default_factory=Counter)  # other outcomes of this bench's commands
 
     @property
     def missing(self) -> int:
         return self.expected - min(self.started, self.completed)
 
 
-def check_audit(folder: Path, i: int, agents: int, commands: int) -> AuditCheck:
+def check_audit(folder: Path, i: int, phases: tuple[str, ...], agents: int, commands: int) -> AuditCheck:
+    """``canal audit verify``; then this bench's commands in ``canal audit show --json --event run.``: each
+    needs a ``run.started`` with its exact command and a ``run.completed`` of it with exit code 0."""
     verify = canal(folder, "audit", "verify")
     shown = canal(folder, "audit", "show", "--json", "--event", "run.")
-    wanted = {f"echo {token(phase, i, j, k)}" for phase in ("api", "cli")
+    wanted = {f"echo {token(phase, i, j, k)}" for phase in phases
               for j in range(agents) for k in range(commands)}
     started: dict[str, str] = {}  # record id -> command, for the wanted commands
     completed: set[str] = set()
-    records = 0
+    other: Counter[str] = Counter()
     try:
         rows = json.loads(shown.stdout)["records"]
     except (json.JSONDecodeError, KeyError):
         rows = []
         print(f"  {folder.name}: audit show --json failed (exit {shown.returncode}): {shown.stderr[:300]}")
     for row in rows:
-        records += 1
         data = row.get("data") or {}
         if row.get("event") == "run.started" and data.get("command") in wanted:
             started[row["id"]] = data["command"]
     for row in rows:
         data = row.get("data") or {}
-        ok = data.get("started") in started and data.get("exit_code") == 0
-        if row.get("event") == "run.completed" and ok:
+        if data.get("started") not in started:
+            continue
+        if row.get("event") == "run.completed" and data.get("exit_code") == 0:
             completed.add(started[data["started"]])
+        else:
+            other[f"{row.get('event')} exit {data.get('exit_code')} reason {data.get('reason')}"] += 1
     line = (verify.stdout or verify.stderr).strip().splitlines()
     return AuditCheck(folder.name, verify.returncode, line[0] if line else "", len(wanted),
-                      len(set(started.values())), len(completed), records)
+                      len(set(started.values())), len(completed), len(rows), other)
+
+
+def server_status() -> tuple[int | None, str]:
+    done = subprocess.run([CANAL, "server", "status", "--json"], capture_output=True, text=True, check=False)
+    try:
+        data = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        return None, "?"
+    return data.get("pid"), str(data.get("build"))
 
 
 def make_project(root: Path, name: str, workspace: str) -> Path:
@@ -273,7 +287,7 @@ def main() -> None:
         for folder in folders:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 canal(folder, "down", timeout=120)
-        subprocess.run([CANAL, "server", "stop"], capture_output=True, check=False)
+        stop_server()
         subprocess.run(["docker", "rm", "-f", container], capture_output=True, check=False)
         shutil.rmtree(root, ignore_errors=True)
 
@@ -296,6 +310,7 @@ def measure(folders: list[Path], container: str, args: argparse.Namespace) -> No
     for _ in range(3):
         subprocess.run(["docker", "exec", container, "true"], capture_output=True, check=True)
     print(f"warm-up (sandboxes made, one command each): {time.perf_counter() - warm:.1f} s")
+    server_start = server_status()
     phases = [run_phase("API Canal.connect().run", n, m, k, api_agent(folders, k))]
     report(phases[-1])
     phases.append(run_phase("docker exec (after API)", n, m, k, docker_agent(container, "base1", k)))
@@ -307,16 +322,18 @@ def measure(folders: list[Path], container: str, args: argparse.Namespace) -> No
         report(phases[-1])
     load_end = loadavg()
     print(f"load average after: {load_end:.2f}")
-    per_project = k * m * (1 if args.skip_cli else 2)
-    checks = [check_audit(folder, i, m, k) for i, folder in enumerate(folders)]
-    if args.skip_cli:  # only the API's commands were run: the CLI's count as expected-absent
-        for check in checks:
-            check.expected = per_project
+    server_end = server_status()
+    print(f"server: pid {server_start[0]} build {server_start[1]} at the start, pid {server_end[0]} build "
+          f"{server_end[1]} at the end" + ("" if server_start == server_end else " (replaced in the run)"))
+    audited = ("api",) if args.skip_cli else ("api", "cli")
+    checks = [check_audit(folder, i, audited, m, k) for i, folder in enumerate(folders)]
     print("audit, per project (verify exit; run records of this bench's commands):")
     for check in checks:
         print(f"  {check.project}: verify exit {check.verify_rc} ({check.verify_line[:90]}); "
               f"{check.started}/{check.expected} run.started, {check.completed}/{check.expected} "
               f"run.completed exit 0; {check.records} run.* records")
+        for outcome, count in check.other.most_common():
+            print(f"    other outcome x{count}: {outcome}")
     summary(phases, checks, load_start, load_end, args, n)
 
 
@@ -341,9 +358,26 @@ def summary(phases: list[Phase], checks: list[AuditCheck], load_start: float, lo
                   f"{(ours.succeeded / ours.wall_s) / (base.succeeded / base.wall_s):.2f}x")
     verified = sum(c.verify_rc == 0 for c in checks)
     missing = sum(c.missing for c in checks)
+    others = sum((c.other for c in checks), Counter())
+    for outcome, count in others.most_common():
+        print(f"audit, other outcome of the bench's commands x{count}: {outcome}")
     print(f"\naudit: `canal audit verify` exit 0 in {verified}/{len(checks)} projects; "
-          f"{sum(c.expected for c in checks)} commands expected, {missing} without both run records; "
+          f"{sum(c.expected for c in checks)} commands expected, {missing} without a run.started and a "
+          f"run.completed exit 0; "
           f"load average {load_start:.2f} at the start, {load_end:.2f} at the end")
+
+
+def stop_server() -> None:
+    """``canal server stop``, then wait until the process is gone: it answers before its warm state is
+    closed, and closing it writes into the state folder (the projects' checkpoint stores)."""
+    done = subprocess.run([CANAL, "server", "status", "--json"], capture_output=True, text=True, check=False)
+    pid = None
+    with contextlib.suppress(json.JSONDecodeError, KeyError, TypeError, ValueError):
+        pid = int(json.loads(done.stdout)["pid"])
+    subprocess.run([CANAL, "server", "stop"], capture_output=True, check=False)
+    deadline = time.monotonic() + 60
+    while pid is not None and Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
 
 
 if __name__ == "__main__":
