@@ -4,9 +4,11 @@ The endpoint imports nothing of SWE-ReX: its wire format is a few JSON bodies an
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from canal.runtime.api import Canal
@@ -19,10 +21,21 @@ def serve(project_dir: Path, *, host: str, port: int, api_key: str, on_ready: Ca
     sessions' sandboxes go with it."""
     import uvicorn  # the web stack loads only here
 
+    class _Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:  # uvicorn re-raises SIGTERM after its shutdown,
+            yield  # which would end the process before the sessions' sandboxes are removed
+
     canal = Canal(project_dir, actor=ACTOR, unattended=True)
     service = SwerexService(canal)
-    server = uvicorn.Server(uvicorn.Config(make_app(service, api_key), host=host, port=port,
-                                           log_level="warning", lifespan="off", access_log=False))
+    server = _Server(uvicorn.Config(make_app(service, api_key), host=host, port=port,
+                                    log_level="warning", lifespan="off", access_log=False))
+
+    def stop(_signum: int, _frame: object) -> None:
+        server.should_exit = True
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, stop)
 
     def announce() -> None:
         while not server.started and not server.should_exit:

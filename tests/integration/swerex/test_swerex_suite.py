@@ -198,3 +198,27 @@ def test_an_agent_loop_through_remote_runtime_is_audited_and_undoable(suite: Pat
     assert undone.returncode == 0, undone.stderr
     assert not (project / "result.txt").exists()  # the test run's output file went with its undo
     assert (project / "calc.py").exists()
+
+
+def test_stopping_the_endpoint_removes_its_sessions_sandboxes(project: Path, docker_client: Any) -> None:
+    """SIGTERM ends ``canal swerex serve`` only after every session's sandbox is gone (uvicorn re-raised
+    the signal after its own shutdown, which killed the process before the cleanup)."""
+    import urllib.request
+
+    key = secrets.token_hex(16)
+    server = subprocess.Popen([CANAL, "swerex", "serve", "--port", "0"], cwd=project, env=_env(project, key),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = server.stdout.readline() if server.stdout else ""
+        assert "http://" in line, server.stderr.read() if server.stderr else ""
+        url = line.rsplit(" ", 1)[1].strip()
+        request = urllib.request.Request(f"{url}/create_session", data=b'{"session": "gone"}', method="POST",
+                                         headers={"X-API-Key": key})
+        with urllib.request.urlopen(request, timeout=120) as answer:
+            assert json.loads(answer.read())["session_type"] == "bash"
+        assert docker_client.containers.list(filters={"name": "swerex-gone"})  # the session's sandbox
+    finally:
+        server.terminate()
+        server.communicate(timeout=120)
+    assert server.returncode is not None
+    assert not docker_client.containers.list(all=True, filters={"name": "swerex-gone"})
