@@ -135,16 +135,17 @@ def api_agent(folders: list[Path], commands: int) -> Callable[[Phase, int, int],
     return agent
 
 
-def cli_agent(folders: list[Path], commands: int) -> Callable[[Phase, int, int], None]:
+def process_agent(label: str, argv: Callable[[int, str], list[str]],
+                  commands: int) -> Callable[[Phase, int, int], None]:
+    """An agent that runs each command as a process, ``argv(project index, token)``: the CLI or docker."""
     def agent(phase: Phase, i: int, j: int) -> None:
         for k in range(commands):
-            want = token("cli", i, j, k)
+            want = token(label, i, j, k)
             start = time.perf_counter()
             error: str | None = None
             try:
-                done = subprocess.run([CANAL, "-C", str(folders[i]), "run", "--", f"echo {want}"],
-                                      stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False,
-                                      timeout=600)
+                done = subprocess.run(argv(i, want), stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                                      check=False, timeout=600)
                 if done.returncode != 0:
                     error = f"exit {done.returncode}: {(done.stderr or done.stdout).strip()[:200]}"
                 elif want not in done.stdout:
@@ -155,23 +156,13 @@ def cli_agent(folders: list[Path], commands: int) -> Callable[[Phase, int, int],
     return agent
 
 
+def cli_agent(folders: list[Path], commands: int) -> Callable[[Phase, int, int], None]:
+    return process_agent("cli", lambda i, want: [CANAL, "-C", str(folders[i]), "run", "--", f"echo {want}"],
+                         commands)
+
+
 def docker_agent(container: str, label: str, commands: int) -> Callable[[Phase, int, int], None]:
-    def agent(phase: Phase, i: int, j: int) -> None:
-        for k in range(commands):
-            want = token(label, i, j, k)
-            start = time.perf_counter()
-            error: str | None = None
-            try:
-                done = subprocess.run(["docker", "exec", container, "echo", want], stdin=subprocess.DEVNULL,
-                                      capture_output=True, text=True, check=False, timeout=600)
-                if done.returncode != 0:
-                    error = f"exit {done.returncode}: {done.stderr.strip()[:200]}"
-                elif want not in done.stdout:
-                    error = f"stdout without its token: {done.stdout[:80]!r}"
-            except Exception as exc:
-                error = f"{type(exc).__name__}: {exc}"
-            phase.record(time.perf_counter() - start, error)
-    return agent
+    return process_agent(label, lambda _, want: ["docker", "exec", container, "echo", want], commands)
 
 
 def canal(folder: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:

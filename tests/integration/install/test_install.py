@@ -45,9 +45,8 @@ def _pip(*args: str, cwd: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def _canal_wheel(tmp: Path) -> Path:
-    """Canal's wheel, built from a copy of this checkout."""
-    src = tmp / "src"
+def _copy_checkout(src: Path) -> Path:
+    """What a wheel is built from (SOURCES), copied from this checkout to ``src``."""
     for name in SOURCES:
         if (REPO / name).is_dir():
             shutil.copytree(REPO / name, src / name,
@@ -55,6 +54,12 @@ def _canal_wheel(tmp: Path) -> Path:
         else:
             src.mkdir(exist_ok=True)
             shutil.copy2(REPO / name, src / name)
+    return src
+
+
+def _canal_wheel(tmp: Path) -> Path:
+    """Canal's wheel, built from a copy of this checkout."""
+    src = _copy_checkout(tmp / "src")
     _pip("wheel", "--no-deps", "--no-index", "--no-build-isolation", "-w", str(tmp / "dist"), str(src),
          cwd=tmp)
     (wheel,) = (tmp / "dist").glob("canal_sandbox-*.whl")
@@ -185,14 +190,7 @@ def test_a_user_who_can_only_read_the_clone_builds_its_wheel() -> None:
     base = Path(tempfile.mkdtemp(prefix="canal-readonly-", dir="/tmp"))
     try:
         base.chmod(0o755)
-        src = base / "src"
-        for name in SOURCES:
-            if (REPO / name).is_dir():
-                shutil.copytree(REPO / name, src / name,
-                                ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info"))
-            else:
-                src.mkdir(exist_ok=True)
-                shutil.copy2(REPO / name, src / name)
+        src = _copy_checkout(base / "src")
         subprocess.run(["chmod", "-R", "u=rwX,go=rX", str(src)], check=True)
         before = sorted(p.relative_to(src).as_posix() for p in src.rglob("*"))
         reader = make_user(base, "reader")
