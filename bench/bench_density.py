@@ -42,6 +42,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchserver import stop_server
 from benchstats import pct
 
 CANAL = str(Path(sys.executable).parent / "canal")
@@ -476,21 +477,8 @@ def cleanup(root: Path) -> None:
     if ours:
         print(f"cleanup: removing {len(ours)} containers left behind")
         remove_containers(ours)
-    stop_server()
+    stop_server(CANAL)
     shutil.rmtree(root, ignore_errors=True)
-
-
-def stop_server() -> None:
-    """``canal server stop``, then wait until the process is gone: it answers before its warm state is
-    closed, and closing it writes into the state folder (the projects' checkpoint stores)."""
-    done = subprocess.run([CANAL, "server", "status", "--json"], capture_output=True, text=True, check=False)
-    pid = None
-    with contextlib.suppress(json.JSONDecodeError, KeyError, TypeError, ValueError):
-        pid = int(json.loads(done.stdout)["pid"])
-    subprocess.run([CANAL, "server", "stop"], capture_output=True, check=False)
-    deadline = time.monotonic() + 60
-    while pid is not None and Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
 
 
 if __name__ == "__main__":

@@ -46,6 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchserver import stop_server
 from benchstats import pct
 
 CANAL = str(Path(sys.executable).parent / "canal")
@@ -278,7 +279,7 @@ def main() -> None:
         for folder in folders:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 canal(folder, "down", timeout=120)
-        stop_server()
+        stop_server(CANAL)
         subprocess.run(["docker", "rm", "-f", container], capture_output=True, check=False)
         shutil.rmtree(root, ignore_errors=True)
 
@@ -356,19 +357,6 @@ def summary(phases: list[Phase], checks: list[AuditCheck], load_start: float, lo
           f"{sum(c.expected for c in checks)} commands expected, {missing} without a run.started and a "
           f"run.completed exit 0; "
           f"load average {load_start:.2f} at the start, {load_end:.2f} at the end")
-
-
-def stop_server() -> None:
-    """``canal server stop``, then wait until the process is gone: it answers before its warm state is
-    closed, and closing it writes into the state folder (the projects' checkpoint stores)."""
-    done = subprocess.run([CANAL, "server", "status", "--json"], capture_output=True, text=True, check=False)
-    pid = None
-    with contextlib.suppress(json.JSONDecodeError, KeyError, TypeError, ValueError):
-        pid = int(json.loads(done.stdout)["pid"])
-    subprocess.run([CANAL, "server", "stop"], capture_output=True, check=False)
-    deadline = time.monotonic() + 60
-    while pid is not None and Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
 
 
 if __name__ == "__main__":
