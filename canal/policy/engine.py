@@ -21,6 +21,7 @@ from canal.policy.shell.model import MAX_ARG_CHARS, MAX_ARGV, MAX_COMMAND_CHARS,
 from canal.policy.shell.parser import expand_argv
 from canal.policy.shell.syntax import SyntaxChecker, bash_n
 from canal.policy.targets import segment_targets
+from canal.policy.toolcalls import ToolCall
 
 CACHE_SIZE = 4096
 COMBINED_CACHE_SIZE = 512
@@ -146,6 +147,20 @@ class Policy:
             reports.append(SegmentReport(facts, tuple(r.id for r in matched), tuple(errors),
                                          "deny" if errors else action))
         return decision, reports
+
+    def decide_tool(self, call: ToolCall, *, unattended: bool = False) -> Decision:
+        """Decide a call to an MCP backend's tool: the ``scope: tool`` rules over its facts
+        (``canal.policy.toolcalls``), strictest wins; none matching gives the profile's default."""
+        start = time.monotonic()
+        out = _Outcome(action="allow", source="no_match")
+        matched, errors = self.tool_matches(call, unattended=unattended)
+        self._merge(out, call.text, matched, errors)
+        return self._final(out, (), 1, unattended, start, read_only=call.read_only)
+
+    def tool_matches(self, call: ToolCall, *,
+                     unattended: bool = False) -> tuple[list[CompiledRule], list[str]]:
+        rules = [r for r in self.rules if r.scope == "tool"]
+        return self._interpret(rules, call.facts(unattended=unattended)) if rules else ([], [])
 
     def clear_cache(self) -> None:
         self._cache.clear()

@@ -16,6 +16,7 @@ from canal.policy.engine import CompiledRule, Policy, canonical
 from canal.policy.errors import PolicyLoadError, PolicyNotFoundError
 from canal.policy.rules import PolicyFile, Positions, read_policy_file
 from canal.policy.shell.syntax import SyntaxChecker, bash_n
+from canal.policy.toolcalls import example_call
 
 PROFILES = ("standard", "strict", "autonomous")
 FORK_NAME = "autonomous"  # what a fork's policy is called, whatever profile it derives from
@@ -136,7 +137,8 @@ def check_examples(policy: Policy, specs: Sequence[_Spec]) -> None:
         for i, rule in enumerate(spec.rules):
             for want, commands in ((True, rule.examples.match), (False, rule.examples.not_match)):
                 for command in commands:
-                    fired, problem = fires(policy, rule.id, command)
+                    check = fires_tool if rule.scope == "tool" else fires
+                    fired, problem = check(policy, rule.id, command)
                     if problem or fired != want:
                         line, col = positions.get(("rules", i, "examples"),
                                                   positions.get(("rules", i), (1, 1)))
@@ -148,6 +150,17 @@ def check_examples(policy: Policy, specs: Sequence[_Spec]) -> None:
                         raise PolicyLoadError(
                             msg,
                             file=str(path), rule=rule.id, line=line, column=col)
+
+
+def fires_tool(policy: Policy, rule_id: str, example: str) -> tuple[bool, str]:
+    """(whether tool rule ``rule_id`` matches the call ``example`` describes, problem text or "")."""
+    try:
+        call, unattended = example_call(example)
+    except ValueError as exc:
+        return False, f"is not a tool call's facts ({exc})"
+    matched, errors = policy.tool_matches(call, unattended=unattended)
+    problem = next((e for e in errors if f"rule {rule_id} " in e), "")
+    return any(r.id == rule_id for r in matched), problem
 
 
 def fires(policy: Policy, rule_id: str, command: str) -> tuple[bool, str]:

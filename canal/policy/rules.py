@@ -28,7 +28,9 @@ class RuleSpec(BaseModel):
     programs: tuple[str, ...] = ()  # index hint: program basename, or "program subcommand"
     when: tuple[Literal["trusted_path", "opaque", "opaque_name", "substitution", "dynamic_args",
                         "background", "stdin_piped", "recursive", "code_exec", "writes_device"], ...] = ()
-    scope: Literal["segment", "command", "step"] = "segment"
+    # "tool": a call to an MCP backend's tool (facts: server, tool, args, read_only, destructive,
+    # idempotent, open_world, unattended); its examples are JSON objects of those facts
+    scope: Literal["segment", "command", "step", "tool"] = "segment"
     # In a fork nobody is asked: a confirm rule allows there (the workspace is a copy), unless this says
     # deny (the rule guards something a fork still reaches: secrets the output would show, the network).
     in_fork: Literal["deny"] | None = None
