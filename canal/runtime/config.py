@@ -24,6 +24,8 @@ Example::
     checkpoints: {exclude: [data/], max_file_bytes: 67108864, keep: 100}   # docs/checkpoints.md
     # behind a corporate network (docs/images.md, docs/egress.md): sandbox.ca_certificates: [host],
     # sandbox.network.upstream_proxy: http://proxy.example.com:3128, image.index_url: https://...
+    tools:                   # MCP backends whose tools canal discover lists (docs/tools.md)
+      mcp_servers: {backend: {command: [python3, mcp/backend.py]}}
     unattended: false        # confirm becomes deny
 """
 
@@ -42,6 +44,7 @@ from canal.runtime.checkpoints.settings import CheckpointSettings
 from canal.runtime.config_hints import unknown_key_hint
 from canal.runtime.corpnet.errors import CODED
 from canal.runtime.errors import ConfigError, ProfileLoosened
+from canal.runtime.mcpremote.settings import ToolsSettings
 from canal.runtime.presenter import PresenterConfig
 from canal.runtime.project import CONFIG_NAME
 from canal.runtime.safeyaml import load_yaml
@@ -102,6 +105,8 @@ class CanalConfig(_Model):
     image: ProjectImage = ProjectImage()
     # host folders a person allows extra mounts from (besides the project); see canal.runtime.mounts
     mount_roots: tuple[Path, ...] = ()
+    # tools from MCP backends (tools.mcp_servers; docs/tools.md)
+    tools: ToolsSettings = ToolsSettings()
 
     @field_validator("sandbox", mode="before")
     @classmethod

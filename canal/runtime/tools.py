@@ -13,14 +13,17 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from canal.core.fsutil import atomic_write_text
 from canal.core.next import Say
 from canal.runtime.result import RunResult
 from canal.workflows.tools import ToolDefinition, ToolMeta, ToolRegistry, prepare_call, tool_meta
+from canal.workflows.tools.discover import DiscoverResult, discover
 from canal.workflows.tools.errors import ToolRunnerUnavailable
 from canal.workflows.tools.meta import FieldMeta
 
 if TYPE_CHECKING:
     from canal.runtime.api import Canal
+    from canal.runtime.mcpremote.listing import ServerProblem
 
 
 class Tools:
@@ -37,6 +40,16 @@ class Tools:
     def list(self) -> list[ToolDefinition]:
         return list(self.registry)
 
+    def discover(self) -> tuple[DiscoverResult, Sequence[ServerProblem]]:
+        """List every configured MCP server's tools, then regenerate the catalog (``canal discover``);
+        a server that does not answer keeps its previous tools and is named with its code."""
+        from canal.runtime.mcpremote.listing import list_servers
+
+        listed, problems = list_servers(self.canal)
+        result = discover(self.canal.project_dir, atomic_write_text, listed=listed,
+                          servers=self.canal.config.tools.mcp_servers)
+        return result, problems
+
     def get(self, name: str) -> ToolDefinition:
         """The tool, or ``TOOL_NOT_FOUND``."""
         return self.registry.get(name)
@@ -52,6 +65,11 @@ class Tools:
         """Run tool ``name`` with ``args``: ``TOOL_NOT_FOUND``, ``TOOL_ARGS_INVALID`` or
         ``TOOL_RUNNER_UNAVAILABLE`` before anything runs, else the run's result (a refusal included)."""
         definition = self.get(name)
+        if definition.mcp is not None:  # a backend's tool: its own path to the server (mcpremote.calls)
+            from canal.runtime.mcpremote.calls import call_backend
+
+            return call_backend(self.canal, definition, args, confirm=confirm, unattended=unattended,
+                                secrets=secrets, say=say)
         if definition.image is not None:
             msg = (f"tool {definition.name} asks for image {definition.image!r}; per-tool images are not "
                    "supported yet. Nothing ran.")

@@ -63,6 +63,7 @@ from canal.sandbox.session import (
 )
 from canal.sandbox.spec import SandboxSpec, check_mounts
 from canal.sandbox.spool import Spool
+from canal.sandbox.stdio import StdioChannel
 
 
 @dataclass
@@ -425,6 +426,13 @@ class DockerBackend:
 
     def open_stream(self, name: str, port: int, sink: StreamSink) -> Relay:
         return self._background(self._handle(name)).open_stream(port, sink)
+
+    def open_stdio(self, name: str, argv: Sequence[str], *,
+                   env: Mapping[str, str] | None = None) -> StdioChannel:
+        """``argv`` in sandbox ``name`` as its user, in its workdir, with stdin and stdout as a pipe."""
+        handle = self._handle(name)
+        return StdioChannel(self.client, handle.container_id, argv, user=handle.user, workdir=handle.workdir,
+                            env=env)
 
     # files -----------------------------------------------------------------------------------
     def put_files(self, name: str, files: Mapping[str, bytes], *, dest: str = "/workspace",

@@ -31,7 +31,7 @@ from canal.sandbox.spec import HOST_BUNDLE
 
 MAX_IMAGE_FILE = 16 * 1024 * 1024
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-LATER_SECTIONS = ("approvals", "audit", "limits")
+LATER_SECTIONS = ("approvals", "audit", "limits", "tools")
 
 
 def canonical(data: Any) -> str:
@@ -39,11 +39,13 @@ def canonical(data: Any) -> str:
 
 
 def trusted_settings(config: CanalConfig, image_files: dict[str, str] | None = None,
-                     ca_files: list[dict[str, object]] | None = None) -> dict[str, Any]:
+                     ca_files: list[dict[str, object]] | None = None,
+                     server_files: dict[str, dict[str, str]] | None = None) -> dict[str, Any]:
     """The settings that need a person's approval: everything but the free sections. A project image's
     files carry the sha256 of their content (``image_files``), and so do the CA certificate files, with
     their certificates' subjects (``ca_files``), so an edited file needs approval too; an empty ``image``
-    section and an empty CA list are left out (approvals made before they existed stay valid)."""
+    section and an empty CA list are left out (approvals made before they existed stay valid). The files
+    an MCP server's command names carry theirs too (``server_files``: server -> file -> sha256)."""
     data = config.model_dump(mode="json")
     settings = {k: v for k, v in data.items() if k not in FREE_SECTIONS}
     sandbox = settings.get("sandbox", {})
@@ -57,6 +59,9 @@ def trusted_settings(config: CanalConfig, image_files: dict[str, str] | None = N
         settings[name] = _set_only(data[name], defaults[name])
         if not settings[name]:
             del settings[name]
+    for name, files in (server_files or {}).items():
+        if files:
+            settings["tools"]["mcp_servers"][name]["files"] = files
     image = {k: v for k, v in settings.pop("image", {}).items() if v not in (None, [])}
     if image_files is not None and image.get("files"):
         image["files"] = [{**f, "sha256": image_files.get(f["source"])} for f in image["files"]]
@@ -147,6 +152,19 @@ def read_image_file(project_dir: Path, source: str, setting: str = "image.files"
     return data
 
 
+def server_file_digests(project_dir: Path, config: CanalConfig) -> dict[str, dict[str, str]]:
+    """server -> (file its command names -> sha256 of its bytes), for the servers whose command names
+    files of the project (an argument that names none, such as ``-m``, is left out)."""
+    out: dict[str, dict[str, str]] = {}
+    for name, server in config.tools.mcp_servers.items():
+        setting = f"tools.mcp_servers.{name}.command"
+        found = {part: hashlib.sha256(read_image_file(project_dir, part, setting)).hexdigest()
+                 for part in server.project_files() if (project_dir / part).is_file()}
+        if found:
+            out[name] = found
+    return out
+
+
 def read_policy_text(path: Path) -> tuple[str, str]:
     """(sha256 of the bytes, their text): one safe read, so what is approved is what is compiled."""
     data = read_settings_bytes(path)
@@ -179,8 +197,10 @@ def take_snapshot(project_dir: Path) -> Snapshot:
     files = {f.source: hashlib.sha256(read_image_file(project_dir, f.source)).hexdigest()
              for f in config.image.files}
     cas = [f.approved_form() for f in load_cas(project_dir, config.sandbox.ca_certificates)]
+    servers = server_file_digests(project_dir, config)
     digests = {name: digest for name, (digest, _) in read.items()}
-    trusted = trusted_settings(config, files, cas) if files or cas else json.loads(settings)  # its own
+    trusted = trusted_settings(config, files, cas, servers) if files or cas or servers \
+        else json.loads(settings)  # its own
     return Snapshot(config, trusted, digests, exists=data is not None,
                     policy_texts={name: text for name, (_, text) in read.items()})
 

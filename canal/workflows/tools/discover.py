@@ -8,13 +8,20 @@ atomic 0600 writer); ``index.json`` goes last, so an interrupted run is simply r
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from canal.workflows.tools.backends import (
+    SkippedTool,
+    backend_tools,
+    listing_path,
+    listing_text,
+    read_listings,
+)
 from canal.workflows.tools.extract import auto_rules
 from canal.workflows.tools.index import Entry, IndexFile, estimate_tokens, read_index, render_index
 from canal.workflows.tools.layout import (
@@ -57,6 +64,7 @@ class DiscoverResult:
     index_text: str
     index_tokens: int
     index_path: Path
+    skipped: list[SkippedTool] = field(default_factory=list)  # backend tools left out, and why
 
 
 def _keys(index: IndexFile) -> set[tuple[str, str]]:
@@ -90,9 +98,17 @@ def _stale_meta(project_dir: Path, keep: set[str]) -> list[Path]:
     return [p for p in folder.glob("*.json") if p.stem not in keep]
 
 
-def discover(project_dir: Path, write: Writer) -> DiscoverResult:
-    """Regenerate the index, metadata and rules files of ``project_dir``; report what changed."""
-    registry = ToolRegistry.from_project(project_dir)
+def discover(project_dir: Path, write: Writer, *, listed: Mapping[str, list[dict[str, Any]]] | None = None,
+             servers: Collection[str] = ()) -> DiscoverResult:
+    """Regenerate the index, metadata and rules files of ``project_dir``; report what changed.
+
+    ``listed``: what each MCP server that answered listed now (its listing file is rewritten);
+    ``servers``: every configured server (one that did not answer keeps its previous listing; the
+    listing of a server no longer configured goes)."""
+    listings = {**{k: v for k, v in read_listings(project_dir).items() if k in servers}, **(listed or {})}
+    local = ToolRegistry.local(project_dir)
+    backends, skipped = backend_tools(listings, local.names())
+    registry = ToolRegistry({**{t.name: t for t in local}, **backends})
     current = IndexFile(
         workflows=[Entry(name=w.name, description=w.description) for w in scan_workflows(project_dir)],
         tools=[Entry(name=t.name, description=t.description) for t in registry],
@@ -104,7 +120,10 @@ def discover(project_dir: Path, write: Writer) -> DiscoverResult:
     files[index_text_path(project_dir)] = text
     previous = read_index(project_dir) or IndexFile()
     files[index_json_path(project_dir)] = json.dumps(current.model_dump(), indent=2) + "\n"
+    for server, tools in (listed or {}).items():
+        files[listing_path(project_dir, server)] = listing_text(server, tools)
     stale = _stale_meta(project_dir, set(registry.names()))
+    stale += [listing_path(project_dir, s) for s in read_listings(project_dir) if s not in servers]
     for path in [*files, *stale]:
         refuse_symlink(path, project_dir)
     for path, content in files.items():  # index.json is last: an interrupted run is simply redone
@@ -112,4 +131,5 @@ def discover(project_dir: Path, write: Writer) -> DiscoverResult:
     for path in stale:
         path.unlink(missing_ok=True)
     return DiscoverResult(summary=summarize(previous, current), index=current, index_text=text,
-                          index_tokens=estimate_tokens(text), index_path=index_text_path(project_dir))
+                          index_tokens=estimate_tokens(text), index_path=index_text_path(project_dir),
+                          skipped=skipped)

@@ -28,7 +28,7 @@ class PreparedCall:
     dropped: list[str]
 
 
-def _reject(tool: ToolDefinition, outcome: ValidationOutcome,
+def reject_args(tool: ToolDefinition, outcome: ValidationOutcome,
             extra: list[tuple[str, str]]) -> ToolArgsInvalid:
     parts: list[str] = []
     if outcome.missing:
@@ -79,7 +79,7 @@ def prepare_call(tool: ToolDefinition, args: Mapping[str, Any]) -> PreparedCall:
     outcome = validate_fields(tool.parameters, args)
     extra = _value_problems(tool, outcome.values)
     if not outcome.ok or extra:
-        raise _reject(tool, outcome, extra)
+        raise reject_args(tool, outcome, extra)
     return PreparedCall(argv=_argv(tool, outcome.values), env=_env(tool, outcome.values),
                         values=outcome.values, dropped=outcome.dropped)
 

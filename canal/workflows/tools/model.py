@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -12,6 +12,8 @@ from canal.workflows.fields import FieldSpec
 from canal.workflows.tools import templates
 
 NAME_PATTERN = r"^[a-z][a-z0-9_-]{0,63}$"
+# a backend tool keeps its server's name (``server.tool`` when two collide): wider, still a file name
+MCP_NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_.-]{0,127}$"
 _PARAM_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 PARAMS_ENV = "CANAL_TOOL_PARAMS"  # where a ``script:`` tool finds its parameters, as one JSON object
@@ -19,12 +21,25 @@ PARAMS_ENV = "CANAL_TOOL_PARAMS"  # where a ``script:`` tool finds its parameter
 Loc = tuple[int | str, ...]
 
 
-class ToolDefinition(BaseModel):
-    """What a tool takes and what runs. Exactly one of ``run`` (an argv template) or ``script``."""
+class McpBinding(BaseModel):
+    """Where a backend tool lives: its server (``tools.mcp_servers``), its name there, its annotations
+    as listed, and the sha256 of its input schema when the catalog was written (a call checks it)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str = Field(pattern=NAME_PATTERN)
+    server: str
+    tool: str
+    annotations: dict[str, Any] = Field(default_factory=dict)
+    schema_sha256: str
+
+
+class ToolDefinition(BaseModel):
+    """What a tool takes and what runs. Exactly one of ``run`` (an argv template), ``script`` or ``mcp``
+    (a backend's tool, written by ``canal discover``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=MCP_NAME_PATTERN)
     description: str = Field(min_length=1, max_length=200)
     parameters: dict[str, FieldSpec] = Field(default_factory=dict)
     run: list[str] | None = None
@@ -34,6 +49,7 @@ class ToolDefinition(BaseModel):
     timeout_s: float | None = Field(default=None, gt=0, le=86400)
     idempotent: bool = False
     result: Literal["json", "text"] = "text"
+    mcp: McpBinding | None = None
 
     @field_validator("description")
     @classmethod
@@ -51,6 +67,14 @@ class ToolDefinition(BaseModel):
 
     @model_validator(mode="after")
     def _one_runner(self) -> ToolDefinition:
+        if self.mcp is not None:
+            if self.run is not None or self.script is not None:
+                msg = "a backend tool (mcp:) has no run: or script:"
+                raise ValueError(msg)
+            return self
+        if not re.match(NAME_PATTERN, self.name):
+            msg = f"name must match {NAME_PATTERN}"
+            raise ValueError(msg)
         if (self.run is None) == (self.script is None):
             msg = "give exactly one of run: (an argv list) or script: (a path inside the image)"
             raise ValueError(msg)

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from canal.core.next import act
+from canal.workflows.tools.backends import backend_tools, read_listings
 from canal.workflows.tools.errors import ToolDefinitionInvalid, ToolNotFound
 from canal.workflows.tools.layout import refuse_symlink
 from canal.workflows.tools.model import ToolDefinition, placement_problems
@@ -50,6 +51,9 @@ def tool_from_source(src: YamlSource, shown: str) -> ToolDefinition:
     if data["name"] != stem:
         raise _invalid(shown, [(src.line_of(("name",)), "name",
                                 f"must equal the file name {stem!r} (tools/<name>.yaml)")])
+    if "mcp" in data:
+        raise _invalid(shown, [(src.line_of(("mcp",)), "mcp", "backend tools come from tools.mcp_servers in "
+                                "canal.yaml (discover lists them); a tool file cannot name one")])
     try:
         tool = ToolDefinition.model_validate(data)
     except ValidationError as exc:
@@ -89,6 +93,14 @@ class ToolRegistry:
 
     @classmethod
     def from_project(cls, project_dir: Path) -> ToolRegistry:
+        """The local tools and the backend tools ``canal discover`` listed."""
+        local = cls.local(project_dir)
+        backends, _skipped = backend_tools(read_listings(project_dir), local.names())
+        return cls({**local._tools, **backends})
+
+    @classmethod
+    def local(cls, project_dir: Path) -> ToolRegistry:
+        """Only the project's ``tools/*.yaml``."""
         tools: dict[str, ToolDefinition] = {}
         for path in tool_files(project_dir):
             tool = load_tool(path, project_dir)

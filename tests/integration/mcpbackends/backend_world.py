@@ -1,0 +1,99 @@
+"""A project whose canal.yaml names MCP servers the tests write themselves, driven through the real CLI
+(one ``canal`` process per command) against real sandboxes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+DATA = Path(__file__).parents[2] / "data" / "mcp"
+CANAL = str(Path(sys.executable).with_name("canal"))
+KEEP = ("CANAL_NO_SERVER", "CANAL_RUNTIME_DIR", "CANAL_CACHE_DIR")
+
+LIST = {"name": "list_projects", "description": "List the projects",
+        "inputSchema": {"type": "object", "properties": {}}, "annotations": {"readOnlyHint": True}}
+CREATE = {"name": "create_project", "description": "Create a project\nIt returns the new project.",
+          "inputSchema": {"type": "object", "required": ["name", "kind"], "properties": {
+              "name": {"type": "string", "description": "Project name"},
+              "kind": {"type": "integer", "description": "Kind: 1-internal,2-client"},
+              "id": {"type": "integer"}, "insert_time": {"type": "string"},
+              "update_admin": {"type": "string"}}},
+          "outputSchema": {"type": "object"}, "annotations": {"destructiveHint": False}}
+DELETE = {"name": "delete_project", "description": "Delete a project",
+          "inputSchema": {"type": "object", "required": ["id"], "properties": {"id": {"type": "integer"}}}}
+FAIL = {"name": "fail", "description": "Always fails", "annotations": {"readOnlyHint": True},
+        "inputSchema": {"type": "object", "properties": {}}}
+DUMP = {"name": "dump", "description": "Returns 10 MB", "annotations": {"readOnlyHint": True},
+        "inputSchema": {"type": "object", "properties": {}}}
+TOKEN = {"name": "token_fingerprint", "description": "What the server was given",
+         "annotations": {"readOnlyHint": True}, "inputSchema": {"type": "object", "properties": {}}}
+BAD_SCHEMA = {"name": "bad_schema", "description": "Takes a string, not an object",
+              "inputSchema": {"type": "string"}}
+
+
+@dataclass(frozen=True)
+class BackendProject:
+    root: Path
+    state: Path
+    config: Path
+
+    @property
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CANAL_") or k in KEEP}
+        return {**env, "CANAL_STATE_DIR": str(self.state), "CANAL_CONFIG_DIR": str(self.config)}
+
+    def run(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([CANAL, *args], cwd=self.root, env={**self.env, **(env or {})}, text=True,
+                              capture_output=True, timeout=180, check=False)
+
+    def json(self, *args: str, code: int = 0) -> dict[str, Any]:
+        done = self.run(*args, "--json")
+        assert done.returncode == code, (done.returncode, done.stdout, done.stderr)
+        data: dict[str, Any] = json.loads(done.stdout)
+        return data
+
+    def discover(self) -> tuple[dict[str, Any], list[str]]:
+        """The summary line, and the notes on stderr (codes first)."""
+        done = self.run("discover")
+        assert done.returncode == 0, (done.stdout, done.stderr)
+        lines = done.stdout.splitlines()
+        assert len(lines) == 1, done.stdout
+        return json.loads(lines[0]), [n for n in done.stderr.splitlines() if not n.startswith("index: ")]
+
+    def set_tools(self, *tools: dict[str, Any]) -> None:
+        (self.root / "mcp" / "tools.json").write_text(json.dumps(list(tools)))
+
+    def calls(self) -> list[dict[str, Any]]:
+        path = self.root / "mcp" / "calls.jsonl"
+        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+    def approve(self) -> None:
+        """A person approves canal.yaml (the server files' content included), in-process."""
+        code = ("from pathlib import Path; from canal.runtime.services import Services; "
+                "from canal.runtime.approvals import Approver; s = Services(Path('.')); "
+                "s.trust.approve(Approver(user='alice', how='tty'), s.trust.status().snapshot.digest)")
+        subprocess.run([sys.executable, "-c", code], cwd=self.root, env=self.env, check=True, timeout=60)
+
+
+def make_project(base: Path, servers: dict[str, Any], *, extra: dict[str, Any] | None = None,
+                 files: dict[str, Path] | None = None,
+                 tools: tuple[dict[str, Any], ...] = (LIST, CREATE, DELETE)) -> BackendProject:
+    project = BackendProject(root=base / "project", state=base / "state", config=base / "config")
+    (project.root / "mcp").mkdir(parents=True)
+    shutil.copy(DATA / "stdlib_server.py", project.root / "mcp" / "backend.py")
+    for name, source in (files or {}).items():
+        shutil.copy(source, project.root / name)
+    project.set_tools(*tools)
+    config = {"tools": {"mcp_servers": servers}, **(extra or {})}
+    (project.root / "canal.yaml").write_text(json.dumps(config) + "\n")  # JSON is YAML
+    if os.geteuid() == 0:
+        for path in [project.root, *project.root.rglob("*")]:
+            os.chown(path, 1000, 1000)  # the sandbox user owns it, as on a developer's machine
+    project.approve()
+    return project
