@@ -99,8 +99,8 @@ def fields_of(schema: Any) -> dict[str, FieldSpec]:
     if not isinstance(schema, dict) or schema.get("type", "object") != "object":
         msg = "its inputSchema is not an object schema"
         raise ValueError(msg)
-    props = schema.get("properties") or {}
-    required = schema.get("required") or []
+    props = {} if schema.get("properties") is None else schema["properties"]
+    required = [] if schema.get("required") is None else schema["required"]
     if not isinstance(props, dict) or not isinstance(required, list):
         msg = "its inputSchema's properties (or required) are malformed"
         raise ValueError(msg)
