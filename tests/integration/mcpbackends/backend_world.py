@@ -81,6 +81,31 @@ class BackendProject:
         subprocess.run([sys.executable, "-c", code], cwd=self.root, env=self.env, check=True, timeout=60)
 
 
+def copy_sdk(dest: Path) -> Path:
+    """The installed mcp SDK and what it needs, copied file by file (their RECORDs) to ``dest``: a
+    folder the sandbox may mount (Canal refuses to mount its own installation), for a server on the SDK."""
+    import importlib.metadata as metadata
+
+    todo, seen = ["mcp", "cryptography"], set[str]()  # cryptography: imported, not declared
+    while todo:
+        name = todo.pop()
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            continue  # a dependency of another platform
+        if dist.metadata["Name"].lower() in seen:
+            continue
+        seen.add(dist.metadata["Name"].lower())
+        for file in dist.files or []:
+            source = Path(str(dist.locate_file(file)))
+            if source.is_file() and ".." not in file.parts and not str(file).endswith(".pth"):
+                (dest / file).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, dest / file)
+        todo += [r.split(";")[0].split("[")[0].split(" ")[0].split("<")[0].split(">")[0].split("=")[0]
+                 .split("!")[0].split("~")[0] for r in dist.requires or [] if "extra ==" not in r]
+    return dest
+
+
 def make_project(base: Path, servers: dict[str, Any], *, extra: dict[str, Any] | None = None,
                  files: dict[str, Path] | None = None,
                  tools: tuple[dict[str, Any], ...] = (LIST, CREATE, DELETE)) -> BackendProject:

@@ -7,9 +7,10 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from backend_world import BAD_SCHEMA, CREATE, DELETE, DUMP, FAIL, LIST, TOKEN, BackendProject
+from backend_world import BAD_SCHEMA, CREATE, DATA, DELETE, DUMP, FAIL, LIST, TOKEN, BackendProject, copy_sdk
 
 from canal.runtime.paths import project_key
 
@@ -179,3 +180,22 @@ def test_the_servers_code_and_credentials_stay_out_of_the_agents_reach(backend_p
     assert edited.returncode != 0
     assert "pwned" not in edited.stdout
     assert edited.stderr.splitlines()[0] in ("CONFIG_UNAPPROVED", "CONFIG_TRUST_INVALID")
+
+
+def test_a_server_on_the_mcp_sdk(backend_project: Make, tmp_path: Path) -> None:
+    """The SDK's own server (MCPServer over stdio), its annotations read by the policy."""
+    sdk = copy_sdk(tmp_path / "sdk")
+    extra = {"mount_roots": [str(sdk)],
+             "sandbox": {"mounts": [{"source": str(sdk), "target": "/opt/mcp-sdk", "read_only": True}]}}
+    project = backend_project({"sdk": {"command": ["python3", "mcp/sdk_server.py"]}}, extra=extra,
+                              files={"mcp/sdk_server.py": DATA / "sdk_server.py"})
+    summary, notes = project.discover()
+    assert (summary["added"], notes) == (["count_words", "purge_notes"], [])
+    counted = project.json("tool", "call", "count_words", "--args", '{"text": "one two three"}')
+    assert json.loads(counted["output"]) == {"result": 3}
+    asked = project.run("tool", "call", "purge_notes", "--args", '{"reason": "spring cleaning"}')
+    assert asked.returncode == 120
+    rerun = shlex.split(asked.stderr.splitlines()[-1].removeprefix("Ask the user, then run: "))
+    done = project.run(*rerun[1:])
+    assert done.returncode == 0, done.stderr
+    assert "purged: spring cleaning" in done.stdout
