@@ -95,10 +95,11 @@ def connected(canal: Canal, server: str) -> Iterator[McpClient]:
     ref = server_ref(canal, server)
     ensure_sandbox(canal.services, backend, ref)
     argv = list(settings.command or ())
-    if files:
+    if files:  # one tar into /tmp makes the folders too
         folder = f"{APPROVED_DIR}/{server}"
-        backend.exec(ref.container, ["mkdir", "-p", "-m", "700", folder])
-        backend.put_files(ref.container, files, dest=folder)
+        inside = folder.removeprefix("/tmp/")
+        backend.put_files(ref.container, {f"{inside}/{part}": data for part, data in files.items()},
+                          dest="/tmp")
         argv = [argv[0], *(f"{folder}/{part}" if part in files else part for part in argv[1:])]
     channel = backend.open_stdio(ref.container, argv, env=env)
     client = McpClient(channel, server, timeout_s=settings.timeout,
