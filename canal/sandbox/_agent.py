@@ -40,6 +40,7 @@ from canal.sandbox._agent_procs import (
     raise_oom_score,
     spared_of,
     sweep,
+    wait_gone,
 )
 from canal.sandbox._agent_pump import Input, Pump, write_frame
 from canal.sandbox._agent_quota import Quota
@@ -234,8 +235,10 @@ class Agent:
             return dict(reply, swept=0)
         # a fork bomb's leftovers may reach the process limit only after the command's own look
         hits = int(reply.get("pid_limit_hits") or 0) + nproc_pressed()
-        sweep(keep, spare=self.spare, marks=self.marks, others_of=os.getpid())
-        return dict(reply, swept=len(left), pid_limit_hits=hits)
+        survivors = sweep(keep, spare=self.spare, marks=self.marks, others_of=os.getpid())
+        wait_gone([p for p in left if p not in survivors])  # the command's own leave nothing behind
+        found = sorted({*reply.get("survivors", []), *survivors})
+        return dict(reply, swept=len(left), pid_limit_hits=hits, survivors=found)
 
     def watch_quota(self, spec: dict[str, Any] | None) -> None:
         """Start watching the workspace the first time a request names its quota; no single file may

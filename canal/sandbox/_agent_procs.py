@@ -129,13 +129,37 @@ def sweep(protected: set[int], budget_s: float = 5.0, spare: frozenset[int] = fr
     deadline = time.monotonic() + budget_s
     left = victims()
     while left and time.monotonic() < deadline:
-        for sig in (signal.SIGSTOP, signal.SIGKILL):
+        # freeze first: stop every process listed, look again, stop the ones born meanwhile, until a
+        # look finds no new one. A stopped process forks nothing and keeps its pid slot, so a fork loop
+        # cannot outrun this; killing as we go (freeing slots for the ones not yet seen) could, on a
+        # loaded machine. Then kill them all at once.
+        stopped: set[int] = set()
+        while left and time.monotonic() < deadline:
             for pid in left:
-                with contextlib.suppress(OSError):
-                    os.kill(pid, sig)
+                if pid not in stopped:
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, signal.SIGSTOP)
+            stopped.update(left)
+            left = victims()
+            if stopped.issuperset(left):
+                break
+        for pid in left:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
         time.sleep(0.01)
         left = victims()
     return left
+
+
+def wait_gone(pids: list[int], budget_s: float = 1.0) -> None:
+    """Until none of ``pids`` is in /proc any more, not even as a zombie (their reaper, PID 1's init or
+    their parent, may lag on a loaded machine), or ``budget_s`` has passed."""
+    deadline = time.monotonic() + budget_s
+    waiting = list(pids)
+    while waiting and time.monotonic() < deadline:
+        waiting = [p for p in waiting if os.path.exists(f"/proc/{p}")]
+        if waiting:
+            time.sleep(0.005)
 
 
 OOM_FILES = ("/sys/fs/cgroup/memory/memory.oom_control", "/sys/fs/cgroup/memory.events")

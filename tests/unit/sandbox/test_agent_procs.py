@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import threading
 from pathlib import Path
 
@@ -58,3 +59,44 @@ def test_a_cgroup_counter_is_read_afresh_through_one_kept_descriptor(tmp_path: P
     assert _agent_procs._kept_fds[str(events)] == kept
     os.close(kept)  # a descriptor gone bad is opened again
     assert _agent_procs.cgroup_counter(paths, "max") == 7
+
+
+class ForkLoop:
+    """A process table where every running process forks whenever time passes (each signal sent), up to
+    the pid limit: a fork bomb racing the sweep, as on a loaded machine where it outruns the looks."""
+
+    def __init__(self, limit: int = 64) -> None:
+        self.limit = limit
+        self.next_pid = 100
+        self.table: dict[int, str] = {}  # pid -> "R" running | "T" stopped
+        self.spawn()
+
+    def spawn(self) -> None:
+        if len(self.table) < self.limit:
+            self.table[self.next_pid] = "R"
+            self.next_pid += 1
+
+    def victims(self, *_args: object, **_kw: object) -> list[int]:
+        return sorted(self.table)
+
+    def kill(self, pid: int, sig: int) -> None:
+        for _ in [p for p, s in self.table.items() if s == "R"]:
+            self.spawn()
+        if pid not in self.table:
+            raise ProcessLookupError(pid)
+        if sig == signal.SIGKILL:
+            del self.table[pid]
+        elif sig == signal.SIGSTOP:
+            self.table[pid] = "T"
+
+
+def test_the_sweep_outlasts_a_fork_loop_that_outruns_its_looks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CI once saw 40 processes of ``:(){ :|:& };:`` left after the command under gVisor on a loaded
+    machine. Killing as it went freed pid slots for the processes it had not seen yet; freezing every
+    process first (a stopped process forks nothing and keeps its slot), then killing, leaves none."""
+    bomb = ForkLoop()
+    monkeypatch.setattr(_agent_procs, "spared_of", bomb.victims)
+    monkeypatch.setattr(_agent_procs.os, "kill", bomb.kill)
+    monkeypatch.setattr(_agent_procs.time, "sleep", lambda _s: None)
+    assert _agent_procs.sweep({1}, budget_s=0.5) == []
+    assert bomb.table == {}
