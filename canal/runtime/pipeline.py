@@ -47,7 +47,14 @@ from canal.runtime.result import (
     Status,
     iso_time,
 )
-from canal.runtime.sandboxes import OUTPUT_MOUNT, SandboxRef, ensure_sandbox, sandbox_user, uid_gid
+from canal.runtime.sandboxes import (
+    OUTPUT_MOUNT,
+    SandboxRef,
+    ensure_sandbox,
+    replaced_workspace,
+    sandbox_user,
+    uid_gid,
+)
 from canal.runtime.services import Services
 from canal.runtime.spooled import drop_spools, release_spools
 from canal.runtime.trash.errors import CannotTrashWorkspace
@@ -109,6 +116,7 @@ class Admitted:
     started: str  # the intent record's id
     git_env: Mapping[str, str]  # overrides that keep git from running what its configuration names
     notice: bool = False  # the footer says what the checkpoint did not cover (news for this session)
+    notices: tuple[str, ...] = ()  # for the result's notices (a sandbox made again, and why)
 
 
 def _shown(command: str) -> str:
@@ -138,7 +146,7 @@ class Pipeline:
     def run(self, req: RunRequest) -> RunResult:
         notices = recover_dangling(self.services)
         result = self._run(req)
-        return result.model_copy(update={"notices": notices}) if notices else result
+        return result.model_copy(update={"notices": [*notices, *result.notices]}) if notices else result
 
     def _run(self, req: RunRequest) -> RunResult:
         admitted = self.admit(req)
@@ -150,6 +158,7 @@ class Pipeline:
     def admit(self, req: RunRequest) -> Admitted | RunResult:
         """Everything before the command runs: policy, confirmation, the sandbox, backups, checkpoint and
         the intent record. A refusal (denied, confirmation required) comes back as its ``RunResult``."""
+        replaced = self._drop_replaced(req)  # first: a sandbox made again has a new session's state
         state = self.session(req)
         cwd = state.cwd
         decision = self._decide(req, state)
@@ -172,7 +181,7 @@ class Pipeline:
         # GIT_CONFIG_UNSAFE before anything is changed
         git_env = self._git_env(req, self.services.config.sandbox.workdir, decision, state)
         info = self.backend.ready(req.ref.container) or ensure_sandbox(self.services, self.backend, req.ref,
-                                                                        self.on_build)
+                                                                        self.on_build, replaced)
         backups = self._backup(decision, req) if approval is not None else []
         redact = self._redactor(req)
         checkpoint = early if early is not None else self._checkpoint(req, decision, redact)
@@ -189,7 +198,18 @@ class Pipeline:
         shown = _checkpoint_view(checkpoint)
         return Admitted(state=state, decision=view, backups=backups, redact=redact, checkpoint=shown,
                         started=started, git_env=git_env,
-                        notice=notices.due(self.services.state_dir, req.ref.name, info.id, shown))
+                        notice=notices.due(self.services.state_dir, req.ref.name, info.id, shown),
+                        notices=tuple(replaced))
+
+    def _drop_replaced(self, req: RunRequest) -> list[str]:
+        """Remove the sandbox when its live session sees a project folder since replaced; the notice.
+        (A sandbox without a live session is checked when ``ensure_sandbox`` looks it up.)"""
+        info = self.backend.ready(req.ref.container)
+        why = replaced_workspace(self.services, info) if info is not None else None
+        if why is None:
+            return []
+        self.backend.remove(req.ref.container)
+        return [why]
 
     def _complete(self, req: RunRequest, admitted: Admitted, result: ExecResult) -> RunResult:
         redact, view_cp, backups, say = admitted.redact, admitted.checkpoint, admitted.backups, req.say
@@ -211,7 +231,7 @@ class Pipeline:
             reason=shown.end_reason or result.reason.value, duration_s=round(result.duration_s, 3),
             output=shown.output, stderr=shown.stderr,
             output_file=shown.output_file, decision=admitted.decision, backups=backups, checkpoint=view_cp,
-            sandbox=req.ref.name,
+            sandbox=req.ref.name, notices=list(admitted.notices),
             audit_id=audit_id, text=text, exec_result=result)
 
     def _present(self, req: RunRequest, result: ExecResult, redact: Redactor, footer: list[str],

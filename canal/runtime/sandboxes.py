@@ -41,6 +41,9 @@ PROJECT_LOCK = "project.lock"  # in LOCKS: counting the project's sandboxes and 
 AUTO_USER = "auto"
 HOME = "/home/agent"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,40}$")
+# which folder a sandbox's workspace mount was made from (device and inode): a bind mount keeps the
+# folder it was made from, so a project folder deleted and made again would leave it on the old one
+LABEL_WORKSPACE = "canal.workspace-folder"
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,8 @@ def sandbox_spec(services: Services, ref: SandboxRef) -> SandboxSpec:
         else:
             mounts.append(Mount(source=services.project_dir, target=base.workdir,
                                 read_only=config.workspace == "ro"))
+            made_from = {LABEL_WORKSPACE: folder_identity(services.project_dir)}
+            base = base.model_copy(update={"labels": {**base.labels, **made_from}})
         mounts += settings_mounts(services.project_dir, base.workdir)
     out = services.outputs_dir(ref.name)
     out.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -85,6 +90,27 @@ def sandbox_spec(services: Services, ref: SandboxRef) -> SandboxSpec:
     # process (the pipeline adds the per-repository ones to each command)
     env = {"HOME": HOME, **base.env, **guard_env(None, base.workdir)}
     return base.model_copy(update={"mounts": tuple(mounts), "user": user, "env": env})
+
+
+def folder_identity(folder: Path) -> str:
+    info = folder.stat()
+    return f"{info.st_dev}:{info.st_ino}"
+
+
+def replaced_workspace(services: Services, info: SandboxInfo) -> str | None:
+    """A notice when ``info``'s workspace mount was made from a folder that is no longer the project
+    folder (deleted and made again, or replaced by a move), else None."""
+    made = info.labels.get(LABEL_WORKSPACE)
+    try:
+        now = folder_identity(services.project_dir)
+    except OSError:
+        return None  # no project folder: what runs next says so
+    if made is None or made == now:
+        return None
+    name = info.name.removeprefix(f"canal-{project_key(services.project_dir)}-")
+    return (f"the project folder {services.project_dir} was replaced since sandbox {name} started (it "
+            "still saw the old folder); it was started again on the folder as it is now, with a new shell "
+            "session")
 
 
 def settings_mounts(project_dir: Path, workdir: str) -> list[Mount]:
@@ -140,15 +166,17 @@ _creating_guard = threading.Lock()
 
 
 def ensure_sandbox(services: Services, backend: SandboxBackend, ref: SandboxRef,
-                   on_event: Callable[[BuildEvent], None] | None = None) -> SandboxInfo:
-    """The running sandbox for ``ref``, created (and the default image built) when missing.
+                   on_event: Callable[[BuildEvent], None] | None = None,
+                   notices: list[str] | None = None) -> SandboxInfo:
+    """The running sandbox for ``ref``, created (and the default image built) when missing, or made
+    again when its workspace is a project folder since replaced (``notices`` gets why).
 
     Calls for one sandbox take turns in this process (a server serving two clients at once), so the
     second finds the sandbox the first one made instead of failing to create it again."""
     with _creating_guard:
         lock = _creating.setdefault(ref.container, threading.Lock())
     with lock, _across_processes(services.state_dir / LOCKS / f"{ref.container}.lock"):
-        return _ensure(services, backend, ref, on_event)
+        return _ensure(services, backend, ref, on_event, notices)
 
 
 @contextlib.contextmanager
@@ -165,10 +193,13 @@ def _across_processes(path: Path) -> Iterator[None]:
 
 
 def _ensure(services: Services, backend: SandboxBackend, ref: SandboxRef,
-            on_event: Callable[[BuildEvent], None] | None) -> SandboxInfo:
+            on_event: Callable[[BuildEvent], None] | None, notices: list[str] | None = None) -> SandboxInfo:
     info = backend.get(ref.container)
-    if info is not None and info.running:
+    replaced = replaced_workspace(services, info) if info is not None else None
+    if info is not None and info.running and replaced is None:
         return info
+    if replaced is not None and notices is not None:
+        notices.append(replaced)
     if info is not None:
         backend.remove(ref.container)
     spec = sandbox_spec(services, ref)
