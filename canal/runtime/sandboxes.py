@@ -52,6 +52,7 @@ class SandboxRef:
 
     name: str
     container: str
+    workspace: str | None = None  # rw | ro | none instead of canal.yaml's (an MCP server's sandbox)
 
 
 def sandbox_ref(project_dir: Path, name: str) -> SandboxRef:
@@ -68,14 +69,15 @@ def sandbox_spec(services: Services, ref: SandboxRef) -> SandboxSpec:
     # the configured mounts: from the project or a listed root, never system, engine, Canal or credentials
     check_user_mounts(base.mounts, services.project_dir, config.mount_roots, services.state_dir)
     mounts = list(base.mounts)
-    if config.workspace != "none":
+    workspace = ref.workspace or config.workspace
+    if workspace != "none":
         _state_outside(services)
         forks = services.forks
         if forks.is_fork(ref.name):  # the fork's copy-on-write view; the project itself is not mounted
             mounts.append(Mount(source=forks.ensure_mounted(ref.name), target=base.workdir, read_only=False))
         else:
             mounts.append(Mount(source=services.project_dir, target=base.workdir,
-                                read_only=config.workspace == "ro"))
+                                read_only=workspace == "ro"))
             made_from = {LABEL_WORKSPACE: folder_identity(services.project_dir)}
             base = base.model_copy(update={"labels": {**base.labels, **made_from}})
         mounts += settings_mounts(services.project_dir, base.workdir)

@@ -5,7 +5,8 @@ agent can give (``_mcp-<server>``: sandbox names start with a letter or digit), 
 never reaches it and the server's credentials (``env_from_env``, passed to its process only) are not in
 any sandbox the agent's commands run in. The files its command names are copied in from the bytes a
 person approved (their sha256 is in the approved settings) and run from that copy, so an edit of
-``mcp/backend.py`` by the agent is not what runs (and needs a person again before anything does).
+``mcp/backend.py`` by the agent is not what runs (and needs a person again before anything does); the
+sandbox has no workspace unless the server's ``workspace: ro`` asks for the project, read-only.
 """
 
 from __future__ import annotations
@@ -35,7 +36,9 @@ APPROVED_DIR = "/tmp/canal-mcp"  # in the server's sandbox: the approved copy of
 
 def server_ref(canal: Canal, server: str) -> SandboxRef:
     name = f"{SANDBOX_PREFIX}{server}"
-    return SandboxRef(name, f"canal-{project_key(canal.project_dir)}-{name}")
+    servers = canal.config.tools.mcp_servers
+    workspace = servers[server].workspace if server in servers else "none"
+    return SandboxRef(name, f"canal-{project_key(canal.project_dir)}-{name}", workspace=workspace)
 
 
 def server_settings(canal: Canal, server: str) -> McpServerSettings:

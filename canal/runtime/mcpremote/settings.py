@@ -8,17 +8,18 @@ Example::
           command: [python3, mcp/backend.py]  # stdio, inside a sandbox of its own
           env_from_env: {BACKEND_TOKEN: BACKEND_TOKEN}   # server variable <- Canal's environment
           timeout: 30                         # seconds for one request (start, list, call)
+          workspace: none                     # none | ro: the project folder in the server's sandbox
 """
 
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 SERVER_NAME = r"^[a-z][a-z0-9_-]{0,23}$"
 ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
-SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".sh", ".rb", ".pl")
 
 
 class _Model(BaseModel):
@@ -35,12 +36,14 @@ class McpServerSettings(_Model):
     env_from_env: dict[str, str] = Field(default_factory=dict)
     headers_from_env: dict[str, str] = Field(default_factory=dict)
     timeout: float = Field(default=30.0, gt=0, le=600)
+    # the project folder in the server's sandbox: none (the default: the server cannot read the agent's
+    # work, nor run code the agent wrote) or ro (read-only; code it imports from there is the agent's)
+    workspace: Literal["none", "ro"] = "none"
 
     def project_files(self) -> list[str]:
-        """The arguments of ``command`` that may name a file of the project (relative, not an option, with
-        a folder or a script's suffix): those that do are approved by content and run from those bytes."""
-        return [part for part in (self.command or ())[1:]
-                if not part.startswith(("-", "/")) and ("/" in part or part.endswith(SCRIPT_SUFFIXES))]
+        """The arguments of ``command`` that may name a file of the project (relative, not an option):
+        those that do are approved by content and run from those bytes."""
+        return [part for part in (self.command or ())[1:] if not part.startswith(("-", "/"))]
 
     @field_validator("env_from_env")
     @classmethod
@@ -59,6 +62,10 @@ class McpServerSettings(_Model):
             raise ValueError(msg)
         if self.command is not None and (not self.command or not all(self.command)):
             msg = "command: must have at least the program, and no empty element"
+            raise ValueError(msg)
+        if self.command is not None and "/" in self.command[0] and not self.command[0].startswith("/"):
+            msg = ("command: the program (the first element) is one of the image, such as python3 or node; "
+                   "a script of the project goes after its interpreter: [sh, mcp/server.sh]")
             raise ValueError(msg)
         if self.command is not None and any("\0" in part for part in self.command):
             msg = "command: must not hold a NUL byte"

@@ -1,8 +1,9 @@
 """A minimal MCP stdio server on the standard library only (it runs in the default image).
 
-Its tools are read from mcp/tools.json in the workspace at every tools/list, so a test changes them
-between discover runs; each call is appended to mcp/calls.jsonl. ``--mode`` makes it misbehave the ways
-a broken server does: hang, not-json, malformed.
+Its tools are read from mcp/tools.json in the workspace at every tools/list (a server with
+``workspace: ro``), so a test changes them between discover runs; without a workspace it lists
+``DEFAULT``. Each call is appended to /tmp/calls.jsonl in its sandbox. ``--mode`` makes it misbehave the
+ways a broken server does: hang, not-json, malformed.
 """
 
 import hashlib
@@ -12,6 +13,14 @@ import sys
 import time
 
 WORKSPACE = "/workspace/mcp"
+CALLS = "/tmp/calls.jsonl"
+EMPTY = {"type": "object", "properties": {}}
+DEFAULT = [{"name": "list_projects", "description": "List the projects", "inputSchema": EMPTY,
+            "annotations": {"readOnlyHint": True}},
+           {"name": "token_fingerprint", "description": "What the server was given", "inputSchema": EMPTY,
+            "annotations": {"readOnlyHint": True}},
+           {"name": "workspace_files", "description": "What the server sees of the project",
+            "inputSchema": EMPTY, "annotations": {"readOnlyHint": True}}]
 mode = sys.argv[sys.argv.index("--mode") + 1] if "--mode" in sys.argv else "serve"
 
 
@@ -21,12 +30,14 @@ def send(message):
 
 
 def tools():
+    if not os.path.exists(f"{WORKSPACE}/tools.json"):
+        return DEFAULT
     with open(f"{WORKSPACE}/tools.json") as fh:
         return json.load(fh)
 
 
 def call(name, arguments):
-    with open(f"{WORKSPACE}/calls.jsonl", "a") as fh:
+    with open(CALLS, "a") as fh:
         fh.write(json.dumps({"tool": name, "arguments": arguments}) + "\n")
     if name == "list_projects":
         return {"content": [{"type": "text", "text": "alpha\nbeta"}]}
@@ -38,6 +49,9 @@ def call(name, arguments):
         return {"content": [{"type": "text", "text": hashlib.sha256(token.encode()).hexdigest()[:12]}]}
     if name == "delete_project":
         return {"content": [{"type": "text", "text": f"deleted {arguments['id']}"}]}
+    if name == "workspace_files":
+        found = sorted(os.listdir("/workspace")) if os.path.isdir("/workspace") else []
+        return {"content": [{"type": "text", "text": json.dumps(found)}]}
     if name == "dump":
         return {"content": [{"type": "text", "text": "x" * (10 * 1024 * 1024)}]}
     if name == "fail":

@@ -52,8 +52,8 @@ class BackendProject:
         return subprocess.run([CANAL, *args], cwd=self.root, env={**self.env, **(env or {})}, text=True,
                               capture_output=True, timeout=180, check=False)
 
-    def json(self, *args: str, code: int = 0) -> dict[str, Any]:
-        done = self.run(*args, "--json")
+    def json(self, *args: str, code: int = 0, env: dict[str, str] | None = None) -> dict[str, Any]:
+        done = self.run(*args, "--json", env=env)
         assert done.returncode == code, (done.returncode, done.stdout, done.stderr)
         data: dict[str, Any] = json.loads(done.stdout)
         return data
@@ -69,9 +69,14 @@ class BackendProject:
     def set_tools(self, *tools: dict[str, Any]) -> None:
         (self.root / "mcp" / "tools.json").write_text(json.dumps(list(tools)))
 
-    def calls(self) -> list[dict[str, Any]]:
-        path = self.root / "mcp" / "calls.jsonl"
-        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    def calls(self, server: str = "backend") -> list[dict[str, Any]]:
+        """What the server was called with (its log in its sandbox)."""
+        from canal.runtime.paths import project_key
+
+        name = f"canal-{project_key(self.root)}-_mcp-{server}"
+        done = subprocess.run(["docker", "exec", name, "cat", "/tmp/calls.jsonl"], capture_output=True,
+                              text=True, check=False, timeout=60)
+        return [json.loads(line) for line in done.stdout.splitlines()] if done.returncode == 0 else []
 
     def approve(self) -> None:
         """A person approves canal.yaml (the server files' content included), in-process."""

@@ -15,7 +15,7 @@ from backend_world import BAD_SCHEMA, CREATE, DATA, DELETE, DUMP, FAIL, LIST, TO
 from canal.runtime.paths import project_key
 
 Make = Callable[..., BackendProject]
-BACKEND = {"command": ["python3", "mcp/backend.py"]}
+BACKEND = {"command": ["python3", "mcp/backend.py"], "workspace": "ro"}  # it reads mcp/tools.json there
 
 
 def test_discover_syncs_the_backend_tools_across_runs(backend_project: Make) -> None:
@@ -153,7 +153,8 @@ def test_each_broken_server_has_its_code_and_the_rest_stands(backend_project: Ma
 
 
 def test_the_servers_code_and_credentials_stay_out_of_the_agents_reach(backend_project: Make) -> None:
-    servers = {"backend": {**BACKEND, "env_from_env": {"BACKEND_TOKEN": "CANAL_TEST_BACKEND_TOKEN"}}}
+    servers = {"backend": {"command": ["python3", "mcp/backend.py"],  # no workspace: the default
+                           "env_from_env": {"BACKEND_TOKEN": "CANAL_TEST_BACKEND_TOKEN"}}}
     project = backend_project(servers, tools=(LIST, TOKEN))
     secret = {"CANAL_TEST_BACKEND_TOKEN": "s3cr3t-backend-token"}
     summary, _ = project.run("discover", env=secret), None
@@ -163,6 +164,8 @@ def test_the_servers_code_and_credentials_stay_out_of_the_agents_reach(backend_p
     import hashlib
 
     assert given.stdout.startswith(hashlib.sha256(b"s3cr3t-backend-token").hexdigest()[:12])
+    # nor does it see the agent's work, or run code the agent wrote there
+    assert project.json("tool", "call", "workspace_files", env=secret)["output"].startswith("[]")
     unset = project.run("tool", "call", "token_fingerprint")
     assert unset.returncode == 125
     assert unset.stderr.startswith("MCP_SERVER_NOT_STARTED\n")

@@ -3,6 +3,7 @@ an edit of ``mcp/backend.py`` (which the agent can write) needs a person again, 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -60,3 +61,24 @@ def test_a_server_file_that_is_a_link_is_refused(project: Path, tmp_path: Path) 
     (project / "mcp" / "backend.py").symlink_to(tmp_path / "outside.py")
     with pytest.raises(ConfigError, match="cannot be read without leaving the project"):
         TrustedConfig(project, tmp_path / "state", KEY).status()
+
+
+@pytest.mark.parametrize(("command", "problem"), [
+    (["./mcp/server.sh"], "goes after its interpreter"),
+    ([], "at least the program"),
+    (["python3", ""], "no empty element"),
+])
+def test_a_command_that_would_run_unapproved_code_is_refused(project: Path, command: list[str],
+                                                            problem: str) -> None:
+    servers = {"backend": {"command": command}}
+    (project / "canal.yaml").write_text(json.dumps({"tools": {"mcp_servers": servers}}))
+    with pytest.raises(ConfigError, match=problem):
+        TrustedConfig(project, project.parent / "state", KEY).status()
+
+
+def test_every_argument_naming_a_project_file_is_approved(project: Path) -> None:
+    (project / "server").write_text("print('no suffix, no folder')\n")
+    (project / "canal.yaml").write_text(json.dumps({"tools": {"mcp_servers": {"backend": {
+        "command": ["python3", "-X", "dev", "server", "--config", "mcp/backend.py", "/etc/hostname"]}}}}))
+    files = TrustedConfig(project, project.parent / "state", KEY).status().snapshot.settings
+    assert set(files["tools"]["mcp_servers"]["backend"]["files"]) == {"server", "mcp/backend.py"}

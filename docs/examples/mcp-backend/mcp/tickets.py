@@ -1,4 +1,5 @@
-"""An example MCP stdio server on the standard library: a ticket tracker kept in mcp/tickets.json.
+"""An example MCP stdio server on the standard library: a ticket tracker kept in /tmp/tickets.json of
+its sandbox (a server's sandbox has no workspace unless its settings ask for one, read-only).
 
 Its tools say what they do in MCP annotations, which Canal's policy reads: list_tickets only reads,
 open_ticket adds without destroying anything, close_ticket says nothing (so it may destroy: Canal asks).
@@ -8,7 +9,7 @@ import json
 import pathlib
 import sys
 
-STORE = pathlib.Path("/workspace/mcp/tickets.json")
+STORE = pathlib.Path("/tmp/tickets.json")
 TOOLS = [
     {"name": "list_tickets", "description": "List the open tickets",
      "inputSchema": {"type": "object", "properties": {}}, "annotations": {"readOnlyHint": True}},
