@@ -70,6 +70,9 @@ class McpServerSettings(_Model):
         if self.command is not None and any("\0" in part for part in self.command):
             msg = "command: must not hold a NUL byte"
             raise ValueError(msg)
+        if self.headers_from_env and self.url is None:
+            msg = "headers_from_env: applies to a url: server; a stdio server gets env_from_env"
+            raise ValueError(msg)
         if self.url is not None:
             msg = ("url: streamable-HTTP MCP servers are not supported yet; run the server over stdio "
                    "(command:) or put a stdio bridge in the image")

@@ -82,3 +82,16 @@ def test_every_argument_naming_a_project_file_is_approved(project: Path) -> None
         "command": ["python3", "-X", "dev", "server", "--config", "mcp/backend.py", "/etc/hostname"]}}}}))
     files = TrustedConfig(project, project.parent / "state", KEY).status().snapshot.settings
     assert set(files["tools"]["mcp_servers"]["backend"]["files"]) == {"server", "mcp/backend.py"}
+
+
+@pytest.mark.parametrize(("server", "problem"), [
+    ({"url": "https://mcp.example.com/mcp"}, "streamable-HTTP MCP servers are not supported yet"),
+    ({"command": ["python3", "x.py"], "headers_from_env": {"Authorization": "TOKEN"}}, "applies to a url"),
+    ({"command": ["python3"], "url": "https://mcp.example.com/mcp"}, "exactly one of command"),
+    ({"command": ["python3"], "env_from_env": {"A-B": "C"}}, "variable names"),
+])
+def test_settings_canal_cannot_honour_are_refused_when_they_load(project: Path, server: dict[str, object],
+                                                                 problem: str) -> None:
+    (project / "canal.yaml").write_text(json.dumps({"tools": {"mcp_servers": {"backend": server}}}))
+    with pytest.raises(ConfigError, match=problem):
+        TrustedConfig(project, project.parent / "state", KEY).status()
