@@ -23,6 +23,7 @@ from canal.runtime.corpnet.cacerts import load as load_cas
 from canal.runtime.errors import ConfigError
 from canal.runtime.files.confine import Workspace, open_parent
 from canal.runtime.files.errors import PathNotFound
+from canal.runtime.mcpremote.settings import McpServerSettings
 from canal.runtime.paths import config_dir
 from canal.runtime.project import CONFIG_NAME
 from canal.runtime.safeyaml import decode_settings, read_settings_bytes
@@ -32,6 +33,8 @@ from canal.sandbox.spec import HOST_BUNDLE
 MAX_IMAGE_FILE = 16 * 1024 * 1024
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 LATER_SECTIONS = ("approvals", "audit", "limits", "tools")
+SERVER_DEFAULTS = {k: v for k, v in McpServerSettings(command=("python3",)).model_dump(mode="json").items()
+                   if k != "command"}
 
 
 def canonical(data: Any) -> str:
@@ -59,9 +62,13 @@ def trusted_settings(config: CanalConfig, image_files: dict[str, str] | None = N
         settings[name] = _set_only(data[name], defaults[name])
         if not settings[name]:
             del settings[name]
+    servers = settings.get("tools", {}).get("mcp_servers", {})
+    for name, entry in servers.items():  # a setting added later leaves approvals made before it valid
+        servers[name] = {k: v for k, v in entry.items()
+                         if k not in SERVER_DEFAULTS or v != SERVER_DEFAULTS[k]}
     for name, files in (server_files or {}).items():
         if files:
-            settings["tools"]["mcp_servers"][name]["files"] = files
+            servers[name]["files"] = files
     image = {k: v for k, v in settings.pop("image", {}).items() if v not in (None, [])}
     if image_files is not None and image.get("files"):
         image["files"] = [{**f, "sha256": image_files.get(f["source"])} for f in image["files"]]

@@ -95,3 +95,14 @@ def test_settings_canal_cannot_honour_are_refused_when_they_load(project: Path, 
     (project / "canal.yaml").write_text(json.dumps({"tools": {"mcp_servers": {"backend": server}}}))
     with pytest.raises(ConfigError, match=problem):
         TrustedConfig(project, project.parent / "state", KEY).status()
+
+
+def test_a_default_written_out_needs_nobody(project: Path) -> None:
+    """Only what differs from a server setting's default counts: writing a default out, or a setting
+    added to Canal later, leaves the approval valid."""
+    trust = approved(project)
+    (project / "canal.yaml").write_text(CONFIG.replace("--mode, fast]}", "--mode, fast], timeout: 30, "
+                                                      "workspace: none, env_from_env: {}}"))
+    assert trust.status().state == "approved"
+    (project / "canal.yaml").write_text(CONFIG.replace("--mode, fast]}", "--mode, fast], workspace: ro}"))
+    assert trust.status().state == "unapproved"
