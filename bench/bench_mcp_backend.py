@@ -67,7 +67,7 @@ def main() -> None:
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="canal-bench-mcp-"))
     project = _project(base)
-    from canal.runtime.api import Canal
+    from canal import Canal
 
     canal = Canal(project)
     try:
