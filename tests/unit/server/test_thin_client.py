@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 HEAVY = ("click", "docker", "celpy", "lark", "pydantic", "yaml", "regex", "cryptography", "mcp", "anyio",
          "canal.runtime.api", "canal.policy", "canal.sandbox", "canal.runtime.redact",
          # the standard library costs start-up too: these come with dataclasses and error rendering
@@ -28,3 +30,19 @@ def test_the_command_is_found_after_the_group_options() -> None:
     assert _command(["-C", "/p", "approve", "c_1"]) == "approve"
     assert _command(["--project", "approve", "run", "--", "ls"]) == "run"  # a folder named approve
     assert _command(["--json", "server", "status"]) == "server"
+
+
+def test_the_build_id_is_taken_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33: ``Canal.connect(project).run`` stat-ed the whole package on every call (2.4 ms)."""
+    from canal.runtime.server import paths
+
+    monkeypatch.setattr(paths, "_built", None)
+    scans: list[str] = []
+    real = paths._scan_build
+    monkeypatch.setattr(paths, "_scan_build", lambda: scans.append("scan") or real())
+    first = paths.build_id()
+    assert [paths.build_id() for _ in range(3)] == [first] * 3
+    assert scans == ["scan"]
+    monkeypatch.setattr(paths, "_built", (-1, "another process's"))  # a forked child takes its own
+    assert paths.build_id() == first
+    assert scans == ["scan", "scan"]

@@ -1,0 +1,92 @@
+"""``Canal.connect(project).run("true")`` with the build id taken once per process (now) and taken on
+every call (before issue 33's change), side by side with ``exec_run("true")`` on the same sandbox.
+
+Its own runtime folder, state and config (its own server, stopped at the end), a project with
+``workspace: ro`` (no checkpoint needed, so the round trip is what is measured). Each round runs the
+three in alternating order; p50/p95/p99, the ratio of exec_run's p50 to each, and the load average.
+
+    python bench/bench_connect.py --rounds 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchserver import stop_server
+from benchstats import pct
+
+CANAL = str(Path(sys.executable).with_name("canal"))
+
+
+def _loadavg() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=200)
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="canal-bench-connect-"))
+    os.environ.update(CANAL_RUNTIME_DIR=str(root / "rt"), CANAL_STATE_DIR=str(root / "state"),
+                      CANAL_CONFIG_DIR=str(root / "config"))
+    os.environ.pop("CANAL_NO_SERVER", None)
+    project = root / "project"
+    project.mkdir()
+    (project / "canal.yaml").write_text("workspace: ro\n")
+    from canal import Canal
+    from canal.runtime.approvals import Approver
+    from canal.runtime.server import paths
+    from canal.runtime.services import Services
+
+    services = Services(project)
+    services.trust.approve(Approver(user="bench", how="tty"), services.trust.status().snapshot.digest)
+    remote = Canal.connect(project)
+    try:
+        remote.up()
+        import docker
+
+        container = docker.from_env().containers.get(Canal(project).ref().container)
+        for _ in range(5):
+            remote.run("true")
+            container.exec_run("true")
+
+        def once() -> None:
+            result = remote.run("true")
+            if result.status != "ok":
+                raise SystemExit(result.text)
+
+        def every_call() -> None:
+            paths._built = None  # as before: the package stat-ed on every call
+            once()
+
+        sides = {"connect (build id once)": once, "connect (build id every call)": every_call,
+                 "exec_run": lambda: container.exec_run("true")}
+        times: dict[str, list[float]] = {name: [] for name in sides}
+        before = _loadavg()
+        for i in range(args.rounds):
+            order = list(sides) if i % 2 == 0 else list(reversed(sides))
+            for name in order:
+                began = time.perf_counter()
+                sides[name]()
+                times[name].append(time.perf_counter() - began)
+        after = _loadavg()
+    finally:
+        remote.down()
+        stop_server(CANAL)
+        shutil.rmtree(root, ignore_errors=True)
+    report = {name: {f"p{q}": round(pct(v, q / 100), 2) for q in (50, 95, 99)} for name, v in times.items()}
+    base = report["exec_run"]["p50"]
+    print(json.dumps({"rounds": args.rounds, "ms": report,
+                      "exec_run_p50_over": {n: round(base / r["p50"], 2) for n, r in report.items()},
+                      "loadavg_before": before, "loadavg_after": after}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
