@@ -109,6 +109,8 @@ class McpClient:
         deadline = time.monotonic() + self.timeout_s
         while True:
             message = self._read(deadline, method)
+            if message is None:
+                continue
             if isinstance(message, JSONRPCRequest):  # the server asks the client something: no
                 self._write({"jsonrpc": "2.0", "id": message.id,
                              "error": {"code": METHOD_NOT_FOUND,
@@ -159,7 +161,7 @@ class McpClient:
             why = "it ended without answering"
             raise self._ended(why)
         if not line.strip():
-            return self._read(deadline, method)
+            return None  # a blank line: the caller reads on (a loop, so a server cannot recurse it deep)
         try:
             return _MESSAGE.validate_json(line)
         except ValidationError:
