@@ -20,7 +20,7 @@ from canal.runtime.redact import Redactor
 from canal.runtime.sealed.store import SealedStore
 from canal.runtime.trash.store import Trash
 from canal.runtime.trust import TrustedConfig, policy_file_path
-from canal.runtime.trust.snapshot import read_policy_text
+from canal.runtime.trust.snapshot import Snapshot, read_policy_text
 from canal.runtime.warm import installed
 
 AUDIT_PURPOSE = "audit-hmac"
@@ -67,10 +67,17 @@ class Services:
     @cached_property
     def _settings(self) -> tuple[CanalConfig, dict[str, str] | None]:
         """(configuration, rule file as written -> the text checked and approved; None: given in code)."""
-        if self._config is not None:
+        snap = self.approved_snapshot
+        if snap is None:
+            assert self._config is not None
             return self._config, None
-        snap = self.trust.require_snapshot()
         return snap.config, snap.policy_texts
+
+    @cached_property
+    def approved_snapshot(self) -> Snapshot | None:
+        """The settings as checked against the approval, once per object (None: given in code); its
+        ``settings`` hold the approved digests of the files they name (CA files, MCP servers' files)."""
+        return None if self._config is not None else self.trust.require_snapshot()
 
     @cached_property
     def policy_texts(self) -> dict[Path, str]:

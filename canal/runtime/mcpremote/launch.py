@@ -65,11 +65,9 @@ def credentials(server: str, settings: McpServerSettings) -> dict[str, str]:
 def approved_files(canal: Canal, server: str, settings: McpServerSettings) -> dict[str, bytes]:
     """Each project file the command names -> its bytes, which must be the bytes approved."""
     services = canal.services
-    approved: dict[str, str] = {}
-    if not services.config_given:
-        snap = services.trust.require_snapshot()
-        entry = (snap.settings.get("tools") or {}).get("mcp_servers", {}).get(server) or {}
-        approved = dict(entry.get("files") or {})
+    snap = services.approved_snapshot  # the check this Canal's settings passed: no second read
+    servers = (snap.settings.get("tools") or {}).get("mcp_servers", {}) if snap is not None else {}
+    approved = dict((servers.get(server) or {}).get("files") or {})
     out: dict[str, bytes] = {}
     for part in settings.project_files():
         if not (canal.project_dir / part).is_file():
