@@ -10,11 +10,11 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
+
+from project_helpers import CliProject
 
 DATA = Path(__file__).parents[2] / "data" / "mcp"
-CANAL = str(Path(sys.executable).with_name("canal"))
-KEEP = ("CANAL_NO_SERVER", "CANAL_RUNTIME_DIR", "CANAL_CACHE_DIR")
 
 LIST = {"name": "list_projects", "description": "List the projects",
         "inputSchema": {"type": "object", "properties": {}}, "annotations": {"readOnlyHint": True}}
@@ -38,25 +38,10 @@ BAD_SCHEMA = {"name": "bad_schema", "description": "Takes a string, not an objec
 
 
 @dataclass(frozen=True)
-class BackendProject:
-    root: Path
-    state: Path
-    config: Path
+class BackendProject(CliProject):
+    """The shared CLI project (project_helpers), with its MCP servers' view."""
 
-    @property
-    def env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("CANAL_") or k in KEEP}
-        return {**env, "CANAL_STATE_DIR": str(self.state), "CANAL_CONFIG_DIR": str(self.config)}
-
-    def run(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([CANAL, *args], cwd=self.root, env={**self.env, **(env or {})}, text=True,
-                              capture_output=True, timeout=180, check=False)
-
-    def json(self, *args: str, code: int = 0, env: dict[str, str] | None = None) -> dict[str, Any]:
-        done = self.run(*args, "--json", env=env)
-        assert done.returncode == code, (done.returncode, done.stdout, done.stderr)
-        data: dict[str, Any] = json.loads(done.stdout)
-        return data
+    timeout: ClassVar[float] = 180  # a discover may wait on a hanging server's timeout
 
     def discover(self) -> tuple[dict[str, Any], list[str]]:
         """The summary line, and the notes on stderr (codes first)."""
