@@ -19,8 +19,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from canal.runtime.approvals import ApprovalService, DecisionSummary
-from canal.runtime.audit import AuditLog
+from canal.host.approvals import ApprovalService, DecisionSummary
+from canal.host.audit import AuditLog
 
 DATA = {"sandbox": "default", "container_id": "0" * 64, "image_digest": "sha256:" + "1" * 64,
         "command": "rm -rf build/", "cwd": "/workspace", "approver": None, "approval": None,

@@ -24,7 +24,7 @@ from bench_server import CANAL, make_project, timed
 from benchstats import pct
 from redact_stream import make_data
 
-from canal.runtime.paths import project_key
+from canal.host.paths import project_key
 
 
 def main() -> None:

@@ -46,11 +46,11 @@ from functools import partial
 from pathlib import Path
 
 from canal.core.fsutil import private_dir
-from canal.runtime.checkpoints import CheckpointSettings, CheckpointStore, Keys
-from canal.runtime.checkpoints.records import write_index
-from canal.runtime.checkpoints.scan import Entry
-from canal.runtime.forks import Fork, ForkStore, overlay
-from canal.runtime.forks.ignored import Carried
+from canal.host.checkpoints import CheckpointSettings, CheckpointStore, Keys
+from canal.host.checkpoints.records import write_index
+from canal.host.checkpoints.scan import Entry
+from canal.host.forks import Fork, ForkStore, overlay
+from canal.host.forks.ignored import Carried
 
 KEYS = Keys("bench", {"bench": b"b" * 32})
 GIT_ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null",

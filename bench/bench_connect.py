@@ -41,8 +41,8 @@ def main() -> None:
     project.mkdir()
     (project / "canal.yaml").write_text("workspace: ro\n")
     from canal import Canal
-    from canal.runtime.approvals import Approver
-    from canal.runtime.server import paths
+    from canal.client import paths
+    from canal.host.approvals import Approver
     from canal.runtime.services import Services
 
     services = Services(project)

@@ -269,7 +269,7 @@ def sandbox_names(per_project: int) -> list[str]:
 
 def canal_phase(root: Path, args: argparse.Namespace) -> PhaseResult:
     from canal import Canal
-    from canal.runtime.paths import project_key
+    from canal.host.paths import project_key
 
     result = PhaseResult("Canal sandboxes", args.sandboxes)
     warm = make_project(root, "warmup")
@@ -467,7 +467,7 @@ def main() -> None:
 
 
 def cleanup(root: Path) -> None:
-    from canal.runtime.paths import project_key
+    from canal.host.paths import project_key
 
     left = [f"canal-{project_key(folder)}-" for folder in root.iterdir() if (folder / "canal.yaml").exists()]
     out = subprocess.run(["docker", "ps", "-a", "--format", "{{.Names}}"], capture_output=True, text=True,

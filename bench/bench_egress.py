@@ -23,10 +23,10 @@ from typing import Any
 from benchstats import quantile as pct
 from fileserver import file_server  # bench/ is sys.path[0] when a bench runs
 
-from canal.sandbox.docker_backend import DockerBackend
-from canal.sandbox.egress_docker import PROXY_PORT
-from canal.sandbox.engine import docker_client
-from canal.sandbox.image import DEFAULT_IMAGE, build_egress_image
+from canal.sandbox.docker.backend import DockerBackend
+from canal.sandbox.docker.egress import PROXY_PORT
+from canal.sandbox.docker.engine import docker_client
+from canal.sandbox.docker.image import DEFAULT_IMAGE, build_egress_image
 from canal.sandbox.spec import SandboxSpec
 
 HOST, PORT = "bench.test", 8080

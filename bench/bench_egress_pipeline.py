@@ -19,7 +19,7 @@ from pathlib import Path
 from benchstats import pct
 
 from canal import Canal
-from canal.runtime.config import parse_config
+from canal.runtime.settings.config import parse_config
 
 ALLOWLIST = "sandbox:\n  network: {mode: allowlist, allow: ['pypi.org:443']}\n"
 

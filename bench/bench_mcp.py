@@ -27,7 +27,7 @@ import anyio
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from canal.runtime.paths import project_key
+from canal.host.paths import project_key
 
 CANAL = str(Path(sys.executable).parent / "canal")
 

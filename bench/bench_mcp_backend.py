@@ -47,7 +47,7 @@ def _project(base: Path) -> Path:
         for path in [project, *project.rglob("*")]:
             os.chown(path, 1000, 1000)
     os.environ.update(CANAL_STATE_DIR=str(base / "state"), CANAL_CONFIG_DIR=str(base / "config"))
-    from canal.runtime.approvals import Approver
+    from canal.host.approvals import Approver
     from canal.runtime.services import Services
 
     services = Services(project)
@@ -104,7 +104,7 @@ def main() -> None:
         after = _loadavg()
     finally:
         canal.close()
-        from canal.runtime.paths import project_key
+        from canal.host.paths import project_key
 
         mine = subprocess.run(["docker", "ps", "-aq", "--filter", f"name=canal-{project_key(project)}-"],
                               capture_output=True, text=True, check=False).stdout.split()

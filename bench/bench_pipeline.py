@@ -24,7 +24,7 @@ from pathlib import Path
 from benchstats import pct
 
 from canal import Canal
-from canal.sandbox.engine import docker_client
+from canal.sandbox.docker.engine import docker_client
 
 
 def project(root: Path, name: str, workspace: str) -> Path:

@@ -95,7 +95,7 @@ def pipeline_refusals(huge: list[str]) -> list[float]:
     import os
 
     from canal import Canal
-    from canal.runtime.config import CanalConfig
+    from canal.runtime.settings.config import CanalConfig
     from canal.sandbox.fake import FakeBackend
 
     with tempfile.TemporaryDirectory() as tmp:

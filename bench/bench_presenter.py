@@ -32,8 +32,8 @@ CHILD = r"""
 import json, resource, sys, time
 from pathlib import Path
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-from canal.runtime.presenter import PresenterConfig, present
-from canal.runtime.redact import Redactor
+from canal.presenter import PresenterConfig, present
+from canal.host.redact import Redactor
 from canal.sandbox.result import CapturedOutput, ExecResult
 spool, out, link = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3] == "link"
 redact_saved = Redactor(b"k" * 32).redact_keep_lines if sys.argv[3] == "redact" else None

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from canal.sandbox._agent_quota import Quota
+from canal.sandbox.agent.quota import Quota
 
 
 def build(root: Path, files: int, size: int) -> None:

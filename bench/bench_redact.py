@@ -35,8 +35,8 @@ sys.path.insert(0, str(REPO))
 
 from redact_stream import stream_bench  # noqa: E402
 
-from canal.runtime.redact import Detector, Redactor  # noqa: E402
-from canal.runtime.redact import rules as rules_mod  # noqa: E402
+from canal.host.redact import Detector, Redactor  # noqa: E402
+from canal.host.redact import rules as rules_mod  # noqa: E402
 
 SECRETS = ("GITHUB_TOKEN=ghp_4r6bSr0pFBOPCWBRDFOxEzf5FJtRBZRAJyu5",
            "DATABASE_URL=postgres://admin:S3cr3t-3XkjNHFZxn@db.internal:5432/app")

@@ -25,8 +25,8 @@ from pathlib import Path
 
 from benchstats import quantile as pct
 
-from canal.sandbox.docker_backend import DockerBackend
-from canal.sandbox.engine import docker_client
+from canal.sandbox.docker.backend import DockerBackend
+from canal.sandbox.docker.engine import docker_client
 from canal.sandbox.images import DEFAULT_IMAGE
 from canal.sandbox.spec import Mount, SandboxSpec
 

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from canal.core.fsutil import atomic_write
-from canal.runtime.keys import KeyStore
-from canal.runtime.sealed import MemoryLedger, SealedStore
+from canal.host.keys import KeyStore
+from canal.host.sealed import MemoryLedger, SealedStore
 
 SENSITIVE = ["gate.*.password", "gate.*.token", "steps.*.result"]
 

@@ -30,7 +30,7 @@ from benchstats import pct
 
 WRAPPER = """
 import sys, threading, time
-from canal.runtime.server import daemon as d
+from canal.server import daemon as d
 out, lock = sys.argv[1], threading.Lock()
 orig = d.Daemon._session
 def timed(self, conn):
@@ -42,10 +42,10 @@ def timed(self, conn):
             with open(out, "a") as fh:  # opened each time: the server closes what it inherited
                 fh.write(f"{time.thread_time() - start} ")
 d.Daemon._session = timed
-from canal.runtime.cli import serve
+from canal.cli import serve
 serve.main(["--idle-timeout", "900"])
 """
-CLIENT = "import sys; from canal.runtime.cli.client import main; sys.argv[0] = 'canal'; main()"
+CLIENT = "import sys; from canal.cli.client import main; sys.argv[0] = 'canal'; main()"
 
 
 def child_cpu() -> float:
@@ -105,7 +105,7 @@ class Tree:
         return took
 
     def container(self) -> str:
-        code = "from pathlib import Path; from canal.runtime.paths import project_key; " \
+        code = "from pathlib import Path; from canal.host.paths import project_key; " \
                f"print(project_key(Path({str(self.project)!r})))"
         key = subprocess.run([sys.executable, "-c", code], env=self.env, capture_output=True, text=True,
                              check=True).stdout.strip()

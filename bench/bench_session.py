@@ -17,11 +17,11 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from canal.sandbox import _agent_procs
-from canal.sandbox.docker_backend import DockerBackend
-from canal.sandbox.engine import docker_client
+from canal.sandbox.agent import procs as _agent_procs
+from canal.sandbox.docker.backend import DockerBackend
+from canal.sandbox.docker.engine import docker_client
+from canal.sandbox.docker.pool import WarmPool
 from canal.sandbox.images import DEFAULT_IMAGE
-from canal.sandbox.pool import WarmPool
 from canal.sandbox.spec import SandboxSpec
 
 

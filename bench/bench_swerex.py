@@ -66,7 +66,7 @@ def _client_python(given: str | None) -> str:
 
 
 def _project(base: Path) -> Path:
-    from canal.runtime.approvals import Approver
+    from canal.host.approvals import Approver
     from canal.runtime.services import Services
 
     folder = base / "project"

@@ -37,8 +37,8 @@ from typing import Any
 from benchstats import pct
 from fileserver import file_server  # bench/ is sys.path[0] when a bench runs
 
-from canal.sandbox.engine import docker_client
-from canal.sandbox.image import DEFAULT_IMAGE, build_default_image
+from canal.sandbox.docker.engine import docker_client
+from canal.sandbox.docker.image import DEFAULT_IMAGE, build_default_image
 
 CANAL = str(Path(sys.executable).parent / "canal")
 SERVER = file_server(8000)

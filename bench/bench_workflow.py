@@ -2,8 +2,8 @@
 
 Side by side in one run:
 - engine/memory: ``Engine.advance`` over the in-memory store (JSON round trip, no disk, no crypto);
-- engine/sealed-file: the same over a store built on ``runtime.sealed.codec`` (AES-256-GCM per sealed
-  value, MAC) and ``runtime.fsutil.atomic_write`` (temp, fsync, rename) -- when runtime/sealed exists;
+- engine/sealed-file: the same over a store built on ``host.sealed.codec`` (AES-256-GCM per sealed
+  value, MAC) and ``runtime.fsutil.atomic_write`` (temp, fsync, rename) -- when host/sealed exists;
 - baseline/file: the floor with no engine: read the same document from disk, parse it, dump it, write
   it atomically (fsync). The ratio says what the engine and sealing add on top of one durable write.
 
@@ -68,10 +68,10 @@ def gate_for(i: int) -> dict[str, Any]:
 
 
 class SealedFileStore:
-    """A RunStore over runtime.sealed.codec + atomic_write: what the runtime's sealed store does per save."""
+    """A RunStore over host.sealed.codec + atomic_write: what the runtime's sealed store does per save."""
 
     def __init__(self, folder: Path) -> None:
-        from canal.runtime.keys.store import KeyStore
+        from canal.host.keys.store import KeyStore
 
         self.folder = folder
         self.keys = KeyStore(folder / "keys", env={})
@@ -84,8 +84,8 @@ class SealedFileStore:
         return 1
 
     def load(self, run_id: str) -> StoredRun:
-        from canal.runtime.sealed.codec import unseal
-        from canal.runtime.sealed.envelope import Envelope
+        from canal.host.sealed.codec import unseal
+        from canal.host.sealed.envelope import Envelope
 
         path = self._path(run_id)
         if not path.exists():
@@ -95,7 +95,7 @@ class SealedFileStore:
 
     def save(self, run_id: str, doc: Mapping[str, Any], *, expected_revision: int,
              sensitive_paths: Sequence[JsonPath]) -> int:
-        from canal.runtime.sealed.envelope import Envelope
+        from canal.host.sealed.envelope import Envelope
 
         current = Envelope.model_validate_json(self._path(run_id).read_bytes()).revision
         if current != expected_revision:
@@ -108,7 +108,7 @@ class SealedFileStore:
 
     def _write(self, run_id: str, doc: Mapping[str, Any], revision: int, paths: Sequence[JsonPath]) -> None:
         from canal.core.fsutil import atomic_write
-        from canal.runtime.sealed.codec import seal
+        from canal.host.sealed.codec import seal
 
         # The predicate runs on every node of the document (~2,700 here): keep it a set lookup.
         wanted = frozenset(tuple(p) for p in paths)

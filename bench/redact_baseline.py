@@ -1,14 +1,16 @@
 """The redactor of an older commit, loaded beside today's in one process (for bench_redact --stream).
 
-``git archive REV canal/runtime/redact`` is unpacked in a temp folder and imported as the package
-``canal_baseline_redact`` (its imports of its own modules rewritten to that name; what it imports from
-the rest of ``canal``, the key store and the error root, is today's, which it only names).
+``git archive REV canal/host/redact`` (``canal/runtime/redact`` before the house move) is unpacked in a
+temp folder and imported as the package ``canal_baseline_redact`` (its imports of its own modules
+rewritten to that name; what it imports from the rest of ``canal``, the key store and the error root,
+is today's, which it only names).
 """
 
 from __future__ import annotations
 
 import importlib
 import io
+import re
 import subprocess
 import sys
 import tarfile
@@ -19,16 +21,25 @@ from types import ModuleType
 NAME = "canal_baseline_redact"
 
 
+# Where the redactor and the stores it imports lived before the host stores had their own package.
+OLD_STORES = re.compile(r"\bcanal\.runtime\.(keys|ports|storage)\b")
+
+
 def load(repo: Path, rev: str) -> ModuleType:
-    archive = subprocess.run(["git", "-C", str(repo), "archive", rev, "canal/runtime/redact"],
+    for folder in ("canal/host/redact", "canal/runtime/redact"):  # today's layout, then the one before
+        if subprocess.run(["git", "-C", str(repo), "cat-file", "-e", f"{rev}:{folder}"],
+                          capture_output=True).returncode == 0:
+            break
+    archive = subprocess.run(["git", "-C", str(repo), "archive", rev, folder],
                              check=True, capture_output=True).stdout
     root = Path(tempfile.mkdtemp(prefix="canal-baseline-"))
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(root, filter="data")
     package = root / NAME
-    (root / "canal" / "runtime" / "redact").rename(package)
+    (root / folder).rename(package)
+    dotted = folder.replace("/", ".")
     for source in package.glob("*.py"):
-        text = source.read_text(encoding="utf-8")
-        source.write_text(text.replace("canal.runtime.redact", NAME), encoding="utf-8")
+        text = source.read_text(encoding="utf-8").replace(dotted, NAME)
+        source.write_text(OLD_STORES.sub(r"canal.host.\1", text), encoding="utf-8")
     sys.path.insert(0, str(root))
     return importlib.import_module(NAME)

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from benchstats import quantile
 
-from canal.runtime.presenter.textclean import clean_text_stream
-from canal.runtime.redact import Redactor
+from canal.host.redact import Redactor
+from canal.presenter.textclean import clean_text_stream
 
 REPO = Path(__file__).resolve().parent.parent
 CHUNK = 1024 * 1024  # the presenter's default block

@@ -19,16 +19,17 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from canal.core.version import __version__ as __version__
+
 if TYPE_CHECKING:
     from canal.core.errors import CanalError
     from canal.runtime.api import Canal
-    from canal.runtime.result import RunResult
+    from canal.runtime.run.result import RunResult
 
 __all__ = ["Canal", "CanalError", "RunResult"]
-__version__ = "0.1.0"
 
 _EXPORTS = {"Canal": "canal.runtime.api", "CanalError": "canal.core.errors",
-            "RunResult": "canal.runtime.result"}
+            "RunResult": "canal.runtime.run.result"}
 
 
 def __getattr__(name: str) -> Any:

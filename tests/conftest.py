@@ -42,7 +42,7 @@ def _no_server_left() -> Iterator[None]:
 
 def _engine_problem() -> str | None:
     try:
-        from canal.sandbox.engine import docker_client
+        from canal.sandbox.docker.engine import docker_client
 
         docker_client(timeout=10).close()
     except Exception as exc:

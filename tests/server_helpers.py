@@ -8,9 +8,9 @@ import signal
 import time
 from pathlib import Path
 
-from canal.runtime.cli.server_admin import ask
-from canal.runtime.server.lifecycle import holds_lock
-from canal.runtime.server.paths import all_servers
+from canal.cli.server_admin import ask
+from canal.client.lifecycle import holds_lock
+from canal.client.paths import all_servers
 
 
 def server_pid(lock: Path) -> int | None:
@@ -23,7 +23,7 @@ def server_pid(lock: Path) -> int | None:
 
 def is_canal_server(pid: int) -> bool:
     try:
-        return b"canal.runtime.cli.serve" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        return b"canal.cli.serve" in Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return False
 

@@ -24,7 +24,7 @@ class Decision:
     source: Source
     targets: tuple[str, ...] = ()  # paths a destructive command would delete or overwrite
     # where git commands start looking for their repository, and the repositories --git-dir/GIT_DIR name:
-    # the sandbox-side override scans those inside the workspace before the command (runtime.gitguard)
+    # the sandbox-side override scans those inside the workspace before the command (sandboxes.gitguard)
     git_starts: tuple[str, ...] = ()
     git_dirs: tuple[str, ...] = ()
     profile: str = ""

@@ -9,11 +9,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from canal.policy.celenv import Compiled, EvalFailure, activation, compile_combined, evaluate, evaluate_many
+from canal.policy.cel.celenv import (
+    Compiled,
+    EvalFailure,
+    activation,
+    compile_combined,
+    evaluate,
+    evaluate_many,
+)
+from canal.policy.cel.fastcel import run
+from canal.policy.cel.fastops import plain
 from canal.policy.decision import STRICTNESS, Action, Decision, Source
 from canal.policy.facts import DEFAULT_SESSION, Session, segment_facts
-from canal.policy.fastcel import run
-from canal.policy.fastops import plain
 from canal.policy.gitplace import repositories
 from canal.policy.readonly import command_read_only
 from canal.policy.shell import PARSER_VERSION, Segment, parse
@@ -68,7 +75,7 @@ class Policy:
         self.hash = policy_hash
         self.checker = checker
         self.cache_enabled = True
-        self.fast_eval = True  # translated closures (policy.fastcel) where they can vouch for the result
+        self.fast_eval = True  # translated closures (policy.cel.fastcel) where they can vouch for the result
         self._cache: OrderedDict[tuple[str, str, bool, tuple[tuple[str, str], ...]], Decision] = OrderedDict()
         self._combined: OrderedDict[tuple[str, ...], Compiled] = OrderedDict()
         self._index: dict[str, list[CompiledRule]] = {}

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 from canal.core.next import act
-from canal.policy.celenv import CelCompileError, compile_expression
+from canal.policy.cel.celenv import CelCompileError, compile_expression
 from canal.policy.engine import CompiledRule, Policy, canonical
 from canal.policy.errors import PolicyLoadError, PolicyNotFoundError
 from canal.policy.rules import PolicyFile, Positions, read_policy_file

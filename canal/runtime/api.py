@@ -22,29 +22,29 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from canal.core.next import Say
+from canal.host.checkpoints import DiffResult, History, UndoResult
+from canal.host.forks import ApplyResult, Fork, ForkChanges
+from canal.host.paths import project_key
 from canal.policy.engine import Policy
 from canal.policy.loader import load_fork_policy, load_policy
-from canal.runtime.checkpoints import DiffResult, History, UndoResult
-from canal.runtime.config import CanalConfig
-from canal.runtime.egress import EgressLog
+from canal.presenter import PresenterConfig
 from canal.runtime.fileops import FileOps
 from canal.runtime.fork_apply import apply_fork
-from canal.runtime.forks import ApplyResult, Fork, ForkChanges
-from canal.runtime.paths import project_key
-from canal.runtime.pipeline import Pipeline, RunRequest
-from canal.runtime.presenter import PresenterConfig
-from canal.runtime.project import find_project_dir
 from canal.runtime.remote import RemoteCanal
-from canal.runtime.result import RunResult
-from canal.runtime.sandboxes import DEFAULT_SANDBOX, SandboxRef, ensure_sandbox, sandbox_ref
+from canal.runtime.run.pipeline import Pipeline, RunRequest
+from canal.runtime.run.result import RunResult
+from canal.runtime.sandboxes.egress import EgressLog
+from canal.runtime.sandboxes.start import DEFAULT_SANDBOX, SandboxRef, ensure_sandbox, sandbox_ref
+from canal.runtime.sandboxes.warm import installed, policy_key
 from canal.runtime.services import OUTPUTS, Services
+from canal.runtime.settings.config import CanalConfig
+from canal.runtime.settings.project import find_project_dir
 from canal.runtime.tools import Tools
 from canal.runtime.trust.errors import ConfigUnapproved
-from canal.runtime.warm import installed, policy_key
 from canal.sandbox.backend import SandboxBackend, SandboxInfo
-from canal.sandbox.background import BackgroundBackend
-from canal.sandbox.docker_backend import DockerBackend
-from canal.sandbox.engine import docker_client
+from canal.sandbox.docker.backend import DockerBackend
+from canal.sandbox.docker.background import BackgroundBackend
+from canal.sandbox.docker.engine import docker_client
 from canal.sandbox.errors import SandboxError
 from canal.sandbox.images import DEFAULT_IMAGE, EGRESS_IMAGE, BuildEvent, BuiltImage, PrunedImage
 from canal.sandbox.reaper import reap

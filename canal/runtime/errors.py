@@ -59,7 +59,7 @@ def format_error(code: str, message: str, hint: str = "") -> str:
 def boundary_redactor() -> Redact:
     """The redactor of the error boundary when the front end has none with the host's keys: the same
     detector, placeholders stable within this process."""
-    from canal.runtime.redact import Redactor  # lazy: the detector's rules load only on an error
+    from canal.host.redact import Redactor  # lazy: the detector's rules load only on an error
 
     return Redactor()
 
@@ -83,7 +83,7 @@ def error_json(exc: CanalError, redact: Redact | None = None, say: Say = describ
             "next": redact_strings([a.to_json() for a in exc.next], clean),
             "details": redact_strings(exc.details, clean)}
     asked = exc.details.get("confirmation")
-    if isinstance(asked, Mapping):  # the one confirmation shape (runtime.result.ConfirmationView)
+    if isinstance(asked, Mapping):  # the one confirmation shape (runtime.run.result.ConfirmationView)
         rerun = next((w for w in (say(a) for a in exc.next) if w), "")
         data["confirmation"] = redact_strings({**asked, "rerun": rerun}, clean)
     return data

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
-from canal.runtime.files import (
+from canal.host.files import (
     EditResult,
     Protected,
     ViewResult,
@@ -28,9 +28,9 @@ from canal.runtime.files import (
     view_path,
     write_file,
 )
-from canal.runtime.files.errors import FileIOError
+from canal.host.files.errors import FileIOError
+from canal.host.trash import RemoveOutcome, RestoreResult, Trash, TrashEntry, remove_paths
 from canal.runtime.services import Services
-from canal.runtime.trash import RemoveOutcome, RestoreResult, Trash, TrashEntry, remove_paths
 from canal.runtime.trust.snapshot import settings_files
 
 

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Literal
 from canal.core.display import visible
 from canal.core.errors import ConfirmationRequired
 from canal.core.next import act
-from canal.runtime.approvals import DecisionSummary
-from canal.runtime.approvals.verify import approve_ways
-from canal.runtime.checkpoints import Change
-from canal.runtime.files import Protected
-from canal.runtime.files.errors import ProtectedPath
-from canal.runtime.forks import ApplyResult
-from canal.runtime.result import ConfirmationView, iso_time
+from canal.host.approvals import DecisionSummary
+from canal.host.approvals.verify import approve_ways
+from canal.host.checkpoints import Change
+from canal.host.files import Protected
+from canal.host.files.errors import ProtectedPath
+from canal.host.forks import ApplyResult
+from canal.runtime.run.result import ConfirmationView, iso_time
 from canal.runtime.trust.snapshot import settings_files
 
 if TYPE_CHECKING:

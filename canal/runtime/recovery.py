@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from canal.runtime.audit.dangling import INTERRUPTED_EVENT, find_dangling
+from canal.host.audit.dangling import INTERRUPTED_EVENT, find_dangling
 from canal.runtime.services import Services
 
 _checked: set[Path] = set()

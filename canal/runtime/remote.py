@@ -14,13 +14,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from canal.client import wire
+from canal.client.lifecycle import connect_or_start
+from canal.client.paths import build_id, server_paths
 from canal.core.errors import CanalError
 from canal.core.next import NextAction
-from canal.runtime.project import find_project_dir
-from canal.runtime.result import RunResult
-from canal.runtime.server import wire
-from canal.runtime.server.lifecycle import connect_or_start
-from canal.runtime.server.paths import build_id, server_paths
+from canal.runtime.run.result import RunResult
+from canal.runtime.settings.project import find_project_dir
 from canal.runtime.tasks import LogPiece, TaskRecord
 
 _CLASSES: dict[tuple[str, int], type[CanalError]] = {}

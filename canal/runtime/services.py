@@ -7,21 +7,21 @@ import hashlib
 from functools import cached_property
 from pathlib import Path
 
-from canal.runtime.approvals import ApprovalService
-from canal.runtime.audit import AuditLog, audit_path
-from canal.runtime.audit.shipper import shipper_for
-from canal.runtime.checkpoints import CheckpointStore, Keys
-from canal.runtime.config import CanalConfig, with_profile
-from canal.runtime.egress import EgressRecorder
-from canal.runtime.forks import ForkStore
-from canal.runtime.keys import KeyStore
-from canal.runtime.paths import PROJECTS, config_dir, project_key, state_dir_for, state_root
-from canal.runtime.redact import Redactor
-from canal.runtime.sealed.store import SealedStore
-from canal.runtime.trash.store import Trash
+from canal.host.approvals import ApprovalService
+from canal.host.audit import AuditLog, audit_path
+from canal.host.audit.shipper import shipper_for
+from canal.host.checkpoints import CheckpointStore, Keys
+from canal.host.forks import ForkStore
+from canal.host.keys import KeyStore
+from canal.host.paths import PROJECTS, config_dir, project_key, state_dir_for, state_root
+from canal.host.redact import Redactor
+from canal.host.sealed.store import SealedStore
+from canal.host.trash.store import Trash
+from canal.runtime.sandboxes.egress import EgressRecorder
+from canal.runtime.sandboxes.warm import installed
+from canal.runtime.settings.config import CanalConfig, with_profile
 from canal.runtime.trust import TrustedConfig, policy_file_path
 from canal.runtime.trust.snapshot import Snapshot, read_policy_text
-from canal.runtime.warm import installed
 
 AUDIT_PURPOSE = "audit-hmac"
 APPROVAL_PURPOSE = "approval-hmac"

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from canal.core.fsutil import atomic_write_text
 from canal.core.next import Say
-from canal.runtime.result import RunResult
+from canal.runtime.run.result import RunResult
 from canal.workflows.tools import ToolDefinition, ToolMeta, ToolRegistry, prepare_call, tool_meta
 from canal.workflows.tools.discover import DiscoverResult, discover
 from canal.workflows.tools.errors import ToolRunnerUnavailable

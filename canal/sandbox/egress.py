@@ -143,7 +143,7 @@ class NetworkSpec(_Model):
     mode: Literal["none", "bridge", "allowlist"] = "none"
     allow: tuple[AllowEntry, ...] = ()
     # a corporate proxy the egress proxy and image builds go out through (egress_upstream), and whether
-    # the package mirrors canal.yaml's image section names are allowed too (canal.runtime.config)
+    # the package mirrors canal.yaml's image section names are allowed too (canal.runtime.settings.config)
     upstream_proxy: str | None = None
     allow_mirrors: bool = False
 

@@ -1,5 +1,5 @@
 """Canal's images by name, and the events and results of building one: what callers need without the
-Docker SDK (the building itself is ``canal.sandbox.image``, behind ``SandboxBackend.ensure_image``)."""
+Docker SDK (the building itself is ``canal.sandbox.docker.image``, behind ``SandboxBackend.ensure_image``)."""
 
 from __future__ import annotations
 

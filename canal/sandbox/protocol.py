@@ -1,12 +1,11 @@
 """The session agent's protocol as the host speaks it: typed requests, validated replies.
 
-The agent (``_agent.py``, stdlib-only Python inside the sandbox) reads one JSON header per request and
-answers with one final JSON frame that echoes the request's nonce. It runs as the sandbox user, next to
-the commands it runs, so what it answers is untrusted. The host builds every request from a model here
-and checks every final reply against its model before anything reads it: an unknown field, a wrong
-type, a missing state or a negative count is out of protocol, and ``SessionBroken`` says which field
-and why (the caller drops the session, as for one that went silent).
-"""
+The agent (``canal.sandbox.agent``, stdlib-only Python inside the sandbox) reads one JSON header per
+request and answers with one final JSON frame that echoes the request's nonce. It runs as the sandbox
+user, next to the commands it runs, so what it answers is untrusted. The host builds every request from
+a model here and checks every final reply against its model before anything reads it: an unknown field,
+a wrong type, a missing state or a negative count is out of protocol, and ``SessionBroken`` says which
+field and why (the caller drops the session, as for one that went silent). """
 
 from __future__ import annotations
 

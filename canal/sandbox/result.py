@@ -79,7 +79,7 @@ class SessionState:
     path: str = ""
 
     def digest(self) -> str:
-        """Computed identically by the in-container agent (``_agent.state_digest``)."""
+        """Computed identically by the in-container agent (``agent.main.state_digest``)."""
         blob = json.dumps([self.cwd, sorted(self.changed), self.path], separators=(",", ":"))
         return hashlib.sha256(blob.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 

@@ -172,7 +172,7 @@ class SandboxSpec(_Model):
 
 
 # Refused when the source is one of these or lies inside one of these.
-# A baseline under the application's allowlist (canal.runtime.mounts), which is stricter.
+# A baseline under the application's allowlist (canal.runtime.settings.mounts), which is stricter.
 SYSTEM_DIRS: tuple[str, ...] = ("/etc", "/proc", "/sys", "/dev", "/boot", "/usr", "/bin", "/sbin", "/lib",
                                 "/lib64", "/run", "/var/run", "/var/lib/docker", "/var/lib/containerd",
                                 "/var/log")

@@ -62,7 +62,7 @@ class CompletedView(_View):
 
 
 class ConfirmationView(_View):
-    """The one confirmation shape of every JSON result (runtime.result.ConfirmationView), and the step
+    """The one confirmation shape of every JSON result (runtime.run.result.ConfirmationView), and the step
     that waits for it; ``rerun`` is filled in by the front end."""
 
     step: str

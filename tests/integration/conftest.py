@@ -9,7 +9,7 @@ from tests.integration.gvisor import gvisor_problem, runtimes_under_test
 
 @pytest.fixture(scope="session")
 def docker_client():  # type: ignore[no-untyped-def]
-    from canal.sandbox.engine import docker_client as make
+    from canal.sandbox.docker.engine import docker_client as make
 
     client = make()
     yield client
@@ -19,7 +19,7 @@ def docker_client():  # type: ignore[no-untyped-def]
 @pytest.fixture(scope="session")
 def sandbox_image(docker_client) -> str:  # type: ignore[no-untyped-def]
     """The default sandbox image, built (or found in the build cache) once per session."""
-    from canal.sandbox.image import build_default_image
+    from canal.sandbox.docker.image import build_default_image
 
     return build_default_image(docker_client).tag
 

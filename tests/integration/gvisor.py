@@ -21,7 +21,7 @@ REQUIRE_RUNSC = os.environ.get("CANAL_REQUIRE_RUNSC") == "1"
 def gvisor_problem() -> str | None:
     """Why runsc cases cannot run on this engine, or None when they can (or no engine answers: then the
     Docker-missing path of tests/conftest.py decides for every integration test)."""
-    from canal.sandbox.engine import docker_client
+    from canal.sandbox.docker.engine import docker_client
     from canal.sandbox.runtimes import gvisor_status
 
     try:

@@ -22,7 +22,7 @@ def chown_tree(root: Path) -> None:
 
 
 def remove_project_containers(docker_client: Any, project: Path) -> None:
-    from canal.runtime.paths import project_key
+    from canal.host.paths import project_key
 
     prefix = f"canal-{project_key(project)}-"
     for container in docker_client.containers.list(all=True, filters={"name": prefix}):

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from canal.cli.main import cli
+from canal.mcp import schemas as s
+from canal.mcp.capabilities import call_capability
+from canal.mcp.server import error_reply
 from canal.runtime.api import Canal
-from canal.runtime.cli.main import cli
-from canal.runtime.mcp import schemas as s
-from canal.runtime.mcp.capabilities import call_capability
-from canal.runtime.mcp.server import error_reply
 from canal.runtime.tools import Tools
 from canal.runtime.wfrun.executor import CanalStepExecutor
 from canal.runtime.wfrun.factory import ProjectTools

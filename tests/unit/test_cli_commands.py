@@ -6,7 +6,7 @@ import importlib
 
 import click
 
-from canal.runtime.cli.main import COMMAND_MODULES, COMMANDS, cli, load_command
+from canal.cli.main import COMMAND_MODULES, COMMANDS, cli, load_command
 
 
 def test_command_table_matches_what_modules_register() -> None:

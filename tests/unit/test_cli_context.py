@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from canal.cli.main import cli
 from canal.runtime.api import Canal
-from canal.runtime.cli.main import cli
 
 
 @pytest.fixture

@@ -6,13 +6,13 @@ import ast
 import re
 from pathlib import Path
 
-from canal.runtime.error_catalog import entries, error_classes, render
+from canal.error_catalog import entries, error_classes, render
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "errors.md"
 
 
 def test_docs_errors_md_is_current() -> None:
-    assert DOC.read_text() == render(), "regenerate: python -m canal.runtime.error_catalog > docs/errors.md"
+    assert DOC.read_text() == render(), "regenerate: python -m canal.error_catalog > docs/errors.md"
 
 
 def test_every_code_is_upper_snake_with_a_known_exit_code() -> None:
@@ -29,8 +29,8 @@ def test_every_error_class_of_every_package_is_catalogued() -> None:
     parts = {cls.__module__.split(".")[1] for cls in classes}
     assert {"core", "sandbox", "policy", "workflows", "runtime"} <= parts
     modules = {cls.__module__ for cls in classes}
-    assert any(m.startswith("canal.runtime.cli.") for m in modules)
-    assert any(m.startswith("canal.runtime.mcp.") for m in modules)
+    assert any(m.startswith("canal.cli.") for m in modules)
+    assert any(m.startswith("canal.mcp.") for m in modules)
     documented = set(re.findall(r"^\| `([A-Z_]+)` \|", DOC.read_text(), re.MULTILINE))
     assert {cls.code for cls in classes} == documented
 

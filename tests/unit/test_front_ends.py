@@ -10,17 +10,17 @@ import sys
 
 import pytest
 
-from canal.runtime.cli.shared import FrontEndMissing, front_end
+from canal.cli.shared import FrontEndMissing, front_end
 
 
 def test_the_mcp_verb_finds_the_mcp_server_by_its_entry_point() -> None:
-    from canal.runtime.mcp import serve
+    from canal.mcp import serve
 
     assert front_end("mcp") is serve
 
 
 def test_the_console_verb_finds_the_web_console_by_its_entry_point() -> None:
-    from canal.runtime.console import serve
+    from canal.console import serve
 
     assert front_end("console") is serve
 
@@ -32,15 +32,15 @@ def test_an_unknown_front_end_is_a_typed_error() -> None:
 
 
 def test_loading_every_cli_command_imports_no_mcp_module() -> None:
-    probe = ("import sys, json; from canal.runtime.cli.main import COMMANDS, load_command; "
+    probe = ("import sys, json; from canal.cli.main import COMMANDS, load_command; "
              "[load_command(n) for n in COMMANDS]; print(json.dumps(sorted(sys.modules)))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     loaded = json.loads(done.stdout)
-    # the MCP front end and the SDK (MCP backends' settings, canal.runtime.mcpremote.settings, are plain data)
+    # the MCP front end and the SDK (MCP backends' settings, runtime.settings.mcp_servers, are plain data)
     sdk = [m for m in loaded if m.split(".")[0] in ("mcp", "mcp_types")]
-    front = [m for m in loaded if m == "canal.runtime.mcp" or m.startswith("canal.runtime.mcp.")]
+    front = [m for m in loaded if m == "canal.mcp" or m.startswith("canal.mcp.")]
     assert sdk + front == []
     backends = [m for m in loaded if m.startswith("canal.runtime.mcpremote.")]
-    assert backends == ["canal.runtime.mcpremote.settings"]
-    web = ("canal.runtime.console", "starlette", "uvicorn", "jinja2", "webauthn")
+    assert backends == []
+    web = ("canal.console", "starlette", "uvicorn", "jinja2", "webauthn")
     assert [m for m in loaded if m.startswith(web)] == []

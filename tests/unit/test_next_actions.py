@@ -9,12 +9,12 @@ from typing import get_args
 
 import pytest
 
+from canal.cli.words import error_text as cli_error
+from canal.cli.words import say as cli_say
 from canal.core.errors import CanalError
 from canal.core.next import Kind, NextAction, act, say_all
-from canal.runtime.cli.words import error_text as cli_error
-from canal.runtime.cli.words import say as cli_say
-from canal.runtime.mcp.words import OPERATOR, Words
-from canal.runtime.mcp.words import error_text as mcp_error
+from canal.mcp.words import OPERATOR, Words
+from canal.mcp.words import error_text as mcp_error
 
 ROOT = Path(__file__).resolve().parents[2] / "canal"
 SAMPLE = {"run_id": "wr_1", "token": "c_1", "name": "deploy", "path": "src/app.py", "trash_id": "t1",
@@ -26,9 +26,9 @@ CLI_TEXT = re.compile(r"\bcanal (run|task|port-forward|view|edit|write|rm|restor
                       r"discard|up|down|ps|gc|doctor|mcp|help|server)\b")
 # Everything below the front ends (the CLI and MCP packages, and the command table they share), and
 # the files Canal writes for people to read (a canal.yaml template, the tool index).
-FRONT_ENDS = ("runtime/cli/", "runtime/mcp/", "runtime/console/", "runtime/commands.py",
-              "runtime/error_catalog.py")
-ON_DISK_FOR_PEOPLE = ("workflows/tools/discover.py", "workflows/tools/index.py", "runtime/scaffold.py")
+FRONT_ENDS = ("cli/", "mcp/", "console/", "runtime/run/commands.py", "error_catalog.py")
+ON_DISK_FOR_PEOPLE = ("workflows/tools/discover.py", "workflows/tools/index.py",
+                      "runtime/settings/scaffold.py")
 
 
 @pytest.mark.parametrize("kind", get_args(Kind))

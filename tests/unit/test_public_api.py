@@ -8,7 +8,7 @@ from pathlib import Path
 import canal
 from canal.core.errors import CanalError
 from canal.runtime.api import Canal
-from canal.runtime.result import RunResult
+from canal.runtime.run.result import RunResult
 
 REPO = Path(__file__).resolve().parents[2]
 # Canal's components before they moved into the one `canal` package (issue #14)

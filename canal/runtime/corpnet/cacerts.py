@@ -29,7 +29,7 @@ from canal.runtime.corpnet.errors import (
     HostCaBundleMissing,
 )
 from canal.runtime.errors import ConfigError
-from canal.runtime.project import CONFIG_NAME
+from canal.runtime.settings.project import CONFIG_NAME
 from canal.sandbox.spec import HOST_BUNDLE
 
 SETTING = "sandbox.ca_certificates"

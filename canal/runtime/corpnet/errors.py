@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from canal.runtime.errors import ConfigError
+from canal.sandbox.docker.project_image import MIRROR_NOT_HTTPS
 from canal.sandbox.egress_upstream import INLINE
-from canal.sandbox.project_image import MIRROR_NOT_HTTPS
 from canal.sandbox.spec import CA_OUTSIDE
 
 

@@ -16,14 +16,14 @@ from mcp_types import CallToolResult, JSONRPCError, TextContent, Tool
 from canal.core.errors import ConfirmationRequired, PolicyDenied
 from canal.core.mask import mask_exact
 from canal.core.next import NextAction, Say, act, say_all
+from canal.host.approvals import Approval, DecisionSummary
 from canal.policy.decision import Decision
 from canal.policy.toolcalls import ToolCall
-from canal.runtime.approvals import Approval, DecisionSummary
+from canal.presenter import present
 from canal.runtime.errors import format_error
 from canal.runtime.mcpremote.errors import ToolGone, ToolSchemaChanged
 from canal.runtime.mcpremote.launch import connected, credentials, server_ref, server_settings
-from canal.runtime.presenter import present
-from canal.runtime.result import ConfirmationView, DecisionView, RunResult, iso_time
+from canal.runtime.run.result import ConfirmationView, DecisionView, RunResult, iso_time
 from canal.sandbox.result import CapturedOutput, EndReason, ExecResult
 from canal.workflows.fields import validate_fields
 from canal.workflows.tools.backends import schema_sha256

@@ -38,7 +38,7 @@ from canal.runtime.mcpremote.errors import (
     McpServerNotStarted,
     McpServerTimeout,
 )
-from canal.sandbox.stdio import ChannelTimeout, LineTooLong
+from canal.sandbox.docker.stdio import ChannelTimeout, LineTooLong
 
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024  # one JSON-RPC message (a tool's result included)
 MAX_PAGES = 100  # tools/list pages

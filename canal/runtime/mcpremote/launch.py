@@ -18,14 +18,14 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from canal.core.next import act
+from canal.host.paths import project_key
 from canal.runtime.mcpremote.client import McpClient
 from canal.runtime.mcpremote.errors import McpServerNotStarted, McpServerUnknown
-from canal.runtime.mcpremote.settings import McpServerSettings
-from canal.runtime.paths import project_key
-from canal.runtime.sandboxes import SandboxRef, ensure_sandbox
+from canal.runtime.sandboxes.start import SandboxRef, ensure_sandbox
+from canal.runtime.settings.mcp_servers import McpServerSettings
 from canal.runtime.trust.errors import ConfigUnapproved
 from canal.runtime.trust.snapshot import read_image_file
-from canal.sandbox.docker_backend import DockerBackend
+from canal.sandbox.docker.backend import DockerBackend
 
 if TYPE_CHECKING:
     from canal.runtime.api import Canal

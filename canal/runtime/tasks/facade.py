@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from canal.core.next import Say, act
-from canal.runtime.audit.dangling import runner
-from canal.runtime.forward import Forwarder, ForwardEvent, ForwardSpec, parse_forward
-from canal.runtime.pipeline import Admitted, Pipeline, RunRequest
-from canal.runtime.presenter import PresenterConfig
-from canal.runtime.result import RunResult
-from canal.runtime.sandboxes import OUTPUT_MOUNT, SandboxRef, sandbox_user, uid_gid
+from canal.host.audit.dangling import runner
+from canal.presenter import PresenterConfig
+from canal.runtime.run.pipeline import Admitted, Pipeline, RunRequest
+from canal.runtime.run.result import RunResult
+from canal.runtime.sandboxes.forward import Forwarder, ForwardEvent, ForwardSpec, parse_forward
+from canal.runtime.sandboxes.start import OUTPUT_MOUNT, SandboxRef, sandbox_user, uid_gid
 from canal.runtime.services import Services
 from canal.runtime.tasks.errors import TaskError, TaskNameInvalid, TaskWaitTimeout
 from canal.runtime.tasks.manager import Running, TaskManager
@@ -29,7 +29,7 @@ from canal.runtime.tasks.models import ForwardView, TaskRecord, new_task_id, now
 from canal.runtime.tasks.output import TaskLog, log_name, offset_at
 from canal.runtime.tasks.store import valid_id
 from canal.runtime.tasks.view import LOG_CHUNK, TaskView, log_text, render
-from canal.sandbox.background import BackgroundBackend, TaskSpec
+from canal.sandbox.docker.background import BackgroundBackend, TaskSpec
 
 NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,39}$")
 

@@ -23,15 +23,15 @@ from typing import Any
 
 from canal.core.errors import ExitCode
 from canal.core.next import act
-from canal.runtime.audit import RunCompleted
-from canal.runtime.audit.dangling import alive
-from canal.runtime.forward import Forwarder
+from canal.host.audit import RunCompleted
+from canal.host.audit.dangling import alive
+from canal.runtime.sandboxes.forward import Forwarder
 from canal.runtime.services import Services
 from canal.runtime.tasks.errors import TaskEnded, TaskLimit, TaskNotFound
 from canal.runtime.tasks.models import REASON_STATE, TaskRecord, now_iso
 from canal.runtime.tasks.output import TaskLog
 from canal.runtime.tasks.store import TaskStore, owner_project
-from canal.sandbox.background import BackgroundBackend, TaskEnd, TaskSpec
+from canal.sandbox.docker.background import BackgroundBackend, TaskEnd, TaskSpec
 
 log = logging.getLogger("canal.tasks")
 END_WAIT_S = 15.0  # how long a cancel waits for the task's tree to be gone

@@ -26,9 +26,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from canal.core.fsutil import FILE_MODE, private_dir
-from canal.runtime.ports import Redactor
-from canal.runtime.presenter.binclean import NotRedactable
-from canal.runtime.presenter.textclean import OVERLAP, TextCleaner
+from canal.host.ports import Redactor
+from canal.presenter.binclean import NotRedactable
+from canal.presenter.textclean import OVERLAP, TextCleaner
 
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 MARK_EVERY_S = 1.0

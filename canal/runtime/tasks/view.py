@@ -6,12 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from canal.runtime.ports import Redactor
-from canal.runtime.presenter import PresenterConfig, format_size
-from canal.runtime.presenter.overflow import render_overflow
-from canal.runtime.presenter.scan import scan
-from canal.runtime.presenter.sniff import classify
-from canal.runtime.presenter.text import clean_text, decode
+from canal.host.ports import Redactor
+from canal.presenter import PresenterConfig, format_size
+from canal.presenter.overflow import render_overflow
+from canal.presenter.scan import scan
+from canal.presenter.sniff import classify
+from canal.presenter.text import clean_text, decode
 from canal.runtime.tasks.models import TaskRecord
 from canal.runtime.tasks.output import read_range
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from canal.runtime.config import ProjectLimits
+from canal.runtime.settings.config import ProjectLimits
 from canal.sandbox.egress import NetworkSpec
 
 # Settings that never need approval: they change what the agent reads, not what it may do.

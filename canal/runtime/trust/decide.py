@@ -10,10 +10,10 @@ from __future__ import annotations
 import time
 
 from canal.core.next import act
-from canal.runtime.approvals.decide import NO_PROOF_HINT, Proof, no_proof_next
-from canal.runtime.approvals.errors import ApprovalError, ApprovalExpiredError, ApproverUnverifiedError
-from canal.runtime.approvals.model import Approver
-from canal.runtime.approvals.verify import by_peer_uid, by_signature
+from canal.host.approvals.decide import NO_PROOF_HINT, Proof, no_proof_next
+from canal.host.approvals.errors import ApprovalError, ApprovalExpiredError, ApproverUnverifiedError
+from canal.host.approvals.model import Approver
+from canal.host.approvals.verify import by_peer_uid, by_signature
 from canal.runtime.trust.service import TrustedConfig
 from canal.runtime.trust.store import TrustRecord
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from canal.runtime.project import CONFIG_NAME
+from canal.runtime.settings.project import CONFIG_NAME
 from canal.runtime.trust.store import TRUST_FILE, TrustRecord, TrustStore
 
 

@@ -22,14 +22,14 @@ from pathlib import Path
 from typing import Literal
 
 from canal.core.next import act
-from canal.runtime.approvals.errors import ApproverUnknownError, ApproverUnverifiedError
-from canal.runtime.approvals.identities import STRONG_METHODS, ApprovalsSettings
-from canal.runtime.approvals.model import Approver
-from canal.runtime.approvals.sshsig import approval_message
-from canal.runtime.config import CanalConfig
-from canal.runtime.paths import state_path_for
-from canal.runtime.ports import AuditSink
-from canal.runtime.project import CONFIG_NAME
+from canal.host.approvals.errors import ApproverUnknownError, ApproverUnverifiedError
+from canal.host.approvals.identities import STRONG_METHODS, ApprovalsSettings
+from canal.host.approvals.model import Approver
+from canal.host.approvals.sshsig import approval_message
+from canal.host.paths import state_path_for
+from canal.host.ports import AuditSink
+from canal.runtime.settings.config import CanalConfig
+from canal.runtime.settings.project import CONFIG_NAME
 from canal.runtime.trust.compare import Change, compare
 from canal.runtime.trust.enclosing import Enclosing, enclosing_approvals
 from canal.runtime.trust.errors import ConfigUnapproved

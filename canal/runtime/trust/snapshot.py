@@ -18,15 +18,15 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from canal.core.errors import CanalError
-from canal.runtime.config import CanalConfig, parse_config
+from canal.host.files.confine import Workspace, open_parent
+from canal.host.files.errors import PathNotFound
+from canal.host.paths import config_dir
 from canal.runtime.corpnet.cacerts import load as load_cas
 from canal.runtime.errors import ConfigError
-from canal.runtime.files.confine import Workspace, open_parent
-from canal.runtime.files.errors import PathNotFound
-from canal.runtime.mcpremote.settings import McpServerSettings
-from canal.runtime.paths import config_dir
-from canal.runtime.project import CONFIG_NAME
-from canal.runtime.safeyaml import decode_settings, read_settings_bytes
+from canal.runtime.settings.config import CanalConfig, parse_config
+from canal.runtime.settings.mcp_servers import McpServerSettings
+from canal.runtime.settings.project import CONFIG_NAME
+from canal.runtime.settings.safeyaml import decode_settings, read_settings_bytes
 from canal.runtime.trust.compare import FREE_SECTIONS
 from canal.sandbox.spec import HOST_BUNDLE
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from canal.runtime.ports import AuditSink
+from canal.host.ports import AuditSink
 from canal.workflows.ports import EventHook
 
 

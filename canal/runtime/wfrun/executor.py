@@ -12,7 +12,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from canal.core.mask import mask_exact
-from canal.runtime.result import RunResult
+from canal.runtime.run.result import RunResult
 from canal.workflows.errors import WorkflowError
 from canal.workflows.ports import OutcomeStatus, StepOutcome, StepRequest
 from canal.workflows.tools import ToolDefinition, parse_result

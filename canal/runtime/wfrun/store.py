@@ -11,8 +11,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from canal.core.next import act
-from canal.runtime.sealed.errors import SealedNotFoundError, SealedRevisionConflictError
-from canal.runtime.sealed.store import SealedStore
+from canal.host.sealed.errors import SealedNotFoundError, SealedRevisionConflictError
+from canal.host.sealed.store import SealedStore
 from canal.workflows.errors import RunConflictError, RunNotFoundError
 from canal.workflows.ports import JsonPath, StoredRun
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from canal.runtime.api import Canal
-from canal.runtime.config import parse_config
+from canal.runtime.settings.config import parse_config
 
 MAKE_IMAGE = "canal/sandbox-make-test:0.1.0"
 DOCKERFILE = """FROM {base}

@@ -29,7 +29,7 @@ def test_a_hundred_and_ten_commands_and_the_agents_prune_do_not_flush_the_undo(
     cp = destroyed.checkpoint.id
     for i in range(110):
         canal.run(f"echo {i} > t")
-    pruned = subprocess.run([sys.executable, "-m", "canal.runtime.cli", "checkpoints", "--prune", "--json"],
+    pruned = subprocess.run([sys.executable, "-m", "canal.cli", "checkpoints", "--prune", "--json"],
                             cwd=project, env=os.environ.copy(), capture_output=True, text=True, timeout=120,
                             stdin=subprocess.DEVNULL, check=False)  # no terminal: the agent
     assert pruned.returncode == 0, pruned.stderr

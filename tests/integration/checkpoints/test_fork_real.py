@@ -13,9 +13,9 @@ import pytest
 from project_helpers import chown_tree
 
 from canal.core.errors import ConfirmationRequired
+from canal.host.files.errors import ProtectedPath
+from canal.host.forks import ForkConflict, ForkExists, ForkOfFork
 from canal.runtime.api import Canal
-from canal.runtime.files.errors import ProtectedPath
-from canal.runtime.forks import ForkConflict, ForkExists, ForkOfFork
 from tests.treesnap import tree
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="kernel overlayfs needs root (CI runs as root)")

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from canal.runtime.checkpoints import CheckpointSettings, CheckpointStore, Keys
-from canal.runtime.checkpoints.records import read_index
-from canal.runtime.forks import ForkStore, overlay
+from canal.host.checkpoints import CheckpointSettings, CheckpointStore, Keys
+from canal.host.checkpoints.records import read_index
+from canal.host.forks import ForkStore, overlay
 from tests.treesnap import tree
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="kernel overlayfs needs root (CI runs as root)")

@@ -13,9 +13,9 @@ from pathlib import Path
 
 from project_helpers import chown_tree
 
+from canal.host.audit.record import record_id
 from canal.runtime.api import Canal
-from canal.runtime.audit.record import record_id
-from canal.runtime.result import RunResult
+from canal.runtime.run.result import RunResult
 from tests.treesnap import tree
 
 REWRITE = """import os, pathlib, time
@@ -59,7 +59,7 @@ def footer_names_checkpoint(result: RunResult) -> str:
 
 
 def canal_cli(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "canal.runtime.cli", *args], cwd=project,
+    return subprocess.run([sys.executable, "-m", "canal.cli", *args], cwd=project,
                           env=os.environ.copy(), capture_output=True, text=True, timeout=120, check=False)
 
 

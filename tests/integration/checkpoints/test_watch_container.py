@@ -9,7 +9,7 @@ from typing import Any
 
 from project_helpers import chown_tree
 
-from canal.runtime.checkpoints import CheckpointSettings, CheckpointStore, Keys
+from canal.host.checkpoints import CheckpointSettings, CheckpointStore, Keys
 
 KEYS = Keys("k", {"k": b"k" * 32})
 STEPS = [

@@ -22,9 +22,9 @@ from project_helpers import chown_tree, remove_project_containers
 from server_helpers import stop_servers
 from webauthn_soft import SoftAuthenticator
 
-from canal.runtime.approvals import Approver
-from canal.runtime.approvals.errors import PasskeyInvalidError
-from canal.runtime.approvals.passkey import verify_evidence
+from canal.host.approvals import Approver
+from canal.host.approvals.errors import PasskeyInvalidError
+from canal.host.approvals.passkey import verify_evidence
 from canal.runtime.services import Services
 
 CANAL = str(Path(sys.executable).with_name("canal"))

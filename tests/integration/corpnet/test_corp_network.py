@@ -23,13 +23,13 @@ import pytest
 from corp_world import INDEX_HOST, CorpWorld, cleanup, corp_world, pip_base_image
 from project_helpers import remove_project_containers
 
+from canal.host.approvals import Approver
 from canal.runtime.api import Canal
-from canal.runtime.approvals import Approver
-from canal.runtime.images import image_report
+from canal.runtime.sandboxes.images import image_report
 from canal.runtime.services import Services
+from canal.sandbox.docker.image import build_egress_image
 from canal.sandbox.egress_upstream import ENV_CREDENTIALS
 from canal.sandbox.errors import ImageBuildFailed
-from canal.sandbox.image import build_egress_image
 
 pytestmark = pytest.mark.docker
 

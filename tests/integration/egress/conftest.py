@@ -10,10 +10,10 @@ import pytest
 from egress_world import ALLOWED, CONFIG, PORT, World, pip_zipapp, remove_egress, start_server
 from project_helpers import chown_tree, remove_project_containers
 
+from canal.host.paths import project_key
 from canal.runtime.api import Canal
-from canal.runtime.config import parse_config
-from canal.runtime.paths import project_key
-from canal.sandbox.image import build_egress_image
+from canal.runtime.settings.config import parse_config
+from canal.sandbox.docker.image import build_egress_image
 
 
 @pytest.fixture(scope="module")

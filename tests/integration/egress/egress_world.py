@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from canal.runtime.api import Canal
-from canal.sandbox.egress_docker import LABEL_EGRESS
+from canal.sandbox.docker.egress import LABEL_EGRESS
 
 ALLOWED, DENIED, INDEX = "allowed.test", "denied.test", "pypi.test"
 PORT = 8080

@@ -7,10 +7,10 @@ import time
 
 from egress_world import ALLOWED, CONFIG, DENIED, INDEX, PORT, World
 
+from canal.cli.doctor import check_egress
 from canal.runtime.api import Canal
-from canal.runtime.config import parse_config
-from canal.runtime.doctor import check_egress
-from canal.runtime.egress import EgressRecord
+from canal.runtime.sandboxes.egress import EgressRecord
+from canal.runtime.settings.config import parse_config
 
 # the test process's own pip, as a zip in the workspace: the sandbox image has Python but no pip
 PIP = "python3 /workspace/pip.pyz install --no-cache-dir --disable-pip-version-check"
@@ -106,7 +106,7 @@ def test_doctor_reports_the_running_proxy(world: World) -> None:
 
 
 def test_the_audit_chain_holds_the_attempts(world: World) -> None:
-    from canal.runtime.audit import verify_log
+    from canal.host.audit import verify_log
 
     services = world.canal.services
     keys = services.keys

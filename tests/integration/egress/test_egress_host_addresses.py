@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 from egress_world import remove_egress
 
-from canal.sandbox.docker_backend import DockerBackend
-from canal.sandbox.egress_docker import EgressProxies
-from canal.sandbox.image import build_egress_image
+from canal.sandbox.docker.backend import DockerBackend
+from canal.sandbox.docker.egress import EgressProxies
+from canal.sandbox.docker.image import build_egress_image
 from canal.sandbox.spec import SandboxSpec
 
 GATEWAY, PEER = "gw.canal.test", "peer.canal.test"

@@ -12,13 +12,13 @@ import pytest
 from egress_world import remove_egress
 from project_helpers import chown_tree, remove_project_containers
 
+from canal.host.paths import project_key
 from canal.runtime.api import Canal
-from canal.runtime.config import parse_config
-from canal.runtime.paths import project_key
-from canal.sandbox.docker_backend import DockerBackend
-from canal.sandbox.egress_docker import LABEL_EGRESS
+from canal.runtime.settings.config import parse_config
+from canal.sandbox.docker.backend import DockerBackend
+from canal.sandbox.docker.egress import LABEL_EGRESS
+from canal.sandbox.docker.image import build_egress_image
 from canal.sandbox.errors import EgressProxyFailed
-from canal.sandbox.image import build_egress_image
 from canal.sandbox.spec import SandboxSpec
 
 CONFIG = "sandbox:\n  network: {mode: allowlist, allow: ['nowhere.test:443']}\n"

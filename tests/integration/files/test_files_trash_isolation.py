@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from canal.runtime.trash import Trash, remove_paths
-from canal.sandbox.docker_backend import DockerBackend
+from canal.host.trash import Trash, remove_paths
+from canal.sandbox.docker.backend import DockerBackend
 from canal.sandbox.errors import MountRefused
 from canal.sandbox.spec import Mount, SandboxSpec
 

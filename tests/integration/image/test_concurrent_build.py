@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 from project_helpers import chown_tree, remove_project_containers
 
-from canal.runtime.approvals import Approver
+from canal.host.approvals import Approver
 from canal.runtime.services import Services
-from canal.sandbox.build_lock import record_built
-from canal.sandbox.docker_backend import DockerBackend
-from canal.sandbox.image import DEFAULT_IMAGE, HASH_LABEL
+from canal.sandbox.docker.backend import DockerBackend
+from canal.sandbox.docker.build_lock import record_built
+from canal.sandbox.docker.image import DEFAULT_IMAGE, HASH_LABEL
 
 CANAL = str(Path(sys.executable).with_name("canal"))
 CONFIG = "image:\n  files:\n    - {source: tool.txt, target: /opt/canal-test/tool.txt}\n"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from canal.sandbox.docker.image import DEFAULT_IMAGE, _build, build_default_image, ensure_base
 from canal.sandbox.errors import ImageBuildFailed
-from canal.sandbox.image import DEFAULT_IMAGE, _build, build_default_image, ensure_base
 
 
 def test_second_build_is_cached(docker_client, sandbox_image: str) -> None:  # type: ignore[no-untyped-def]

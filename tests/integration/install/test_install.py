@@ -176,7 +176,7 @@ def test_canal_installs_only_canal_next_to_policy_and_workflows(
     assert (module.split(".")[0], name) == ("canal", "Canal")
     assert Path(where).parent == purelib / "canal"
     # and the distributions that own policy and workflows still import intact, Canal imported first
-    owners = python_c("import canal.runtime.api, canal.runtime.cli.main, policy, workflows\n"
+    owners = python_c("import canal.runtime.api, canal.cli.main, policy, workflows\n"
                       "from policy.core import who\n"
                       "print(repr(policy.OWNER), repr(workflows.OWNER), who())", home)
     assert " ".join(owners) == f"{THROWAWAY['policy']!r} {THROWAWAY['workflows']!r} policy.core"

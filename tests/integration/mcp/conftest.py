@@ -20,7 +20,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from canal.runtime.paths import project_key
+from canal.host.paths import project_key
 
 CANAL = str(Path(sys.executable).parent / "canal")
 AGENT_UID = 1000

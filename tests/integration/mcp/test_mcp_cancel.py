@@ -10,7 +10,7 @@ import anyio
 import docker.errors
 import mcp_types as types
 
-from canal.runtime.paths import project_key
+from canal.host.paths import project_key
 from tests.integration.mcp.conftest import text_of
 
 

@@ -98,7 +98,7 @@ def test_a_declined_token_leaves_the_pending_list(human: tuple[McpClient, Path, 
     token = data_of(result)["details"]["token"]
     env = {**os.environ, "CANAL_STATE_DIR": str(project.parent / "state"),
            "CANAL_CONFIG_DIR": str(project.parent / "config")}
-    listed = subprocess.run([sys.executable, "-m", "canal.runtime.cli", "approvals", "--json"], cwd=project,
+    listed = subprocess.run([sys.executable, "-m", "canal.cli", "approvals", "--json"], cwd=project,
                             env=env, capture_output=True, text=True, timeout=120, check=False)
     assert listed.returncode == 0, listed.stderr
     assert token not in [p["token"] for p in json.loads(listed.stdout)["pending"]]

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from canal.runtime.paths import project_key
+from canal.host.paths import project_key
 from tests.integration.mcp.conftest import McpClient, text_of
 
 

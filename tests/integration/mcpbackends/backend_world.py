@@ -56,7 +56,7 @@ class BackendProject(CliProject):
 
     def calls(self, server: str = "backend") -> list[dict[str, Any]]:
         """What the server was called with (its log in its sandbox)."""
-        from canal.runtime.paths import project_key
+        from canal.host.paths import project_key
 
         name = f"canal-{project_key(self.root)}-_mcp-{server}"
         done = subprocess.run(["docker", "exec", name, "cat", "/tmp/calls.jsonl"], capture_output=True,
@@ -66,7 +66,7 @@ class BackendProject(CliProject):
     def approve(self) -> None:
         """A person approves canal.yaml (the server files' content included), in-process."""
         code = ("from pathlib import Path; from canal.runtime.services import Services; "
-                "from canal.runtime.approvals import Approver; s = Services(Path('.')); "
+                "from canal.host.approvals import Approver; s = Services(Path('.')); "
                 "s.trust.approve(Approver(user='alice', how='tty'), s.trust.status().snapshot.digest)")
         subprocess.run([sys.executable, "-c", code], cwd=self.root, env=self.env, check=True, timeout=60)
 

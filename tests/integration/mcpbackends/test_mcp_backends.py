@@ -12,7 +12,7 @@ from typing import Any
 
 from backend_world import BAD_SCHEMA, CREATE, DATA, DELETE, DUMP, FAIL, LIST, TOKEN, BackendProject, copy_sdk
 
-from canal.runtime.paths import project_key
+from canal.host.paths import project_key
 
 Make = Callable[..., BackendProject]
 BACKEND = {"command": ["python3", "mcp/backend.py"], "workspace": "ro"}  # it reads mcp/tools.json there

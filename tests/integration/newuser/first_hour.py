@@ -38,7 +38,7 @@ class User:
 
     def canal(self, cwd: Path, *args: str, env: dict[str, str] | None = None, stdin: str | None = None,
               timeout: float = 300) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "canal.runtime.cli", *args], cwd=cwd,
+        return subprocess.run([sys.executable, "-m", "canal.cli", *args], cwd=cwd,
                               env={**self.env, **(env or {})}, capture_output=True, text=True,
                               input=stdin, timeout=timeout, check=False)
 
@@ -52,7 +52,7 @@ def at_terminal(cwd: Path, env: dict[str, str], args: list[str], answers: list[t
 
     Returns the exit code and everything the terminal showed."""
     leader, follower = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "canal.runtime.cli", *args], cwd=cwd, env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "canal.cli", *args], cwd=cwd, env=env,
                             stdin=follower, stdout=follower, stderr=follower, close_fds=True)
     os.close(follower)
     shown = b""

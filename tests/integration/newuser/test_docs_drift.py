@@ -12,7 +12,7 @@ REPO = Path(__file__).resolve().parents[3]
 
 
 def test_errors_md_is_generated_from_every_code() -> None:
-    done = subprocess.run([sys.executable, "-m", "canal.runtime.error_catalog"], capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "canal.error_catalog"], capture_output=True,
                           text=True, check=True)
     assert (REPO / "docs" / "errors.md").read_text() == done.stdout
     for code in ("NO_ACTIVE_RUN", "STEP_FAILED", "STEP_ERROR", "PROFILE_LOOSER_THAN_PROJECT",

@@ -46,7 +46,7 @@ def test_killing_advance_stops_its_step(user: User, how: signal.Signals) -> None
     root = user.project("wf", WORKFLOW)
     started = json.loads(user.canal(root, "workflow", "start", "slow", "--json").stdout)
     run_id = started["run_id"]
-    advance = subprocess.Popen([sys.executable, "-m", "canal.runtime.cli", "workflow", "advance", run_id],
+    advance = subprocess.Popen([sys.executable, "-m", "canal.cli", "workflow", "advance", run_id],
                                cwd=root, env=user.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     while _ticks(root) < 2 and time.monotonic() < deadline:

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from canal.cli.main import cli
 from canal.runtime.api import Canal
-from canal.runtime.cli.main import cli
 from canal.runtime.services import Services
 
 DOC = "bind-doc"

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from otlp_receiver import Receiver, otlp_receiver
 
+from canal.host.approvals import Approver
 from canal.runtime.api import Canal
-from canal.runtime.approvals import Approver
 
 from .conftest import make_project
 from .test_cli_run import canal_cli

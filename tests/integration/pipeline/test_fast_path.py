@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from canal.runtime.api import Canal
-from canal.sandbox.docker_backend import DockerBackend
+from canal.sandbox.docker.backend import DockerBackend
 
 
 def test_warm_commands_do_not_inspect_and_a_removed_sandbox_comes_back(

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from canal.cli.words import say as cli_words
+from canal.host.approvals import Approver
 from canal.runtime.api import Canal
-from canal.runtime.approvals import Approver
-from canal.runtime.cli.words import say as cli_words
 
 from .conftest import make_project
 

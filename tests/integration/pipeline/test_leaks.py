@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from canal.cli.words import say as cli_words
 from canal.runtime.api import Canal
-from canal.runtime.cli.words import say as cli_words
 
 # built inside the sandbox from two halves, so the command text itself holds no token
 TOKEN = "ghp_" + "x9Kq2LmP4vR7tY1nB8cD3fG6hJ0kWzQeUaSo"

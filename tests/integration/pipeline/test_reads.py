@@ -29,7 +29,7 @@ class T(unittest.TestCase):
 
 
 def canal_cli(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "canal.runtime.cli", *args], cwd=project,
+    return subprocess.run([sys.executable, "-m", "canal.cli", *args], cwd=project,
                           env=os.environ.copy(), capture_output=True, text=True, timeout=300, check=False)
 
 

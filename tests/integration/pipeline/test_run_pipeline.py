@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from canal.cli.words import say as cli_words
+from canal.host.audit import verify_log
 from canal.runtime.api import Canal
-from canal.runtime.audit import verify_log
-from canal.runtime.cli.words import say as cli_words
 from canal.runtime.services import AUDIT_PURPOSE
 
 

@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 from project_helpers import remove_project_containers
 
-from canal.runtime.paths import project_key
+from canal.host.paths import project_key
 from tests.integration.pipeline.conftest import make_project
 
 
 def canal_cli(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "canal.runtime.cli", *args], cwd=project,
+    return subprocess.run([sys.executable, "-m", "canal.cli", *args], cwd=project,
                           env=os.environ.copy(), capture_output=True, text=True, timeout=300, check=False)
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from canal.runtime.api import Canal
-from canal.runtime.config import CanalConfig, TaskSettings
+from canal.runtime.settings.config import CanalConfig, TaskSettings
 from canal.runtime.tasks import TaskLimit, TaskRecord
 from tests.integration.pipeline.conftest import make_project
 
@@ -115,7 +115,7 @@ def test_closing_the_canal_ends_its_tasks(host_env: Path) -> None:
 
 
 def test_a_task_runs_git_with_the_overrides_of_the_repository_as_it_is_then(canal: Canal) -> None:
-    """An agent must not get round the git guard (runtime.gitguard) by running git as a task: an alias the
+    """An agent must not get round the git guard (sandboxes.gitguard) by running git as a task: an alias the
     agent wrote into the repository's configuration with one command must not run as a task's git
     command (the overrides are computed when the task is admitted, not inherited from the session)."""
     plant = "cd /workspace && git init -q . && git config alias.st '!touch /workspace/FIRED' && echo planted"

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from canal.sandbox.docker_backend import DockerBackend
+from canal.sandbox.docker.backend import DockerBackend
 from canal.sandbox.spec import SandboxSpec
 
 SMALL = {"memory": "256m", "pids": 128, "cpus": 1.0}

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from canal.sandbox.background import TaskEnd, TaskSpec
-from canal.sandbox.docker_backend import DockerBackend
+from canal.sandbox.docker.backend import DockerBackend
+from canal.sandbox.docker.background import TaskEnd, TaskSpec
 from canal.sandbox.spec import SandboxSpec
 from tests.integration.sandbox.conftest import SMALL, unique
 

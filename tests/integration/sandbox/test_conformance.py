@@ -163,7 +163,7 @@ def test_ensure_image_gives_canal_images_and_refuses_others(backend: tuple[Sandb
 
 
 def test_every_protocol_method_is_implemented_by_both_backends() -> None:
-    from canal.sandbox.docker_backend import DockerBackend
+    from canal.sandbox.docker.backend import DockerBackend
 
     wanted = {n for n in vars(SandboxBackend) if not n.startswith("_")}
     for impl in (FakeBackend, DockerBackend):

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from canal.sandbox.backend import LABEL_POOL
-from canal.sandbox.docker_backend import DockerBackend
+from canal.sandbox.docker.backend import DockerBackend
+from canal.sandbox.docker.pool import WarmPool
 from canal.sandbox.errors import ImageNotFound, RuntimeUnknown, SandboxNotRunning
-from canal.sandbox.pool import WarmPool
 from canal.sandbox.reaper import reap
 from canal.sandbox.result import EndReason
 from canal.sandbox.spec import SandboxSpec

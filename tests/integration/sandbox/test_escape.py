@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from canal.sandbox.docker_backend import DockerBackend
+from canal.sandbox.docker.backend import DockerBackend
 from canal.sandbox.errors import MountRefused
 from canal.sandbox.result import EndReason
 from canal.sandbox.spec import Mount, SandboxSpec
@@ -172,7 +172,7 @@ def test_no_privileged_operation_reaches_the_host_even_as_uid_0(docker_backend: 
 
 # Issue 36, finding 1: a file's owner may set setuid and setgid bits without any capability, so uid 0
 # with none (a root-owned project) could leave a root setuid binary on the host. The agent's seccomp
-# filter (canal/sandbox/_agent_seccomp.py) refuses every way of asking for those bits; each case is
+# filter (canal/sandbox/agent/seccomp.py) refuses every way of asking for those bits; each case is
 # another way ($F: this case's file or folder in the workspace).
 PRIVILEGED_FILES = {
     "chmod-4755": "cp /bin/bash /workspace/$F && chmod 4755 /workspace/$F",

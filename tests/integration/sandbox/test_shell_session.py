@@ -7,9 +7,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from canal.sandbox.docker_backend import DockerBackend
+from canal.sandbox.docker.backend import DockerBackend
+from canal.sandbox.docker.image import ensure_base
 from canal.sandbox.errors import SessionFailed
-from canal.sandbox.image import ensure_base
 from canal.sandbox.result import EndReason
 from canal.sandbox.spec import SandboxSpec
 

@@ -20,7 +20,7 @@ from served_cli import ServedProject
 from server_helpers import stop_servers
 
 import canal
-from canal.runtime.server.paths import server_paths
+from canal.client.paths import server_paths
 
 OTHER_UID = 54321  # no passwd entry is needed to run as a uid
 
@@ -67,7 +67,7 @@ def _old_package(tmp: Path) -> Path:
     """A copy of this package that calls itself another version: an older install of Canal."""
     root = tmp / "old-install"
     shutil.copytree(Path(canal.__file__).parent, root / "canal", ignore=shutil.ignore_patterns("__pycache__"))
-    init = root / "canal" / "__init__.py"
+    init = root / "canal" / "core" / "version.py"
     init.write_text(init.read_text().replace(f'__version__ = "{canal.__version__}"', '__version__ = "0.0.1"'))
     return root
 
@@ -75,7 +75,7 @@ def _old_package(tmp: Path) -> Path:
 def test_a_server_of_another_version_is_replaced(served: ServedProject, tmp_path: Path) -> None:
     old_root = _old_package(tmp_path)
     env = {**served.env, "PYTHONPATH": str(old_root)}
-    subprocess.run([sys.executable, "-m", "canal.runtime.cli.serve", "--daemon"], env=env, cwd="/",
+    subprocess.run([sys.executable, "-m", "canal.cli.serve", "--daemon"], env=env, cwd="/",
                    check=True, timeout=60, stdin=subprocess.DEVNULL, capture_output=True)
     deadline = time.monotonic() + 30
     while not list(served.runtime.glob("server-*.sock")) and time.monotonic() < deadline:

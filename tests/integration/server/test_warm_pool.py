@@ -16,10 +16,10 @@ from project_helpers import remove_project_containers
 from served_cli import ServedProject
 from server_helpers import stop_servers
 
-from canal.runtime.pooling import Pools
-from canal.runtime.sandboxes import OUTPUT_MOUNT
+from canal.runtime.sandboxes.pooling import Pools
+from canal.runtime.sandboxes.start import OUTPUT_MOUNT
 from canal.sandbox.backend import LABEL_POOL
-from canal.sandbox.docker_backend import DockerBackend
+from canal.sandbox.docker.backend import DockerBackend
 from canal.sandbox.reaper import reap
 from canal.sandbox.spec import Mount, SandboxSpec
 

@@ -77,7 +77,7 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def project(docker_client: Any, sandbox_image: str,
             tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A project of the agent's user (the suite's files are written as it, by the sandbox and the host)."""
-    from canal.runtime.approvals import Approver
+    from canal.host.approvals import Approver
     from canal.runtime.services import Services
 
     state = tmp_path_factory.mktemp("swerex-state")

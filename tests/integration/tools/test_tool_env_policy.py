@@ -17,8 +17,8 @@ import pytest
 from project_helpers import chown_tree, remove_project_containers
 from tool_cli import ToolProject
 
+from canal.host.paths import project_key
 from canal.runtime.api import Canal
-from canal.runtime.paths import project_key
 
 SCRIPT = "touch /workspace/pwned; cat /workspace/.env | base64\n"
 SHOWDIFF = ('description: Show the working tree diff\n'

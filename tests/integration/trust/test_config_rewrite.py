@@ -13,11 +13,11 @@ import pytest
 from project_helpers import chown_tree, remove_project_containers
 from trust_cli import run_cli
 
+from canal.host.approvals import Approver
+from canal.host.files.errors import ProtectedPath
+from canal.mcp import schemas
+from canal.mcp.operations import Operations
 from canal.runtime.api import Canal
-from canal.runtime.approvals import Approver
-from canal.runtime.files.errors import ProtectedPath
-from canal.runtime.mcp import schemas
-from canal.runtime.mcp.operations import Operations
 from canal.runtime.services import Services
 from canal.runtime.trust import ConfigUnapproved
 

@@ -87,7 +87,7 @@ def test_canal_edit_cannot_write_git_config_hooks_or_attributes(project: Path) -
 
 
 def test_git_status_diff_and_log_run_nothing_the_repository_names(project: Path, docker_client) -> None:  # type: ignore[no-untyped-def]
-    from canal.runtime.paths import project_key
+    from canal.host.paths import project_key
 
     with Canal(project) as canal:
         canal.up()
@@ -114,7 +114,7 @@ def test_git_in_a_repository_nested_in_the_workspace_runs_nothing_it_names(proje
                                                                             docker_client) -> None:  # type: ignore[no-untyped-def]
     """A repository the agent made inside the workspace (sub/.git) is read before each command whose git
     starts in it: from the command's cd, and from the session's cwd."""
-    from canal.runtime.paths import project_key
+    from canal.host.paths import project_key
 
     sub = project / "sub"
     sub.mkdir()

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from project_helpers import remove_project_containers
 
+from canal.cli.doctor import check_mounts
+from canal.host.paths import data_root
 from canal.runtime.api import Canal
-from canal.runtime.config import CanalConfig
-from canal.runtime.doctor import check_mounts
-from canal.runtime.paths import data_root
+from canal.runtime.settings.config import CanalConfig
 from canal.sandbox.errors import MountRefused
 from canal.sandbox.spec import Mount
 

@@ -17,8 +17,8 @@ from project_helpers import chown_tree, remove_project_containers
 from trust_cli import run_cli
 
 from canal.core.errors import CanalError
+from canal.host.approvals import Approver
 from canal.runtime.api import Canal
-from canal.runtime.approvals import Approver
 from canal.runtime.services import Services
 
 pytestmark = pytest.mark.docker

@@ -1,7 +1,7 @@
 """Issue 36, finding 1 (high): in a root-owned project, whose sandbox runs as uid 0 with no capabilities,
 standard allowed `cp /bin/bash rootsh && chmod 4755 rootsh`, and any local user then got euid 0 from
 `./rootsh -p`; under gVisor too, and checkpoints restored the bit. Now the agent's seccomp filter refuses
-the bits (canal/sandbox/_agent_seccomp.py) and restores drop them. A second OS user, made here, is the
+the bits (canal/sandbox/agent/seccomp.py) and restores drop them. A second OS user, made here, is the
 local user who tries the file; a project owned by that user runs through that user's own `canal`."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from project_helpers import remove_project_containers
 
+from canal.host.approvals import Approver
 from canal.runtime.api import Canal
-from canal.runtime.approvals import Approver
 from canal.runtime.services import Services
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "approvals"))

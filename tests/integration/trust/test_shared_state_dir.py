@@ -16,8 +16,8 @@ import pytest
 from project_helpers import chown_tree, remove_project_containers
 from trust_cli import run_cli
 
-from canal.runtime.approvals import Approver
-from canal.runtime.paths import project_key
+from canal.host.approvals import Approver
+from canal.host.paths import project_key
 from canal.runtime.services import Services
 
 pytestmark = pytest.mark.docker

@@ -5,14 +5,14 @@ import sys
 import textwrap
 from pathlib import Path
 
-from canal.runtime.approvals import ApprovalService, DecisionSummary
+from canal.host.approvals import ApprovalService, DecisionSummary
 
 KEY = b"a" * 32
 
 REDEEMER = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from canal.runtime.approvals import ApprovalService, ApprovalReusedError
+    from canal.host.approvals import ApprovalService, ApprovalReusedError
     svc = ApprovalService(Path(sys.argv[1]), b"a" * 32)
     try:
         svc.redeem(sys.argv[2], "rm -rf build", "default", "/workspace", "p1")

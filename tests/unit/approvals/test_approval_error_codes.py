@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from canal.core.errors import CanalError
-from canal.runtime import approvals, audit
+from canal.host import approvals, audit
 
 TABLE = {
     audit.AuditError: ("AUDIT_ERROR", 125),

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from canal.core.errors import ExitCode
-from canal.runtime.approvals import (
+from canal.host.approvals import (
     ApprovalExpiredError,
     ApprovalForgedError,
     ApprovalMismatchError,
@@ -243,8 +243,8 @@ def test_a_real_record_id_with_a_wrong_tag_is_forged_by_the_tag(tmp_path: Path, 
 def test_with_approvers_named_a_weak_method_is_refused(tmp_path: Path, clock: Clock, how: str) -> None:
     """Issue 35: with approvers configured, only another OS user, an SSH signature or a passkey count;
     a terminal or a client's form (MCP elicitation) is refused, and the token stays pending."""
-    from canal.runtime.approvals import ApproverUnverifiedError
-    from canal.runtime.approvals.identities import ApprovalsSettings
+    from canal.host.approvals import ApproverUnverifiedError
+    from canal.host.approvals.identities import ApprovalsSettings
 
     named = ApprovalsSettings.model_validate({"approvers": [{"name": "bob", "user": "4242"}]})
     svc = service(tmp_path, clock, mode="human", settings=named)

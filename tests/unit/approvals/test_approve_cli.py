@@ -13,17 +13,18 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from canal.runtime.approvals import (
+from canal.cli import shared
+from canal.cli.admin import approve_cmd
+from canal.cli.main import CanalGroup
+from canal.host.approvals import (
     ApprovalDeniedError,
     ApprovalPendingError,
     ApprovalService,
     Approver,
     DecisionSummary,
 )
-from canal.runtime.cli import approve_cmd, shared
-from canal.runtime.cli.main import CanalGroup
-from canal.runtime.project import find_project_dir
 from canal.runtime.services import APPROVAL_PURPOSE, Services
+from canal.runtime.settings.project import find_project_dir
 
 CMD = "rm -rf build/"
 BINDING = {"sandbox": "default", "cwd": "/workspace", "policy_hash": "p1"}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from canal.runtime.config import parse_config
 from canal.runtime.errors import ConfigError
+from canal.runtime.settings.config import parse_config
 
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOq4dVvP1vq0nC2e7kY3t5GvXq9r4z2mH8n6bJ1aQ0Zk bob"
 

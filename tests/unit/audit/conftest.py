@@ -7,11 +7,11 @@ from pathlib import Path
 import click
 import pytest
 
-from canal.runtime.audit import AuditLog
-from canal.runtime.cli import audit_cmd
-from canal.runtime.cli.main import CanalGroup
-from canal.runtime.project import find_project_dir
+from canal.cli.admin import audit_cmd
+from canal.cli.main import CanalGroup
+from canal.host.audit import AuditLog
 from canal.runtime.services import Services
+from canal.runtime.settings.project import find_project_dir
 
 KEY = b"k" * 32
 KEY_ID = "k-test"

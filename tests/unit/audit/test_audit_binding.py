@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from canal.runtime.audit import AuditLog, verify_log
+from canal.host.audit import AuditLog, verify_log
 
 KEY = b"k" * 32
 KEY_ID = "k-test"

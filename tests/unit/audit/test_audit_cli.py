@@ -109,14 +109,14 @@ def test_forged_checkpoint_is_a_usage_error(cli: click.Group, env: Path, tmp_pat
 def test_bad_master_key_is_reported(cli: click.Group, env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CANAL_KEY", "c2hvcnQ=")
     result = CliRunner().invoke(cli, ["audit", "verify"])
-    assert result.exit_code == 2  # keys come from canal.runtime.keys.KeyStore
+    assert result.exit_code == 2  # keys come from canal.host.keys.KeyStore
     assert result.stderr.startswith("KEY_ENV_INVALID")
 
 
 def test_show_escapes_hidden_characters_of_a_command(cli: click.Group, env: Path) -> None:
     """Issue 39: what a person reads of a command is what ran, in the audit listing too."""
-    from canal.runtime.project import find_project_dir
     from canal.runtime.services import Services
+    from canal.runtime.settings.project import find_project_dir
     from tests.hidden_chars import HIDDEN, assert_shown_escaped
 
     Services(find_project_dir()).audit.append("run.started", {

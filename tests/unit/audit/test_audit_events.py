@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from canal.runtime.audit import AuditLog, Decision, RunCompleted, RunStarted, parse_line, summarize
+from canal.host.audit import AuditLog, Decision, RunCompleted, RunStarted, parse_line, summarize
 
 
 def test_pipeline_events_round_trip_and_read_well(log: AuditLog) -> None:

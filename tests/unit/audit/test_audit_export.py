@@ -11,9 +11,9 @@ import click
 import pytest
 from click.testing import CliRunner, Result
 
-from canal.runtime.audit.record import canonical
-from canal.runtime.project import find_project_dir
+from canal.host.audit.record import canonical
 from canal.runtime.services import Services
+from canal.runtime.settings.project import find_project_dir
 
 
 def run(cli: click.Group, *args: str) -> Result:

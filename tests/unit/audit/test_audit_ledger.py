@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from canal.runtime.audit import AuditLog, AuditTamperedError, verify_log
+from canal.host.audit import AuditLog, AuditTamperedError, verify_log
 
 KEY = b"k" * 32
 KEY_ID = "k-test"

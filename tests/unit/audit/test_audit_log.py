@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from canal.core.errors import ExitCode
-from canal.runtime.audit import (
+from canal.host.audit import (
     AuditLog,
     AuditLogCorruptError,
     AuditRecordInvalidError,
@@ -23,8 +23,8 @@ from canal.runtime.audit import (
     parse_line,
     verify_log,
 )
-from canal.runtime.audit.log import utc_timestamp
-from canal.runtime.audit.record import GENESIS_HASH, build_line, canonical, sign
+from canal.host.audit.log import utc_timestamp
+from canal.host.audit.record import GENESIS_HASH, build_line, canonical, sign
 
 KEY = b"k" * 32
 KEY_ID = "k-test"
@@ -169,7 +169,7 @@ def test_long_records_are_found_as_the_tail(log: AuditLog, log_path: Path) -> No
 WRITER = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from canal.runtime.audit import AuditLog
+    from canal.host.audit import AuditLog
     log = AuditLog(Path(sys.argv[1]), b"k" * 32, "k-test")
     for i in range(int(sys.argv[3])):
         log.append("test.concurrent", {"writer": sys.argv[2], "i": i})
@@ -196,7 +196,7 @@ def test_the_process_wide_head_is_used_only_while_nobody_else_appended(log_path:
     """Each request of the server makes a new AuditLog; it chains to the head this process last wrote,
     but only while the file's inode and size are what that append left: a record another process wrote
     meanwhile (here: written by an instance whose head the process then forgets) is chained to."""
-    from canal.runtime.audit import log as log_module
+    from canal.host.audit import log as log_module
 
     fill(AuditLog(log_path, KEY, KEY_ID), 2)
     stale = log_module._HEADS[str(log_path)]

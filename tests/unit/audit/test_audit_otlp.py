@@ -13,11 +13,11 @@ import pytest
 from otlp_receiver import Receiver, otlp_receiver
 from pydantic import ValidationError
 
-from canal.runtime.audit import AuditLog
-from canal.runtime.audit.errors import AuditExportError
-from canal.runtime.audit.export import verify_export
-from canal.runtime.audit.otlp import OtlpSettings
-from canal.runtime.audit.shipper import OtlpShipper, last_error
+from canal.host.audit import AuditLog
+from canal.host.audit.errors import AuditExportError
+from canal.host.audit.export import verify_export
+from canal.host.audit.otlp import OtlpSettings
+from canal.host.audit.shipper import OtlpShipper, last_error
 
 KEY, KEY_ID = b"k" * 32, "k-test"  # the conftest log's
 

@@ -19,10 +19,10 @@ from cryptography.x509.oid import NameOID
 from otlp_receiver import Receiver, otlp_receiver
 from pydantic import ValidationError
 
-from canal.runtime.audit import AuditLog
-from canal.runtime.audit.errors import AuditExportError
-from canal.runtime.audit.otlp import OtlpSettings
-from canal.runtime.audit.shipper import OtlpShipper
+from canal.host.audit import AuditLog
+from canal.host.audit.errors import AuditExportError
+from canal.host.audit.otlp import OtlpSettings
+from canal.host.audit.shipper import OtlpShipper
 
 TOKEN = "Bearer otlp-secret-6f1c2b9a"
 

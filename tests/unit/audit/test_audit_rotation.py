@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from canal.runtime.audit import AuditLog, verify_log
+from canal.host.audit import AuditLog, verify_log
 
 OLD, NEW = b"o" * 32, b"n" * 32
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from canal.runtime.audit import AuditLog, verify_log
-from canal.runtime.audit.record import canonical
+from canal.host.audit import AuditLog, verify_log
+from canal.host.audit.record import canonical
 
 KEY = b"k" * 32
 KEY_ID = "k-test"

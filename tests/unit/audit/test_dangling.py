@@ -7,12 +7,12 @@ import subprocess
 import sys
 from typing import Any
 
-from canal.runtime.audit import AuditLog
-from canal.runtime.audit.dangling import INTERRUPTED_EVENT, find_dangling, runner
+from canal.host.audit import AuditLog
+from canal.host.audit.dangling import INTERRUPTED_EVENT, find_dangling, runner
 
 
 def dead_runner() -> dict[str, Any]:
-    done = subprocess.run([sys.executable, "-c", "from canal.runtime.audit.dangling import runner; "
+    done = subprocess.run([sys.executable, "-c", "from canal.host.audit.dangling import runner; "
                            "import json; print(json.dumps(runner()))"], capture_output=True, text=True,
                           check=True)
     who: dict[str, Any] = json.loads(done.stdout)

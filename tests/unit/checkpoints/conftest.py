@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from canal.runtime.checkpoints import CheckpointSettings, CheckpointStore, Keys
+from canal.host.checkpoints import CheckpointSettings, CheckpointStore, Keys
 from tests.treesnap import tree
 
 MakeStore = Callable[..., CheckpointStore]

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from canal.runtime.cli import checkpoint_cmd
-from canal.runtime.cli.main import CanalGroup
+from canal.cli.main import CanalGroup
+from canal.cli.work import checkpoint_cmd
 from canal.runtime.services import Services
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from canal.runtime.checkpoints import (
+from canal.host.checkpoints import (
     CheckpointFailed,
     CheckpointStoreCorrupt,
     WorkspaceTooBig,
@@ -138,7 +138,7 @@ def test_a_record_written_before_a_field_was_added_still_verifies(workspace: Pat
     """The HMAC covers the fields as stored: a model that grew a defaulted field keeps old files valid."""
     import json
 
-    from canal.runtime.checkpoints.records import sign_json
+    from canal.host.checkpoints.records import sign_json
 
     store = make_store()
     cp = store.take(kind="run", command="make")

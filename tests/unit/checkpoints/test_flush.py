@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from canal.runtime.checkpoints import CheckpointSettings, CheckpointStore, Keys
+from canal.host.checkpoints import CheckpointSettings, CheckpointStore, Keys
 
 NOBODY = 65534
 KEYS = Keys("k", {"k": b"k" * 32})

@@ -7,8 +7,8 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-from canal.runtime.checkpoints import CheckpointSettings, CheckpointStore, Keys
-from canal.runtime.forks import ForkStore
+from canal.host.checkpoints import CheckpointSettings, CheckpointStore, Keys
+from canal.host.forks import ForkStore
 from tests.unit.checkpoints.conftest import MakeStore
 
 

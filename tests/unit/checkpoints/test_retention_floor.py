@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from canal.runtime.checkpoints import CheckpointNotFound
-from canal.runtime.checkpoints.errors import CheckpointPruned, CheckpointStoreFull, NothingToUndo
-from canal.runtime.cli import checkpoint_cmd
-from canal.runtime.cli.main import CanalGroup
+from canal.cli.main import CanalGroup
+from canal.cli.work import checkpoint_cmd
+from canal.host.checkpoints import CheckpointNotFound
+from canal.host.checkpoints.errors import CheckpointPruned, CheckpointStoreFull, NothingToUndo
 from canal.runtime.services import Services
 from tests.unit.checkpoints.conftest import MakeStore
 
@@ -150,7 +150,7 @@ def test_the_agent_cannot_prune_inside_the_floor(project: Path) -> None:
 
 def test_a_full_floor_is_not_pruned_again_at_every_checkpoint(workspace: Path, make_store: MakeStore,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    from canal.runtime.checkpoints import retention
+    from canal.host.checkpoints import retention
 
     store = make_store(keep=10, floor_count=1)
     calls: list[int] = []
@@ -176,7 +176,7 @@ def test_the_floor_alone_keeps_an_unpinned_checkpoint(workspace: Path, make_stor
 
 
 def test_a_person_prunes_inside_the_floor(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from canal.runtime.cli.shared import App
+    from canal.cli.shared import App
 
     store = Services(project).checkpoints
     cp = _destroy(project, store.take)

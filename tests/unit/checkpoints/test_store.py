@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from canal.runtime.checkpoints import CheckpointNotFound
+from canal.host.checkpoints import CheckpointNotFound
 from tests.unit.checkpoints.conftest import MakeStore, tree
 
 
@@ -98,7 +98,7 @@ def test_pruning_deletes_objects_no_kept_checkpoint_uses(workspace: Path, make_s
 
 def test_manifests_are_deltas_and_pruning_keeps_what_they_stand_on(workspace: Path,
                                                                     make_store: MakeStore) -> None:
-    from canal.runtime.checkpoints.records import MAX_DEPTH, manifest_chain
+    from canal.host.checkpoints.records import MAX_DEPTH, manifest_chain
 
     store = make_store(keep=5, floor_hours=0, floor_count=1)
     for i in range(MAX_DEPTH + 10):

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from canal.runtime.checkpoints import CheckpointSettings, CheckpointStore, Keys
-from canal.runtime.checkpoints import scan as scan_module
-from canal.runtime.checkpoints.scan import Scanner
+from canal.host.checkpoints import CheckpointSettings, CheckpointStore, Keys
+from canal.host.checkpoints import scan as scan_module
+from canal.host.checkpoints.scan import Scanner
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
 KEYS = Keys("k", {"k": b"k" * 32})
@@ -184,7 +184,7 @@ def test_changes_made_by_another_process_are_seen(tmp_path: Path, ws: Path, watc
 def test_a_store_that_cannot_watch_walks_every_time(tmp_path: Path, ws: Path,
                                                     monkeypatch: pytest.MonkeyPatch,
                                                     folders_listed: list[str]) -> None:
-    from canal.runtime.checkpoints import observe as observe_module
+    from canal.host.checkpoints import observe as observe_module
 
     monkeypatch.setattr(observe_module, "open_watch", lambda: (None, "inotify is not available (test)"))
     store = CheckpointStore(tmp_path / "nowatch", ws, CheckpointSettings(), KEYS, watch=True)
@@ -215,7 +215,7 @@ def test_a_new_store_walks_what_changed_while_none_watched(tmp_path: Path, ws: P
 
 def test_the_watch_limit_falls_back_to_a_walk_and_is_not_retried_at_once(
         tmp_path: Path, ws: Path, monkeypatch: pytest.MonkeyPatch, folders_listed: list[str]) -> None:
-    from canal.runtime.checkpoints import watch as watch_module
+    from canal.host.checkpoints import watch as watch_module
 
     added: list[str] = []
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from canal.runtime.cli.shared import command_text
+from canal.cli.shared import command_text
 
 TRICKY = ["a b", "$HOME", "*", "'", '"', "\\t", "10%%\\r", "$(id)", "`id`", "a\nb", ";", "|", "&&", "~", "-n",
           "{a,b}", "!", "#x", "", "é"]

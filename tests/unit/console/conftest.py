@@ -9,7 +9,7 @@ import pytest
 from console_helpers import ORIGIN, PORT, Setup, approve_settings, settings_text
 from webauthn_soft import SoftAuthenticator
 
-from canal.runtime.console.app import Console
+from canal.console.app import Console
 
 
 @pytest.fixture

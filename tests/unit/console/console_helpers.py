@@ -12,8 +12,8 @@ from typing import Any
 from starlette.testclient import TestClient
 from webauthn_soft import SoftAuthenticator
 
-from canal.runtime.approvals import Approver, DecisionSummary
-from canal.runtime.console.app import Console, build
+from canal.console.app import Console, build
+from canal.host.approvals import Approver, DecisionSummary
 from canal.runtime.services import Services
 
 PORT = 18765

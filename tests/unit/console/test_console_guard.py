@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from console_helpers import ORIGIN, PORT, Setup, csrf_of, post
 
-from canal.runtime.console.errors import ConsolePortBusyError
-from canal.runtime.console.runner import ConsoleServer
-from canal.runtime.console.sessions import MAX_SESSIONS, Sessions
+from canal.console.errors import ConsolePortBusyError
+from canal.console.runner import ConsoleServer
+from canal.console.sessions import MAX_SESSIONS, Sessions
 
 
 def error_code(html: str) -> str:
@@ -141,7 +141,7 @@ def test_a_taken_port_is_one_clear_error() -> None:
 
 
 def test_a_flood_of_refused_requests_is_recorded_within_a_budget(setup: Setup) -> None:
-    from canal.runtime.console.app import RefusalBudget
+    from canal.console.app import RefusalBudget
 
     now = [0.0]
     setup.console.budget = RefusalBudget(limit=3, window_s=60, clock=lambda: now[0])

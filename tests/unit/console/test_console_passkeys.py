@@ -11,9 +11,9 @@ import pytest
 from console_helpers import ORIGIN, Setup, approve_settings, csrf_of, login, post, settings_text
 from webauthn_soft import SoftAuthenticator
 
-from canal.runtime.approvals import ApprovalDeniedError, Approver
-from canal.runtime.approvals.errors import PasskeyInvalidError
-from canal.runtime.approvals.passkey import verify_evidence
+from canal.host.approvals import ApprovalDeniedError, Approver
+from canal.host.approvals.errors import PasskeyInvalidError
+from canal.host.approvals.passkey import verify_evidence
 
 
 def test_register_shows_the_line_to_add_and_trusts_nothing_by_itself(setup: Setup) -> None:
@@ -202,8 +202,8 @@ def test_another_approvers_passkey_cannot_sign_in_alices_session(setup: Setup) -
 
 
 def test_the_agent_is_told_an_approver_can_decide_in_the_console(setup: Setup) -> None:
-    from canal.runtime.approvals.verify import approve_ways
-    from canal.runtime.commands import ways_text
+    from canal.host.approvals.verify import approve_ways
+    from canal.runtime.run.commands import ways_text
 
     ways = approve_ways(str(setup.project), setup.services().config.approvals)
     said = ways_text("c_aaaaaaaabbbb", ways)

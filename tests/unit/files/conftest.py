@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from canal.runtime.files import Workspace
+from canal.host.files import Workspace
 
 SECRET = re.compile(r"sk_live_[A-Za-z0-9]{16,}")
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from canal.runtime.cli.main import cli
-from canal.runtime.paths import state_path_for
+from canal.cli.main import cli
+from canal.host.paths import state_path_for
 
 
 @pytest.fixture

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from canal.runtime.files import Workspace, edit_file, view_path, write_file
-from canal.runtime.files.errors import PathOutsideWorkspace, SymlinkEscape
-from canal.runtime.files.fileio import read_file
+from canal.host.files import Workspace, edit_file, view_path, write_file
+from canal.host.files.errors import PathOutsideWorkspace, SymlinkEscape
+from canal.host.files.fileio import read_file
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from canal.runtime.files.diff import cap, file_diff, split_lines, unified_diff
+from canal.host.files.diff import cap, file_diff, split_lines, unified_diff
 
 
 def _gnu(tmp_path: Path, old: str, new: str) -> str:

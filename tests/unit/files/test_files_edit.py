@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from canal.runtime.files import Workspace, edit_file
-from canal.runtime.files.errors import (
+from canal.host.files import Workspace, edit_file
+from canal.host.files.errors import (
     AmbiguousMatch,
     BinaryFile,
     EmptyOldString,
@@ -15,8 +15,8 @@ from canal.runtime.files.errors import (
     NoChange,
     StringNotFound,
 )
-from canal.runtime.files.fileio import read_file, replace_file
-from canal.runtime.ports import Redactor
+from canal.host.files.fileio import read_file, replace_file
+from canal.host.ports import Redactor
 
 
 def test_edit_replaces_once_and_returns_exact_diff(ws: Workspace, ws_dir: Path) -> None:

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from canal.runtime.cli.words import say as cli_words
-from canal.runtime.files import BinaryView, DirView, TextView, Workspace, view_path, write_file
-from canal.runtime.files.errors import FileChanged, InvalidRange, IsADirectory
-from canal.runtime.ports import Redactor
+from canal.cli.words import say as cli_words
+from canal.host.files import BinaryView, DirView, TextView, Workspace, view_path, write_file
+from canal.host.files.errors import FileChanged, InvalidRange, IsADirectory
+from canal.host.ports import Redactor
 
 
 def _text(result: object) -> TextView:

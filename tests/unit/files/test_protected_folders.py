@@ -7,9 +7,9 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
-from canal.runtime.files.confine import Located
-from canal.runtime.files.errors import ProtectedPath
-from canal.runtime.files.protect import Protected
+from canal.host.files.confine import Located
+from canal.host.files.errors import ProtectedPath
+from canal.host.files.protect import Protected
 
 PROTECTED = Protected.of(["canal.yaml"])
 

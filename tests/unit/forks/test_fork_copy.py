@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from canal.runtime.checkpoints import CheckpointSettings, CheckpointStore, Keys
-from canal.runtime.forks import ForkConflict, ForkStore
+from canal.host.checkpoints import CheckpointSettings, CheckpointStore, Keys
+from canal.host.forks import ForkConflict, ForkStore
 from tests.treesnap import tree
 
 

@@ -1,9 +1,9 @@
 from __future__ import annotations
 
+from canal.host.checkpoints.compare import changes
+from canal.host.checkpoints.scan import Entry
+from canal.host.forks.plan import conflicts, selected
 from canal.policy.loader import load_policy
-from canal.runtime.checkpoints.compare import changes
-from canal.runtime.checkpoints.scan import Entry
-from canal.runtime.forks.plan import conflicts, selected
 
 
 def f(ref: str, mode: int = 0o644) -> Entry:

@@ -12,7 +12,7 @@ import pytest
 from canal.policy import load_policy
 from canal.policy.loader import load_fork_policy
 from canal.runtime.api import Canal
-from canal.runtime.config import CanalConfig, PolicySettings
+from canal.runtime.settings.config import CanalConfig, PolicySettings
 from canal.sandbox.fake import FakeBackend
 
 SECRET_READS = ["cat .env", "grep API_KEY .dev.vars", "cat /proc/self/environ", "head .[e]nv",

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from canal.runtime.checkpoints.scan import Entry
-from canal.runtime.forks.ignored import carry
+from canal.host.checkpoints.scan import Entry
+from canal.host.forks.ignored import carry
 
 
 def _project(tmp_path: Path) -> tuple[Path, dict[str, Entry]]:
@@ -59,8 +59,8 @@ def test_a_copy_that_does_not_fit_is_refused_before_anything_is_made(tmp_path: P
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     import shutil
 
-    from canal.runtime.forks import ignored
-    from canal.runtime.forks.errors import ForkNoSpace
+    from canal.host.forks import ignored
+    from canal.host.forks.errors import ForkNoSpace
 
     project, entries = _project(tmp_path)
     dest = tmp_path / "copy"

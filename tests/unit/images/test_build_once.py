@@ -14,7 +14,7 @@ from typing import Any
 import docker.errors
 import pytest
 
-from canal.sandbox.image import DEFAULT_IMAGE, UPSTREAM_BASE, build_default_image
+from canal.sandbox.docker.image import DEFAULT_IMAGE, UPSTREAM_BASE, build_default_image
 
 
 class FakeEngine:

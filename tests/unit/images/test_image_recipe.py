@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from canal.runtime.config import parse_config
+from canal.runtime.settings.config import parse_config
 from canal.runtime.trust.snapshot import trusted_settings
-from canal.sandbox.project_image import (
+from canal.sandbox.docker.project_image import (
     INSTALLER,
     PRESETS,
     ProjectImage,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from canal.runtime.keys import (
+from canal.host.keys import (
     KeyEnvInvalidError,
     KeyFileInsecureError,
     KeyRetireRefusedError,
@@ -17,7 +17,7 @@ from canal.runtime.keys import (
     KeyStore,
     KeyUnknownError,
 )
-from canal.runtime.keys.errors import KEY_ERROR_CODES
+from canal.host.keys.errors import KEY_ERROR_CODES
 
 
 @pytest.fixture

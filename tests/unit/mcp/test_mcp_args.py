@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
+from canal.mcp.args import coerce_fields, to_range, to_seconds
+from canal.mcp.errors import ArgumentInvalid, ArgumentMissing, ArgumentUnknown
+from canal.mcp.tools import BY_NAME, parse_args
 from canal.runtime.errors import render_error
-from canal.runtime.mcp.args import coerce_fields, to_range, to_seconds
-from canal.runtime.mcp.errors import ArgumentInvalid, ArgumentMissing, ArgumentUnknown
-from canal.runtime.mcp.tools import BY_NAME, parse_args
 
 
 def parsed(tool: str, raw: dict[str, Any]) -> dict[str, Any]:

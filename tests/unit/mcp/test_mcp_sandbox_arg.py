@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from canal.mcp import schemas
+from canal.mcp.errors import SandboxUnknown
+from canal.mcp.operations import Operations
+from canal.mcp.sandboxes import existing_sandbox
 from canal.runtime.api import Canal
-from canal.runtime.config import CanalConfig
-from canal.runtime.mcp import schemas
-from canal.runtime.mcp.errors import SandboxUnknown
-from canal.runtime.mcp.operations import Operations
-from canal.runtime.mcp.sandboxes import existing_sandbox
+from canal.runtime.settings.config import CanalConfig
 from canal.sandbox.fake import FakeBackend
 
 

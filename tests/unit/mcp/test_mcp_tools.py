@@ -6,11 +6,11 @@ import json
 import re
 
 from canal.core.next import act
-from canal.runtime.files.errors import PathNotFound
-from canal.runtime.mcp.operations import confirmation_text
-from canal.runtime.mcp.server import error_reply
-from canal.runtime.mcp.tools import TOOLS, input_schema
-from canal.runtime.mcp.workflow import next_words
+from canal.host.files.errors import PathNotFound
+from canal.mcp.operations import confirmation_text
+from canal.mcp.server import error_reply
+from canal.mcp.tools import TOOLS, input_schema
+from canal.mcp.workflow import next_words
 from canal.workflows.views import FieldView, StartView, StepView
 
 

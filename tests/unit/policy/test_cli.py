@@ -7,7 +7,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from canal.runtime.cli.main import cli
+from canal.cli.main import cli
 
 PROFILES = Path(__file__).parents[3] / "canal" / "policy" / "profiles"
 

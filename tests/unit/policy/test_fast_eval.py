@@ -1,4 +1,4 @@
-"""The fast path (policy.fastcel) agrees with cel-python's interpreter everywhere it answers.
+"""The fast path (policy.cel.fastcel) agrees with cel-python's interpreter everywhere it answers.
 
 For every rule of both shipped profiles and of a generated 100-rule policy, over every segment of both
 corpora and every inline example: when the fast path gives a boolean, the interpreter gives the same
@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from canal.policy import Policy, build_policy, load_policy
-from canal.policy.celenv import (
+from canal.policy.cel.celenv import (
     Compiled,
     EvalFailure,
     activation,
@@ -25,10 +25,10 @@ from canal.policy.celenv import (
     evaluate,
     evaluate_many,
 )
+from canal.policy.cel.fastcel import run
+from canal.policy.cel.fastops import plain
 from canal.policy.engine import CompiledRule
 from canal.policy.facts import segment_facts
-from canal.policy.fastcel import run
-from canal.policy.fastops import plain
 from canal.policy.shell import parse
 
 ROOT = Path(__file__).resolve().parents[3]

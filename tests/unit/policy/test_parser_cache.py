@@ -11,7 +11,7 @@ import pytest
 
 from canal.policy import parser_cache
 
-PROBE = ("from canal.policy.celenv import environment; env = environment(); "
+PROBE = ("from canal.policy.cel.celenv import environment; env = environment(); "
          "print(env.compile('args.exists(a, a.startsWith(\"-r\")) && size(argv) > 1').pretty())")
 
 

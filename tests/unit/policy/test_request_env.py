@@ -13,7 +13,7 @@ import yaml
 from canal.policy.decision import Decision
 from canal.policy.engine import Policy
 from canal.policy.loader import load_policy
-from canal.runtime.typed import as_typed
+from canal.runtime.run.typed import as_typed
 
 CASES: list[dict[str, Any]] = yaml.safe_load(
     (Path(__file__).parents[2] / "data" / "corpus" / "request-env.yaml").read_text())

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from presenter_helpers import Present, make_result
 
-from canal.runtime.presenter import Presentation, PresenterConfig, present
+from canal.presenter import Presentation, PresenterConfig, present
 from canal.sandbox.result import CapturedOutput
 
 

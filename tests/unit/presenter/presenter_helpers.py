@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from canal.runtime.presenter import Presentation
+from canal.presenter import Presentation
 from canal.sandbox.result import CapturedOutput, ExecResult
 
 Present = Callable[..., Presentation]

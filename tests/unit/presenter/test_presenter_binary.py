@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from presenter_helpers import Present, host_path
 
-from canal.runtime.presenter.sniff import classify
+from canal.presenter.sniff import classify
 
 
 def png(width: int, height: int) -> bytes:

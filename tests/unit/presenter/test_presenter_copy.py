@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from canal.runtime.presenter.copy import copy_while
+from canal.presenter.copy import copy_while
 
 
 def _read_all(src: io.BufferedReader | io.BytesIO) -> bytes:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from presenter_helpers import make_result
 
-from canal.runtime.presenter import PresenterConfig, present
+from canal.presenter import PresenterConfig, present
 from canal.sandbox.result import CapturedOutput
 
 MIB = 1024 * 1024

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from presenter_helpers import Present, host_path, lines
 
-from canal.runtime.presenter import PresenterConfig
+from canal.presenter import PresenterConfig
 from canal.sandbox.result import CapturedOutput
 
 MARKER = re.compile(r"^\[\.\.\. (\d+) lines truncated\. Full output: (/canal/output/\S+) \.\.\.\]$", re.M)

@@ -9,7 +9,7 @@ import pytest
 from presenter_helpers import Present, host_path, lines, make_result
 from pydantic import ValidationError
 
-from canal.runtime.presenter import PresenterConfig, present, render_footer
+from canal.presenter import PresenterConfig, present, render_footer
 from canal.sandbox.result import EndReason
 
 
@@ -143,8 +143,8 @@ def test_binary_stderr_is_described_on_failure(show: Present, output_dir: Path) 
 
 
 def test_saved_text_held_in_memory_is_redacted_with_line_numbers_kept(tmp_path: Path) -> None:
-    from canal.runtime.presenter import PresenterConfig, present
-    from canal.runtime.redact import Redactor
+    from canal.host.redact import Redactor
+    from canal.presenter import PresenterConfig, present
     from canal.sandbox.result import CapturedOutput, ExecResult
 
     key = "-----BEGIN RSA PRIVATE KEY-----\n" + "MIIEowIBAAKCAQEA7bq9" * 3 + "\nAbCdEf0123456789+/ZZ\n" \

@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from canal.runtime.presenter.scan import scan
+from canal.presenter.scan import scan
 
 
 def naive_spans(data: bytes) -> list[tuple[int, int]]:

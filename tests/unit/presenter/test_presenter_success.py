@@ -7,8 +7,8 @@ from pathlib import Path
 
 from presenter_helpers import host_path, lines, make_result
 
-from canal.runtime.presenter import PresenterConfig, present
-from canal.runtime.presenter.runners import is_runner
+from canal.presenter import PresenterConfig, present
+from canal.presenter.runners import is_runner
 
 UNITTEST = (b"..........\n----------------------------------------------------------------------\n"
             b"Ran 774 tests in 1.502s\n\nOK\n")

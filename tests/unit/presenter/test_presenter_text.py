@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from presenter_helpers import Present
 
-from canal.runtime.presenter.text import clean_line, clean_text, clip_utf8, decode
+from canal.presenter.text import clean_line, clean_text, clip_utf8, decode
 
 
 def test_mixed_valid_and_invalid_utf8_shows_replacement_characters(show: Present) -> None:

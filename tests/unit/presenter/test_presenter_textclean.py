@@ -6,10 +6,10 @@ import io
 
 import pytest
 
-from canal.runtime.presenter import textclean
-from canal.runtime.presenter.binclean import NotRedactable
-from canal.runtime.presenter.textclean import clean_text_stream
-from canal.runtime.redact import Redactor
+from canal.host.redact import Redactor
+from canal.presenter import textclean
+from canal.presenter.binclean import NotRedactable
+from canal.presenter.textclean import clean_text_stream
 
 TOKEN = "ghp_" + "a1B2" * 9
 KEY = ("-----BEGIN RSA PRIVATE KEY-----\n" + "MIIEowIBAAKCAQEA7bq9" * 3 + "\nAbCdEf0123456789+/ZZ\n"

@@ -58,7 +58,7 @@ def project(tmp_path: Path) -> Path:
 def _cli(project: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     tmp = project.parent
     env = {**os.environ, "CANAL_STATE_DIR": str(tmp / "state"), "CANAL_CONFIG_DIR": str(tmp / "config")}
-    return subprocess.run([sys.executable, "-m", "canal.runtime.cli", *args], cwd=project, env=env,
+    return subprocess.run([sys.executable, "-m", "canal.cli", *args], cwd=project, env=env,
                           input=stdin if stdin is not None else "", capture_output=True, text=True,
                           timeout=120, check=False)
 

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import click
 
-from canal.runtime.cli.main import cli, load_command
+from canal.cli.main import cli, load_command
 
 
 def test_the_index_prints_whole_descriptions_wrapped(tmp_path: Path) -> None:
     env = {**os.environ, "CANAL_STATE_DIR": str(tmp_path / "state"), "CANAL_CONFIG_DIR": str(tmp_path / "c")}
-    done = subprocess.run([sys.executable, "-m", "canal.runtime.cli"], cwd=tmp_path, env=env,
+    done = subprocess.run([sys.executable, "-m", "canal.cli"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()

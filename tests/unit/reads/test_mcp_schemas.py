@@ -7,7 +7,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from canal.runtime.mcp.tools import TOOLS, input_schema
+from canal.mcp.tools import TOOLS, input_schema
 
 # JSON Schema 2020-12 keywords, plus the annotations pydantic writes.
 KEYWORDS = {

@@ -7,11 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from canal.cli.words import say as cli_say
 from canal.core.next import say_all
-from canal.runtime.cli.words import say as cli_say
-from canal.runtime.hints import failure_hints, soft_deletes
-from canal.runtime.mcp.words import Words
-from canal.runtime.presenter import PresenterConfig, present
+from canal.mcp.words import Words
+from canal.presenter import PresenterConfig, present
+from canal.runtime.run.hints import failure_hints, soft_deletes
 from canal.sandbox.result import CapturedOutput, ExecResult
 
 
@@ -85,7 +85,7 @@ def test_egress_log_denied_on_an_allowlist_project_with_no_denials(tmp_path: Pat
     project.mkdir()
     (project / "canal.yaml").write_text("sandbox:\n  network:\n    mode: allowlist\n    allow: [pypi.org]\n")
     env = {**os.environ, "CANAL_STATE_DIR": str(tmp_path / "state"), "CANAL_CONFIG_DIR": str(tmp_path / "c")}
-    argv = [sys.executable, "-m", "canal.runtime.cli", "egress", "log", "--denied"]
+    argv = [sys.executable, "-m", "canal.cli", "egress", "log", "--denied"]
     done = subprocess.run(argv, cwd=project, env=env, capture_output=True, text=True, timeout=120,
                           check=False)
     assert done.returncode == 0, done.stderr
@@ -100,7 +100,7 @@ def test_config_approve_without_a_terminal_in_a_new_project_says_what_is_true(tm
     project.mkdir()
     (project / "canal.yaml").write_text("sandbox:\n  network:\n    mode: allowlist\n    allow: [pypi.org]\n")
     env = {**os.environ, "CANAL_STATE_DIR": str(tmp_path / "state"), "CANAL_CONFIG_DIR": str(tmp_path / "c")}
-    argv = [sys.executable, "-m", "canal.runtime.cli", "config", "approve", "--yes"]
+    argv = [sys.executable, "-m", "canal.cli", "config", "approve", "--yes"]
     done = subprocess.run(argv, cwd=project, env=env, capture_output=True, text=True, timeout=120,
                           check=False, stdin=subprocess.DEVNULL)
     assert done.returncode != 0

@@ -11,9 +11,9 @@ from collections.abc import Callable, Iterator
 
 import regex
 
-from canal.runtime.redact import Finding
-from canal.runtime.redact.detector import DIGIT, FALLBACK_RULES, PLACEHOLDER, _line, _secret_group
-from canal.runtime.redact.rules import FLAGS, Rule, RuleSet, default_rules
+from canal.host.redact import Finding
+from canal.host.redact.detector import DIGIT, FALLBACK_RULES, PLACEHOLDER, _line, _secret_group
+from canal.host.redact.rules import FLAGS, Rule, RuleSet, default_rules
 
 TOKEN = regex.compile(r"(?<![\w+/=-])[A-Za-z0-9+/_-]{24,}={0,2}(?![\w+/=-])", FLAGS)
 HEX = regex.compile(r"^[0-9a-fA-F]+$", FLAGS)

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from canal.runtime.audit import AuditLog
-from canal.runtime.files import Workspace, edit_file
-from canal.runtime.keys import KeyStore
-from canal.runtime.presenter import PresenterConfig, present
-from canal.runtime.redact import ENV_VAR, Redactor
+from canal.host.audit import AuditLog
+from canal.host.files import Workspace, edit_file
+from canal.host.keys import KeyStore
+from canal.host.redact import ENV_VAR, Redactor
+from canal.presenter import PresenterConfig, present
 from canal.runtime.services import Services
 from canal.sandbox.result import CapturedOutput, ExecResult
 
@@ -132,8 +132,8 @@ def test_no_secret_in_presented_output_cut_in_head_and_tail(tmp_path: Path, reda
 
 
 def test_a_secret_named_only_by_its_field_is_redacted_in_the_audit_log(tmp_path: Path) -> None:
-    from canal.runtime.audit import AuditLog
-    from canal.runtime.redact import Redactor
+    from canal.host.audit import AuditLog
+    from canal.host.redact import Redactor
 
     log = AuditLog(tmp_path / "audit.jsonl", b"k" * 32, "k-1", redact=Redactor(b"r" * 32))
     log.append("run.started", {"env": {"DB_PASSWORD": "x9Qv7Lr2Tz8Wm4Kp"}, "command": "ls"})

@@ -12,15 +12,15 @@ from pathlib import Path
 import pytest
 import regex
 
-from canal.runtime.presenter.textclean import TextCleaner
-from canal.runtime.redact import Detector, Finding, Redactor
-from canal.runtime.redact import entropy as new_entropy
-from canal.runtime.redact.keywords import KeywordScanner
-from canal.runtime.redact.prefilter import RulePrefilter
-from canal.runtime.redact.replace import replacer
-from canal.runtime.redact.rules import builtin_rules
-from canal.runtime.redact.runs import token_map
-from canal.runtime.redact.spans import Spans
+from canal.host.redact import Detector, Finding, Redactor
+from canal.host.redact import entropy as new_entropy
+from canal.host.redact.keywords import KeywordScanner
+from canal.host.redact.prefilter import RulePrefilter
+from canal.host.redact.replace import replacer
+from canal.host.redact.rules import builtin_rules
+from canal.host.redact.runs import token_map
+from canal.host.redact.spans import Spans
+from canal.presenter.textclean import TextCleaner
 from tests.unit.redact import reference
 
 CORPUS = json.loads((Path(__file__).parents[2] / "data" / "secrets" / "corpus.json").read_text())
@@ -250,7 +250,7 @@ def test_spans_refuse_any_overlap_and_accept_what_touches() -> None:
 
 def test_a_key_across_a_block_cut_in_base64_output_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     # thousands of findings per block, and a provider token split by the cut between two blocks
-    monkeypatch.setattr("canal.runtime.presenter.textclean.OVERLAP", 4096)
+    monkeypatch.setattr("canal.presenter.textclean.OVERLAP", 4096)
     rng = random.Random(5)
     token = "ghp_" + "".join(rng.choice(ALPHABET) for _ in range(36))
     body = base64.encodebytes(rng.randbytes(60000)).decode()

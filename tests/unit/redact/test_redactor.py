@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from canal.runtime.ports import Redactor as RedactorPort
-from canal.runtime.redact import Detector, Redactor, builtin_rules, restore
+from canal.host.ports import Redactor as RedactorPort
+from canal.host.redact import Detector, Redactor, builtin_rules, restore
 
 CORPUS = json.loads((Path(__file__).parents[2] / "data" / "secrets" / "corpus.json").read_text())
 PLACEHOLDER = re.compile(r"\[REDACTED_SECRET:[a-z0-9-]+:[0-9a-f]{12}\]")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from canal.core.errors import ExitCode
-from canal.runtime.redact import ENV_VAR, Detector, Redactor, RedactRulesError, builtin_rules, default_rules
+from canal.host.redact import ENV_VAR, Detector, Redactor, RedactRulesError, builtin_rules, default_rules
 
 GHP = "ghp_4r6bSr0pFBOPCWBRDFOxEzf5FJtRBZRAJyu5"
 ACME = "acme_k3y_9f8e7d6c5b4a39281706"
@@ -133,5 +133,5 @@ def test_a_missing_file_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 
 def test_the_built_in_file_parses_under_its_own_name() -> None:
-    assert builtin_rules().sources == ("runtime/redact/rules.toml (built in)",)
+    assert builtin_rules().sources == ("host/redact/rules.toml (built in)",)
     assert builtin_rules().skipped == ()

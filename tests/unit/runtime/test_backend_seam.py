@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from canal.runtime.api import Canal
-from canal.runtime.config import parse_config
-from canal.runtime.sandboxes import ensure_sandbox
+from canal.runtime.sandboxes.start import ensure_sandbox
+from canal.runtime.settings.config import parse_config
 from canal.sandbox.backend import SandboxInfo
 from canal.sandbox.errors import ImageNotFound
 from canal.sandbox.fake import FakeBackend

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from canal.runtime.config import parse_config
 from canal.runtime.errors import ConfigError
+from canal.runtime.settings.config import parse_config
 
 
 def problem(text: str) -> str:

@@ -14,16 +14,16 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from canal.runtime.config import CanalConfig, parse_config
 from canal.runtime.corpnet import cacerts
 from canal.runtime.corpnet.offline import offline_footer
 from canal.runtime.errors import ConfigError
+from canal.runtime.settings.config import CanalConfig, parse_config
 from canal.runtime.trust.snapshot import take_snapshot, trusted_settings
+from canal.sandbox.docker.project_image import BuildTrust, ProjectImage, dockerfile, recipe_hash
 from canal.sandbox.egress import AllowEntry
 from canal.sandbox.egress_squid import squid_conf
 from canal.sandbox.egress_upstream import ENV_CREDENTIALS, ENV_CREDENTIALS_FILE, Upstream, upstream
 from canal.sandbox.errors import UpstreamCredentialsUnusable
-from canal.sandbox.project_image import BuildTrust, ProjectImage, dockerfile, recipe_hash
 from canal.sandbox.result import CapturedOutput, ExecResult
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from canal.cli.words import say as cli_words
 from canal.runtime.api import Canal
-from canal.runtime.cli.words import say as cli_words
-from canal.runtime.config import CanalConfig, parse_config
-from canal.runtime.egress import EVENT, denied_footer
+from canal.runtime.sandboxes.egress import EVENT, denied_footer
+from canal.runtime.settings.config import CanalConfig, parse_config
 from canal.sandbox.egress_squid import EgressAttempt
 from canal.sandbox.fake import FakeBackend
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from canal.runtime.mounts import check_user_mounts, verdict
+from canal.runtime.settings.mounts import check_user_mounts, verdict
 from canal.sandbox.errors import MountRefused
 from canal.sandbox.spec import Mount
 
@@ -62,7 +62,7 @@ def test_a_symlink_in_the_project_is_judged_by_where_it_leads(layout: tuple[Path
 def test_the_settings_files_are_bound_read_only_over_themselves(tmp_path: Path) -> None:
     """Issue 35: caught only by integration tests before. canal.yaml and each policy file inside the
     project are mounted read-only at their own place."""
-    from canal.runtime.sandboxes import settings_mounts
+    from canal.runtime.sandboxes.start import settings_mounts
 
     project = tmp_path / "p"
     (project / "policy").mkdir(parents=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from canal.runtime.api import Canal
-from canal.runtime.config import CanalConfig
+from canal.runtime.settings.config import CanalConfig
 from canal.sandbox.fake import FakeBackend
 
 

@@ -6,8 +6,8 @@ import os
 import time
 from pathlib import Path
 
+from canal.host.storage.usage import Evicted, enforce_outputs_total
 from canal.runtime.api import purge_outputs
-from canal.runtime.storage.usage import Evicted, enforce_outputs_total
 
 
 def test_only_old_outputs_are_purged(tmp_path: Path) -> None:

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from canal.host.audit import AuditLog
 from canal.runtime.api import Canal
-from canal.runtime.audit import AuditLog
-from canal.runtime.config import CanalConfig
+from canal.runtime.settings.config import CanalConfig
 from canal.sandbox.fake import FakeBackend
 from canal.sandbox.result import ExecResult
 
@@ -64,7 +64,7 @@ def test_confirmation_required_runs_nothing(canal: Canal) -> None:
 
 def test_a_backup_that_fails_stops_the_confirmed_command(canal: Canal,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    from canal.runtime.files.errors import FileIOError
+    from canal.host.files.errors import FileIOError
 
     backend = canal.backend
     assert isinstance(backend, FakeBackend)
@@ -146,7 +146,7 @@ def test_session_path_change_is_seen_by_strict(tmp_path: Path, state_dir: Path,
 def test_a_checkpoint_that_cannot_be_taken_stops_the_command(tmp_path: Path, state_dir: Path,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """Disk full, a broken store or a workspace over the caps: the command never runs unprotected."""
-    from canal.runtime.checkpoints import CheckpointSettings, WorkspaceTooBig
+    from canal.host.checkpoints import CheckpointSettings, WorkspaceTooBig
 
     monkeypatch.setenv("CANAL_CONFIG_DIR", str(tmp_path / "config"))
     project = tmp_path / "project"
@@ -184,7 +184,7 @@ def test_a_refusal_says_how_to_check_it_with_the_session_state_it_was_decided_in
     """After `cd /`, `rm -rf workspace` is the whole project (deny); checked from /workspace it would only
     be confirmed. The hint's `canal policy check` carries the cwd (and the session's changed variables,
     and unattended) the decision used, so running it gives the same answer."""
-    from canal.runtime.cli.words import say as cli_words
+    from canal.cli.words import say as cli_words
 
     assert canal.run("cd /").status == "ok"
     refused = canal.run("rm -rf workspace", say=cli_words)
@@ -197,7 +197,7 @@ def test_a_refusal_says_how_to_check_it_with_the_session_state_it_was_decided_in
 
 
 def test_the_check_hint_carries_the_variables_the_session_changed(canal: Canal) -> None:
-    from canal.runtime.cli.words import say as cli_words
+    from canal.cli.words import say as cli_words
 
     asked = canal.run("export PATH=/workspace/.bin:/usr/bin")
     assert asked.confirmation is not None

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from canal.runtime.cli.run_cmd import presenter_overrides
-from canal.runtime.presenter import PresenterConfig
+from canal.cli.work.run_cmd import presenter_overrides
+from canal.presenter import PresenterConfig
 
 
 def test_no_flags_change_nothing() -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from canal.runtime.api import Canal
-from canal.runtime.config import CanalConfig, parse_config
 from canal.runtime.errors import ConfigError, SandboxLimit
+from canal.runtime.settings.config import CanalConfig, parse_config
 from canal.runtime.trust.compare import tightens
 from canal.runtime.trust.snapshot import trusted_settings
 from canal.sandbox.fake import FakeBackend

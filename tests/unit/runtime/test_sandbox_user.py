@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from canal.runtime.config import CanalConfig, parse_config
 from canal.runtime.errors import StateDirError
-from canal.runtime.sandboxes import sandbox_ref, sandbox_spec, sandbox_user
+from canal.runtime.sandboxes.start import sandbox_ref, sandbox_spec, sandbox_user
 from canal.runtime.services import Services
+from canal.runtime.settings.config import CanalConfig, parse_config
 
 
 def test_default_and_a_section_without_user_are_auto() -> None:

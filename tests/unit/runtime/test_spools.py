@@ -1,4 +1,4 @@
-"""A run's spool files are deleted once its output is presented (runtime.spooled)."""
+"""A run's spool files are deleted once its output is presented (runtime.run.spooled)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from canal.runtime import spooled
-from canal.runtime.presenter import PresenterConfig, present
-from canal.runtime.redact import Redactor
-from canal.runtime.spooled import drop_spools, release_spools
+from canal.host.redact import Redactor
+from canal.presenter import PresenterConfig, present
+from canal.runtime.run import spooled
+from canal.runtime.run.spooled import drop_spools, release_spools
 from canal.sandbox.result import CapturedOutput, ExecResult
 
 TOKEN = "ghp_" + "a1B2" * 9

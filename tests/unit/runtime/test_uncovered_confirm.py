@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from canal.host.checkpoints import CheckpointSettings
 from canal.runtime.api import Canal
-from canal.runtime.checkpoints import CheckpointSettings
-from canal.runtime.config import CanalConfig
+from canal.runtime.settings.config import CanalConfig
 from canal.sandbox.fake import FakeBackend
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from canal.sandbox import _agent_procs
-from canal.sandbox._agent_procs import beat, pressure, process_count, task_count
+from canal.sandbox.agent import procs as _agent_procs
+from canal.sandbox.agent.procs import beat, pressure, process_count, task_count
 
 
 def test_tasks_count_threads_and_processes_do_not(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -46,7 +46,7 @@ def test_without_a_pids_cgroup_a_heartbeat_at_the_limit_is_a_hit(monkeypatch: py
 
 
 def test_a_cgroup_counter_is_read_afresh_through_one_kept_descriptor(tmp_path: Path) -> None:
-    from canal.sandbox import _agent_procs
+    from canal.sandbox.agent import procs as _agent_procs
 
     events = tmp_path / "pids.events"
     events.write_text("max 1\n")

@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from canal.sandbox._agent import ProcRun
-from canal.sandbox._agent_pump import Input, Pump
+from canal.sandbox.agent.main import ProcRun
+from canal.sandbox.agent.pump import Input, Pump
 
 
 def frame(header: dict[str, object], payload: bytes = b"") -> bytes:
@@ -111,7 +111,7 @@ def test_the_host_going_away_interrupts_the_command(capfdbinary: pytest.CaptureF
 
 def test_each_heartbeat_takes_the_agents_look(capfdbinary: pytest.CaptureFixture[bytes],
                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("canal.sandbox._agent_pump.HEARTBEAT_S", 0.05)
+    monkeypatch.setattr("canal.sandbox.agent.pump.HEARTBEAT_S", 0.05)
     read, write = os.pipe()
     proc = start(["sleep", "0.6"])
     pump = pump_for(proc, Input(read))

@@ -1,4 +1,4 @@
-"""The agent's workspace quota (``_agent_quota``), run on the host's filesystem."""
+"""The agent's workspace quota (``agent.quota``), run on the host's filesystem."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from canal.sandbox import _agent_quota
-from canal.sandbox._agent_quota import CHECK_EVERY_S, Quota
+from canal.sandbox.agent import quota as _agent_quota
+from canal.sandbox.agent.quota import CHECK_EVERY_S, Quota
 
 
 def test_a_command_is_looked_at_from_a_tenth_of_a_second_in_and_when_it_ends(

@@ -10,7 +10,7 @@ import struct
 
 import pytest
 
-from canal.sandbox._agent_seccomp import (
+from canal.sandbox.agent.seccomp import (
     ARCHES,
     JEQ,
     JGE,

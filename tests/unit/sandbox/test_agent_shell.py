@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from canal.sandbox._agent_shell import Shell, ShellRun, needed_overrides, run_mode
-from canal.sandbox._agent_stateless import BASH_NAMES, inline, stateless
-from canal.sandbox.session import AGENT_MODULES, AGENT_SOURCE
+import canal.sandbox.agent
+from canal.sandbox.agent.shell import Shell, ShellRun, needed_overrides, run_mode
+from canal.sandbox.agent.stateless import BASH_NAMES, inline, stateless
+from canal.sandbox.docker.session import AGENT_SOURCE
 
 
 @pytest.fixture
@@ -76,10 +80,24 @@ def test_a_state_cut_short_is_ignored(shell: Shell) -> None:
     assert not Path(shell.dir, "state").exists()
 
 
-def test_the_agent_program_carries_every_module() -> None:
-    compile(AGENT_SOURCE, "agent", "exec")
-    for name in AGENT_MODULES:
-        assert f"'{name}'" in AGENT_SOURCE
+def test_the_agent_ships_as_its_package_and_needs_nothing_else_of_canal(tmp_path: Path) -> None:
+    """The program the sandbox runs imports the agent package from what it carries, in an interpreter
+    that sees no Canal install (``-I``, another folder): every module of the package, nothing more."""
+    package = Path(canal.sandbox.agent.__file__).parent
+    expected = {"canal", "canal.sandbox", "canal.sandbox.agent"} | {
+        f"canal.sandbox.agent.{p.stem}" for p in package.glob("*.py") if p.stem != "__init__"}
+    entry = "canal.sandbox.agent.main.main()\n"
+    assert AGENT_SOURCE.endswith(entry)
+    probe = AGENT_SOURCE.removesuffix(entry) + (
+        "import json, canal.sandbox.agent.main as m\n"
+        "print(json.dumps([sorted(k for k in sys.modules if k.split('.')[0] == 'canal'),"
+        " m.__spec__.origin is None, m.__file__]))\n")
+    done = subprocess.run([sys.executable, "-I", "-c", probe], cwd=tmp_path, capture_output=True, text=True,
+                          check=True, timeout=30)
+    loaded, no_origin, where = json.loads(done.stdout)
+    assert set(loaded) == expected
+    assert no_origin  # served from memory, not from a file inside the sandbox
+    assert where == "canal/sandbox/agent/main.py"
 
 
 def test_a_shell_that_waits_for_input_it_never_got_is_stuck(shell: Shell, tmp_path: Path) -> None:

@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any, ClassVar
 
-from canal.sandbox import docker_backend
 from canal.sandbox.backend import LABEL_OWNER, LABEL_SANDBOX
-from canal.sandbox.docker_backend import DockerBackend, _Handle
+from canal.sandbox.docker import backend as docker_backend
+from canal.sandbox.docker.backend import DockerBackend, _Handle
 from canal.sandbox.protocol import SessionBroken
 from canal.sandbox.result import EndReason
 

@@ -6,7 +6,7 @@ import docker.errors
 import pytest
 
 from canal.sandbox import errors
-from canal.sandbox.docker_errors import ERROR_MAP, translate, translating
+from canal.sandbox.docker.errors import ERROR_MAP, translate, translating
 from canal.sandbox.errors import EngineError, ImageNotFound, SandboxError, SandboxExists, SandboxNotFound
 
 

@@ -98,8 +98,8 @@ def test_within_orders_networks_by_what_they_reach(narrow: NetworkSpec, wide: Ne
 
 
 def test_a_bad_entry_is_refused_at_load_naming_its_line() -> None:
-    from canal.runtime.config import parse_config
     from canal.runtime.errors import ConfigError
+    from canal.runtime.settings.config import parse_config
 
     text = ("sandbox:\n  network:\n    mode: allowlist\n    allow:\n"
             "      - pypi.org\n      - '*.com'\n      - 10.0.0.1\n")

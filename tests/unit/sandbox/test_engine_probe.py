@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from canal.sandbox.engine import docker_client
+from canal.sandbox.docker.engine import docker_client
 from canal.sandbox.errors import EngineUnavailable
 
 

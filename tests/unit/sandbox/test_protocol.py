@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from canal.sandbox.docker.session import _AGENT_BYTES, Request, Session
 from canal.sandbox.errors import SessionFailed, SpecInvalid
 from canal.sandbox.protocol import (
     Hello,
@@ -31,12 +32,11 @@ from canal.sandbox.protocol import (
     run_command,
 )
 from canal.sandbox.result import EndReason
-from canal.sandbox.session import _AGENT_BYTES, Request, Session
 
 STATE = {"cwd": "/workspace", "changed": [], "path": "", "digest": "d"}
 DONE = {"reason": "exited", "exit_code": 0, "survivors": [], "oom_kills": 0, "pid_limit_hits": 0,
         "swept": 0}
-AGENT = Path(__file__).resolve().parents[3] / "canal" / "sandbox" / "_agent.py"
+AGENT = Path(__file__).resolve().parents[3] / "canal" / "sandbox" / "agent" / "main.py"
 
 
 def _reply(nonce: str = "n1", **fields: Any) -> bytes:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from canal.sandbox.docker_spec import run_kwargs
+from canal.sandbox.docker.spec import run_kwargs
 from canal.sandbox.errors import EngineError, RuntimeFailed, RuntimeUnknown
 from canal.sandbox.runtimes import (
     REGISTRATIONS,

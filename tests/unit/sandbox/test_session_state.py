@@ -11,7 +11,7 @@ from canal.sandbox.spec import SandboxSpec
 
 
 def test_agent_and_host_compute_the_same_digest() -> None:
-    agent = importlib.import_module("canal.sandbox._agent")
+    agent = importlib.import_module("canal.sandbox.agent.main")
     for cwd, changed, path in [("/workspace", [], ""), ("/", ["PATH", "FOO"], "/x:/usr/bin"),
                                ("/w/ü", ["BASH_ENV"], "")]:
         assert agent.state_digest(cwd, changed, path) == SessionState(cwd, tuple(changed), path).digest()
@@ -41,8 +41,8 @@ def test_fake_reports_cwd_and_changed_variables_and_refuses_a_stale_decision() -
 def test_a_run_request_with_the_same_variables_as_the_last_sends_them_once() -> None:
     import json
 
-    from canal.sandbox._agent import Agent
-    from canal.sandbox.session import compact_env
+    from canal.sandbox.agent.main import Agent
+    from canal.sandbox.docker.session import compact_env
 
     agent = Agent(init=False)
     guard = {"GIT_PAGER": "cat", "GIT_CONFIG_COUNT": "1"}
@@ -61,7 +61,7 @@ def test_a_run_request_with_the_same_variables_as_the_last_sends_them_once() -> 
 
 
 def test_the_agents_state_is_computed_again_only_when_the_folder_or_variables_change(tmp_path: Path) -> None:
-    from canal.sandbox._agent import Agent, state_digest
+    from canal.sandbox.agent.main import Agent, state_digest
 
     agent = Agent(init=False)
     agent.cwd = str(tmp_path)

@@ -7,7 +7,7 @@ import pytest
 from pydantic import ValidationError
 
 from canal.sandbox.backend import LABEL_QUOTA
-from canal.sandbox.docker_spec import canal_labels, run_kwargs
+from canal.sandbox.docker.spec import canal_labels, run_kwargs
 from canal.sandbox.errors import MountRefused
 from canal.sandbox.spec import Mount, SandboxSpec, check_mount, check_mounts
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from canal.runtime.keys import KeyStore
-from canal.runtime.sealed import MemoryLedger, SealedStore
+from canal.host.keys import KeyStore
+from canal.host.sealed import MemoryLedger, SealedStore
 
 CORPUS = json.loads((Path(__file__).parents[2] / "data" / "secrets" / "corpus.json").read_text())
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import multiprocessing
 from pathlib import Path
 
-from canal.runtime.keys import KeyStore
-from canal.runtime.sealed import FileLedger, MemoryLedger, SealedRevisionConflictError, SealedStore
+from canal.host.keys import KeyStore
+from canal.host.sealed import FileLedger, MemoryLedger, SealedRevisionConflictError, SealedStore
 from tests.unit.sealed.conftest import CORPUS, run_doc
 
 WRITERS = 4

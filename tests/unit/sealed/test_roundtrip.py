@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from canal.runtime.redact import restore
-from canal.runtime.sealed import SealedInvalidDocumentError, SealedStore
+from canal.host.redact import restore
+from canal.host.sealed import SealedInvalidDocumentError, SealedStore
 from tests.unit.sealed.conftest import CORPUS, run_doc
 
 SENSITIVE = ["gate.deploy.password", "steps.*.result"]

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from canal.runtime.cli.main import cli
-from canal.runtime.keys import KeyStore
-from canal.runtime.paths import project_key, state_dir_for, state_path_for
-from canal.runtime.project import find_project_dir
+from canal.cli.main import cli
+from canal.host.keys import KeyStore
+from canal.host.paths import project_key, state_dir_for, state_path_for
 from canal.runtime.services import sealed_store_for
+from canal.runtime.settings.project import find_project_dir
 from tests.unit.sealed.conftest import run_doc
 
 
@@ -69,7 +69,7 @@ def test_key_rotate_then_retire(env: Path) -> None:
 def test_retire_is_refused_while_a_file_uses_the_key(env: Path) -> None:
     runner = CliRunner()
     old = json.loads(runner.invoke(cli, ["key", "show", "--json"]).output)["keys"][0]["id"]
-    from canal.runtime.keys import KeyStore
+    from canal.host.keys import KeyStore
     KeyStore().rotate()  # a new primary, but nothing re-sealed
     result = runner.invoke(cli, ["key", "retire", old])
     assert result.exit_code == 2

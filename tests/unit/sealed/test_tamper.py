@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from canal.runtime.keys import KeyStore
-from canal.runtime.sealed import (
+from canal.host.keys import KeyStore
+from canal.host.sealed import (
     SEALED_ERRORS,
     MemoryLedger,
     SealedDeletedError,

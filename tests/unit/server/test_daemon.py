@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from canal.runtime.server import wire
-from canal.runtime.server.conn import Connection
-from canal.runtime.server.daemon import Daemon
-from canal.runtime.server.lifecycle import connect, hello, holds_lock
-from canal.runtime.server.paths import ServerPaths, ensure_private_dir
+from canal.client import wire
+from canal.client.lifecycle import connect, hello, holds_lock
+from canal.client.paths import ServerPaths, ensure_private_dir
+from canal.server.conn import Connection
+from canal.server.daemon import Daemon
 
 BUILD = "test-build"
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from canal.runtime.server import door, wire
+from canal.client import door, wire
 
 
 def _handler(uid: int, request: dict[str, Any]) -> dict[str, Any]:

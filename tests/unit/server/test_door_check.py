@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from canal.runtime.doctor import check_door
-from canal.runtime.server import door
-from canal.runtime.server.door_route import Doors
-from canal.runtime.server.paths import server_paths
+from canal.cli.doctor import check_door
+from canal.client import door
+from canal.client.paths import server_paths
+from canal.server.door_route import Doors
 
 
 @pytest.fixture

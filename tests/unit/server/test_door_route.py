@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from canal.runtime.server import door
-from canal.runtime.server.door_route import Doors, listening_doors
+from canal.client import door
+from canal.server.door_route import Doors, listening_doors
 
 
 def server(name: str, project: str) -> Doors:

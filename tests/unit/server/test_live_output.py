@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from canal.runtime.cli.live import LiveOutput
+from canal.cli.live import LiveOutput
 
 
 def redact(text: str) -> str:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from canal.runtime.server.errors import RuntimeDirUnsafe
-from canal.runtime.server.paths import ensure_private_dir, runtime_dir, server_paths
+from canal.client.errors import RuntimeDirUnsafe
+from canal.client.paths import ensure_private_dir, runtime_dir, server_paths
 
 
 def test_folder_is_created_private(tmp_path: Path) -> None:

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from canal.runtime.server import lifecycle
-from canal.runtime.server.errors import ServerStartFailed
-from canal.runtime.server.paths import ServerPaths
+from canal.client import lifecycle
+from canal.client.errors import ServerStartFailed
+from canal.client.paths import ServerPaths
 
 
 @pytest.mark.parametrize("failure", [PermissionError(13, "Permission denied", "/dev/null"),

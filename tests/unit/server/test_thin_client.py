@@ -9,14 +9,14 @@ import sys
 import pytest
 
 HEAVY = ("click", "docker", "celpy", "lark", "pydantic", "yaml", "regex", "cryptography", "mcp", "anyio",
-         "canal.runtime.api", "canal.policy", "canal.sandbox", "canal.runtime.redact",
+         "canal.runtime.api", "canal.policy", "canal.sandbox", "canal.host.redact",
          # the standard library costs start-up too: these come with dataclasses and error rendering
-         "dataclasses", "inspect", "ast", "canal.runtime.cli.words", "canal.core.next", "subprocess")
+         "dataclasses", "inspect", "ast", "canal.cli.words", "canal.core.next", "subprocess")
 
 
 def test_client_imports_nothing_heavy() -> None:
-    probe = ("import sys, json; import canal.runtime.cli.client as c; "
-             "c.request(['run', '--', 'true']); from canal.runtime.server.paths import build_id; build_id(); "
+    probe = ("import sys, json; import canal.cli.client as c; "
+             "c.request(['run', '--', 'true']); from canal.client.paths import build_id; build_id(); "
              "print(json.dumps(sorted(sys.modules)))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     loaded = json.loads(done.stdout)
@@ -25,7 +25,7 @@ def test_client_imports_nothing_heavy() -> None:
 
 
 def test_the_command_is_found_after_the_group_options() -> None:
-    from canal.runtime.cli.client import _command
+    from canal.cli.client import _command
 
     assert _command(["-C", "/p", "approve", "c_1"]) == "approve"
     assert _command(["--project", "approve", "run", "--", "ls"]) == "run"  # a folder named approve
@@ -34,7 +34,7 @@ def test_the_command_is_found_after_the_group_options() -> None:
 
 def test_the_build_id_is_taken_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 33: ``Canal.connect(project).run`` stat-ed the whole package on every call (2.4 ms)."""
-    from canal.runtime.server import paths
+    from canal.client import paths
 
     monkeypatch.setattr(paths, "_built", None)
     scans: list[str] = []

@@ -7,9 +7,9 @@ import socket
 
 import pytest
 
-from canal.runtime.forward.errors import ForwardAddressRefused, ForwardSpecInvalid
-from canal.runtime.forward.peer import peer_uid
-from canal.runtime.forward.spec import ForwardSpec, parse_forward
+from canal.runtime.sandboxes.forward.errors import ForwardAddressRefused, ForwardSpecInvalid
+from canal.runtime.sandboxes.forward.peer import peer_uid
+from canal.runtime.sandboxes.forward.spec import ForwardSpec, parse_forward
 
 
 @pytest.mark.parametrize(("text", "spec"), [

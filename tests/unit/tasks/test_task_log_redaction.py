@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from canal.runtime.redact import Redactor
+from canal.host.redact import Redactor
 from canal.runtime.tasks import output
 from canal.runtime.tasks.output import TaskLog
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from canal.runtime.presenter import PresenterConfig
+from canal.presenter import PresenterConfig
 from canal.runtime.tasks.models import TaskRecord
 from canal.runtime.tasks.output import offset_at
 from canal.runtime.tasks.store import TaskStore, owner_project
 from canal.runtime.tasks.view import footer, log_text, render
-from canal.sandbox._agent import spared
-from canal.sandbox._agent_procs import tree
+from canal.sandbox.agent.main import spared
+from canal.sandbox.agent.procs import tree
 
 
 def record(**update: object) -> TaskRecord:

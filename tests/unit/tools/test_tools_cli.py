@@ -8,10 +8,11 @@ import click
 import pytest
 from click.testing import CliRunner
 
+from canal.cli.admin import help_cmd
+from canal.cli.main import CanalGroup
+from canal.cli.work import discover_cmd, tool_cmd
 from canal.runtime.api import Canal
-from canal.runtime.cli import discover_cmd, help_cmd, tool_cmd
-from canal.runtime.cli.main import CanalGroup
-from canal.runtime.result import ConfirmationView, RunResult
+from canal.runtime.run.result import ConfirmationView, RunResult
 
 
 @click.group(cls=CanalGroup)

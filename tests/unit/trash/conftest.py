@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from canal.runtime.trash import Trash
+from canal.host.trash import Trash
 
 
 class RecordingAudit:

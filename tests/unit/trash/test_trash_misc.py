@@ -5,8 +5,8 @@ from datetime import timedelta
 import pytest
 
 from canal.core.duration import InvalidDuration, parse_duration
-from canal.runtime.files import errors as file_errors
-from canal.runtime.trash import errors as trash_errors
+from canal.host.files import errors as file_errors
+from canal.host.trash import errors as trash_errors
 
 
 @pytest.mark.parametrize(("text", "expected"), [("30d", timedelta(days=30)), ("12h", timedelta(hours=12)),

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from canal.runtime.files.errors import PathNotFound, PathOutsideWorkspace
-from canal.runtime.trash import Trash, remove_paths
-from canal.runtime.trash.errors import (
+from canal.host.files.errors import PathNotFound, PathOutsideWorkspace
+from canal.host.trash import Trash, remove_paths
+from canal.host.trash.errors import (
     CannotTrashWorkspace,
     IsAFolderNeedsRecursive,
     RestoreTargetExists,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from canal.runtime.errors import ConfigError
-from canal.runtime.safeyaml import MAX_SETTINGS_BYTES
+from canal.runtime.settings.safeyaml import MAX_SETTINGS_BYTES
 from canal.runtime.trust.snapshot import take_snapshot
 
 HOST_SECRET = "root:$y$j9T$hostsecrethash:20228:0:99999:7:::\ndaemon:*:20228:0:99999:7:::\n"

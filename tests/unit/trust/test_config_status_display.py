@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from canal.runtime.cli.main import cli
+from canal.cli.main import cli
 from tests.hidden_chars import HIDDEN, escaped, leaked
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from canal.runtime.gitguard import NO_HOOKS, GitConfigUnsafe, guard_env
+from canal.runtime.sandboxes.gitguard import NO_HOOKS, GitConfigUnsafe, guard_env
 
 
 def pairs(env: dict[str, str]) -> dict[str, str]:
@@ -105,7 +105,7 @@ def test_a_start_reached_through_a_symlink_is_refused(tmp_path: Path) -> None:
 def test_an_external_diff_the_session_or_request_would_pass_on_is_pinned_to_gits_own() -> None:
     """Issue 39: GIT_EXTERNAL_DIFF beats diff.external; a tool's env or a session's export named a
     workspace script. Pinned only when something sets it: its own value would change every diff."""
-    from canal.runtime.gitguard import GIT_DIFF
+    from canal.runtime.sandboxes.gitguard import GIT_DIFF
 
     assert "GIT_EXTERNAL_DIFF" not in guard_env(None)
     assert guard_env(None, given=["GIT_EXTERNAL_DIFF", "LANG"])["GIT_EXTERNAL_DIFF"] == GIT_DIFF

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from canal.runtime.approvals import Approver
-from canal.runtime.approvals.errors import ApproverUnverifiedError
+from canal.host.approvals import Approver
+from canal.host.approvals.errors import ApproverUnverifiedError
 from canal.runtime.trust import ConfigUnapproved, TrustedConfig, TrustRecordInvalid
 
 KEY = b"k" * 32

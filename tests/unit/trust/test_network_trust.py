@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from canal.runtime.approvals import Approver
+from canal.host.approvals import Approver
 from canal.runtime.trust import ConfigUnapproved, TrustedConfig, compare
 
 KEY = b"k" * 32

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from canal.host.approvals import Approver
 from canal.runtime.api import Canal
-from canal.runtime.approvals import Approver
 from canal.runtime.trust import snapshot
 from canal.sandbox.fake import FakeBackend
 
@@ -63,8 +63,8 @@ def test_a_rule_file_swapped_after_the_approval_check_is_not_what_decides(
 
 def test_a_config_given_in_code_reads_each_rule_file_once_without_following_a_link(
         project: Path, tmp_path: Path) -> None:
-    from canal.runtime.config import CanalConfig
     from canal.runtime.errors import ConfigError
+    from canal.runtime.settings.config import CanalConfig
 
     config = CanalConfig.model_validate({"policy": {"files": ["policy/team.yaml"]}})
     assert Canal(project, config=config, backend=FakeBackend()).policy.decide("curl x").action == "deny"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from canal.runtime.approvals import Approver
+from canal.host.approvals import Approver
 from canal.runtime.errors import ConfigError
 from canal.runtime.trust import ConfigUnapproved, TrustedConfig, TrustRecordInvalid, compare
 

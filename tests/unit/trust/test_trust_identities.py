@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from canal.runtime.approvals import ApproverIsAgentError, ApproverUnverifiedError, SignerNotAllowedError
-from canal.runtime.approvals.decide import Proof
-from canal.runtime.approvals.sshsig import sign
+from canal.host.approvals import ApproverIsAgentError, ApproverUnverifiedError, SignerNotAllowedError
+from canal.host.approvals.decide import Proof
+from canal.host.approvals.sshsig import sign
 from canal.runtime.trust import TrustedConfig
 from canal.runtime.trust.decide import approve_config
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from canal.cli.workflow_render import step_progress
 from canal.runtime.api import Canal
-from canal.runtime.cli.workflow_render import step_progress
-from canal.runtime.config import CanalConfig
+from canal.runtime.settings.config import CanalConfig
 from canal.runtime.wfrun.factory import open_engine
 from canal.sandbox.fake import FakeBackend
 

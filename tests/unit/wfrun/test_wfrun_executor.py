@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from canal.runtime.result import ConfirmationView, RunResult
+from canal.runtime.run.result import ConfirmationView, RunResult
 from canal.runtime.services import Services
 from canal.runtime.tools import Tools
 from canal.runtime.wfrun.executor import CanalStepExecutor

@@ -1,0 +1,118 @@
+"""The server process: ``python -m canal.cli.serve [--daemon]`` (the client starts it on demand).
+
+It listens first and imports the CLI, the policy engine and the Docker client in the background, so
+the first call waits for as little as possible. It runs the same CLI as ``canal`` in-process, one thread
+per call (``served.py``), with one warm state for every project it serves (``runtime/sandboxes/warm.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import faulthandler
+import logging
+import os
+import signal
+import sys
+import threading
+from typing import TextIO
+
+from canal.client.paths import build_id, server_paths
+from canal.server.daemon import IDLE_TIMEOUT_S, Daemon, Handler
+
+LOG_CAP = 1024 * 1024
+LOG_KEEP = 256 * 1024
+
+
+def _daemonize() -> None:
+    """Detach: the starting client waits only for the first fork; the server is nobody's child."""
+    if os.fork() > 0:
+        os._exit(0)
+    os.setsid()
+    if os.fork() > 0:
+        os._exit(0)
+
+
+def _trim_log(path: str) -> None:
+    try:
+        if os.path.getsize(path) <= LOG_CAP:
+            return
+        with open(path, "rb") as fh:
+            fh.seek(-LOG_KEEP, os.SEEK_END)
+            tail = fh.read()
+        with open(path, "wb") as fh:
+            fh.write(tail)
+    except OSError:
+        return
+
+
+def _open_log(path: str) -> TextIO:
+    _trim_log(path)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    for std in (1, 2):
+        os.dup2(fd, std)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    return os.fdopen(fd, "w", buffering=1, encoding="utf-8", errors="backslashreplace")
+
+
+def _preload() -> None:
+    """Import and build what the first request needs (the CLI, the API, cel-python's parser, the MCP
+    front end and its SDK)."""
+    try:
+        from canal.cli.admin.mcp_cmd import front_end
+        from canal.policy.cel.celenv import environment
+
+        environment()
+        front_end("mcp")
+    except Exception:
+        logging.getLogger("canal.server").exception("preloading failed (requests will load it)")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="canal-server")
+    parser.add_argument("--daemon", action="store_true", help="detach from the starting client")
+    parser.add_argument("--idle-timeout", type=float,
+                        default=float(os.environ.get("CANAL_SERVER_IDLE_S") or IDLE_TIMEOUT_S))
+    args = parser.parse_args(argv)
+    os.umask(0o077)
+    paths = server_paths()
+    if args.daemon:
+        _daemonize()
+    os.chdir("/")
+    log_stream = _open_log(str(paths.log))
+    logging.basicConfig(stream=log_stream, level=logging.INFO,
+                        format="%(asctime)s canal-server[%(process)d] %(levelname)s %(name)s: %(message)s")
+    from canal.cli.served import handle_cli
+    from canal.runtime.sandboxes.warm import Warm, install
+    from canal.server import routed
+    from canal.server.api_ops import handle_api
+
+    handlers: dict[str, Handler] = {"cli": handle_cli, "api": handle_api}
+    daemon = Daemon(paths, build_id(), handlers, idle_timeout_s=args.idle_timeout)
+    if not daemon.acquire():
+        logging.getLogger("canal.server").info("another server holds %s: exiting", paths.lock)
+        return
+    routed.install(log_stream)
+    from canal.server.door_ops import handle as door_handle
+    from canal.server.door_route import Doors
+
+    doors = Doors(paths.name.removeprefix("server-"), door_handle)
+    doors.open()
+    daemon.on_stop.append(doors.close)
+    warm = Warm(pool_owner=f"canal-pool-{os.geteuid()}-{paths.name.removeprefix('server-')}")
+    install(warm)
+    daemon.on_stop.append(warm.close)
+    daemon.status_extra.append(warm.status)
+    daemon.keep_awake.append(warm.busy)
+    faulthandler.register(signal.SIGUSR1, file=log_stream, all_threads=True)  # a stack dump on demand
+    signal.signal(signal.SIGTERM, lambda *_: daemon.stop("SIGTERM"))
+    signal.signal(signal.SIGINT, lambda *_: daemon.stop("SIGINT"))
+    threading.Thread(target=_preload, name="canal-preload", daemon=True).start()
+    daemon.serve()
+    logging.getLogger("canal.server").info("stopped")
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,42 @@
+"""Checkpoints: the workspace recorded host-side before every command that may change it, so any change
+can be undone (``canal checkpoints``, ``canal diff``, ``canal undo``). See docs/checkpoints.md."""
+
+from canal.host.checkpoints.errors import (
+    CheckpointError,
+    CheckpointFailed,
+    CheckpointNotFound,
+    CheckpointStoreCorrupt,
+    WorkspaceTooBig,
+)
+from canal.host.checkpoints.models import (
+    Change,
+    Checkpoint,
+    CorruptRecord,
+    DiffResult,
+    History,
+    HistoryRow,
+    NotCovered,
+    UndoResult,
+)
+from canal.host.checkpoints.records import Keys
+from canal.host.checkpoints.settings import CheckpointSettings
+from canal.host.checkpoints.store import CheckpointStore
+
+__all__ = [
+    "Change",
+    "Checkpoint",
+    "CheckpointError",
+    "CheckpointFailed",
+    "CheckpointNotFound",
+    "CheckpointSettings",
+    "CheckpointStore",
+    "CheckpointStoreCorrupt",
+    "CorruptRecord",
+    "DiffResult",
+    "History",
+    "HistoryRow",
+    "Keys",
+    "NotCovered",
+    "UndoResult",
+    "WorkspaceTooBig",
+]

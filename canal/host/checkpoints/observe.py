@@ -1,0 +1,96 @@
+"""What a checkpoint sees of the workspace: a walk of everything, or, in a store a long-lived process
+keeps (the server's, ``watch=True``), the last stored state amended by what an inotify watch saw
+(watch.py; the folders it names are listed again by rescan.py). Whenever the watch cannot vouch, and
+at least every ``VERIFY_S``, everything is walked, and ``note`` says why.
+
+Raises what a scan raises (``Over``, ``OSError``): the store turns them into its errors.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from canal.host.checkpoints.objects import ObjectStore
+from canal.host.checkpoints.rescan import rescan
+from canal.host.checkpoints.scan import IndexItem, Scanner, ScanResult
+from canal.host.checkpoints.settings import CheckpointSettings
+from canal.host.checkpoints.watch import Watch, open_watch
+
+VERIFY_S = 60.0  # a watching store still walks everything when its last walk is older than this
+
+
+class Observer:
+    def __init__(self, workspace: Path, settings: CheckpointSettings, objects: ObjectStore, *,
+                 watching: bool) -> None:
+        self.workspace = workspace
+        self.settings = settings
+        self.objects = objects
+        self.watching = watching
+        self.note = ""  # why the last checkpoint walked everything although it watches
+        self._watch: Watch | None = None
+        self._state: ScanResult | None = None  # the last stored scan, which the watch's events amend
+        self._walked_at = 0.0
+        self._rearm_at = 0.0  # after the watch limit was reached, no new watch before this (monotonic)
+
+    @property
+    def armed(self) -> bool:
+        return self._watch is not None
+
+    def observe(self, items: dict[str, IndexItem], *, store: bool) -> ScanResult:
+        """The workspace now: the last state amended by the watch's events when it vouches for them,
+        else a walk of everything (arming a new watch when ``store``: the state it vouches from).
+        ``items``: the stat cache the caller stands on (the last stored state's when it watches)."""
+        state, watch = self._state, self._watch
+        if store:
+            self.note = ""
+        if not self.watching or state is None or watch is None or state.index is not items:
+            return self._walk(items, store=store)
+        pending = watch.poll()
+        if pending.lost or time.monotonic() - self._walked_at > VERIFY_S:
+            self.note = pending.lost or f"the last walk is older than {VERIFY_S:.0f} s"
+            return self._walk(items, store=store)
+        if not pending.folders and not pending.reread:
+            return ScanResult(index=state.index, not_covered=state.not_covered, files=state.files,
+                              bytes=state.bytes, frames=state.frames)
+        scanner = Scanner(self.workspace, self.settings, self.objects if store else None, items,
+                          watch=watch, reread=frozenset(pending.reread))
+        result = rescan(scanner, state, pending.folders)
+        if result is None:
+            self.note = "a folder moved while it was listed"
+            return self._walk(items, store=store)
+        if store:
+            watch.clear()
+        return result
+
+    def stored(self, result: ScanResult) -> None:
+        """``result`` is now the stored state: the watch's next events amend it."""
+        self._state = result if self._watch is not None else None
+
+    def drop(self) -> None:
+        """Forget the watch and the state (a failed checkpoint, or a workspace Canal wrote itself)."""
+        if self._watch is not None:
+            self._watch.close()
+        self._watch, self._state = None, None
+
+    def _walk(self, items: dict[str, IndexItem], *, store: bool) -> ScanResult:
+        watch = None
+        if self.watching and store and time.monotonic() >= self._rearm_at:
+            self.drop()
+            watch, why = open_watch()
+            self.note = self.note or why
+        scanner = Scanner(self.workspace, self.settings, self.objects if store else None, items, watch=watch)
+        try:
+            result = scanner.scan()
+        except BaseException:
+            if watch is not None:
+                watch.close()
+            raise
+        if watch is not None:
+            self._watch, self._walked_at = watch, time.monotonic()
+            if watch.poll().lost:  # the walk itself could not arm everything: nothing to vouch with
+                self.note = watch.pending.lost
+                if watch.exhausted:  # arming thousands of watches to lose them: not at every checkpoint
+                    self._rearm_at = time.monotonic() + VERIFY_S
+                self.drop()
+        return result

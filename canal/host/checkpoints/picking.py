@@ -1,0 +1,80 @@
+"""What ``undo`` with no checkpoint named restores, what an undo must leave alone, and the refusals of
+retention (a store past its cap, a prune inside the floor by someone other than a person)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from canal.core.next import act
+from canal.host.checkpoints import compare
+from canal.host.checkpoints.errors import CheckpointStoreFull, NothingToUndo, PruneRefused
+from canal.host.checkpoints.models import Checkpoint
+
+if TYPE_CHECKING:
+    from canal.host.checkpoints.store import CheckpointStore
+
+# left out on purpose (a person's settings): a later checkpoint covers them only if those change
+CHOSEN = (".gitignore", "excluded by canal.yaml")
+
+
+def uncovered(not_covered: Iterable[tuple[str, str]]) -> list[str]:
+    """The paths a checkpoint has no copy of although they may be covered later (over the size cap,
+    unreadable...): an undo to it never deletes them."""
+    return sorted(path.rstrip("/") for path, reason in not_covered if reason not in CHOSEN)
+
+
+def pick_undo(store: CheckpointStore) -> tuple[Checkpoint, list[str]]:
+    """The newest checkpoint after which something changed (by the command that followed it, or since),
+    and the newer ones skipped because nothing did."""
+    records = store.list()
+    skipped: list[str] = []
+    if records:
+        newest = records[-1]
+        if compare.changes(store.manifest(newest), store.current().entries):
+            return newest, skipped
+        skipped.append(newest.id)
+    for a, b in reversed(list(itertools.pairwise(records))):
+        if a.manifest != b.manifest and compare.changes(store.manifest(a), store.manifest(b)):
+            return a, skipped
+        skipped.append(a.id)
+    if not records:
+        msg = "This project has no checkpoint yet: there is nothing to undo."
+        raise NothingToUndo(msg, hint="run a command first: a checkpoint is taken before it")
+    msg = (f"Nothing changed in the workspace after any of the {len(records)} checkpoint(s) kept: "
+           "there is nothing to undo. Nothing was restored.")
+    raise NothingToUndo(msg, hint="see what each command changed", next=act("checkpoints"),
+                        details={"checked": [c.id for c in records]})
+
+
+def store_full(store: CheckpointStore, dropped: Checkpoint) -> CheckpointStoreFull:
+    settings = store.settings
+    msg = (f"The checkpoint store would go past its cap (checkpoints.max_store_bytes = "
+           f"{settings.max_store_bytes} bytes), and every older checkpoint is inside the retention floor "
+           f"(the last {settings.floor_hours:g} hours and the last {settings.floor_count}) or pinned: "
+           "the command did not run, and no checkpoint was dropped to make room.")
+    oldest = store.list()[0].id if store.list() else dropped.id
+    hint = ("ask the user: a person raises checkpoints.max_store_bytes in canal.yaml and approves it, or "
+            "prunes the old checkpoints at a terminal")
+    return CheckpointStoreFull(msg, hint=hint, next=[act("checkpoints", "shows what each one holds"),
+                                                     act("checkpoints", "a person, at a terminal: drops "
+                                                         "every checkpoint before that one", prune=True,
+                                                         before=_after(store, oldest)),
+                                                     act("config.approve", "after raising the cap")],
+                               details={"max_store_bytes": settings.max_store_bytes, "oldest": oldest})
+
+
+def prune_refused(inside: list[str], before: str) -> PruneRefused:
+    shown = ", ".join(inside[:10]) + (f" and {len(inside) - 10} more" if len(inside) > 10 else "")
+    msg = (f"Pruning before {before} would drop checkpoints inside the retention floor or pinned ({shown}): "
+           "that is a person's act, at a terminal. Nothing was pruned.")
+    hint = "ask the user to prune at their terminal; pruning without --before applies retention only"
+    return PruneRefused(msg, hint=hint, next=act("checkpoints", prune=True),
+                        details={"inside_floor": inside, "before": before})
+
+
+def _after(store: CheckpointStore, oldest: str) -> str:
+    """The checkpoint after ``oldest``: pruning before it drops the oldest alone."""
+    ids = [c.id for c in store.list()]
+    return ids[ids.index(oldest) + 1] if oldest in ids and ids.index(oldest) + 1 < len(ids) else oldest

@@ -1,0 +1,192 @@
+"""Checkpoint records and manifests on disk: records HMAC'd with a host key, manifests named by hash.
+
+Layout of ``<state dir>/checkpoints``::
+
+    records/<seq>.json      one record per checkpoint (HMAC over its canonical JSON)
+    manifests/<sha256>.z    the workspace's entries (zlib JSON), shared by checkpoints that agree
+    objects/<xx>/<name>     file contents (see objects.py)
+    index.json              the stat cache of the last scan (HMAC'd; a cache, rebuilt when it fails)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import json
+import marshal
+import sys
+import zlib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from canal.core.fsutil import atomic_write
+from canal.core.next import act
+from canal.host.checkpoints.errors import CheckpointStoreCorrupt
+from canal.host.checkpoints.models import Checkpoint
+from canal.host.checkpoints.scan import Entry, IndexItem
+
+MAX_DEPTH = 32  # deltas in a row before a full manifest
+INDEX_TAG = f"canal-index/2 py{sys.version_info[0]}.{sys.version_info[1]}"
+HINT = "nothing was restored from it; keep the store as evidence and undo to another checkpoint"
+
+
+def canonical(data: Any) -> bytes:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def corrupt(what: str, why: str, **details: object) -> CheckpointStoreCorrupt:
+    msg = f"The checkpoint store's {what} is corrupt or was tampered with: {why}."
+    return CheckpointStoreCorrupt(msg, hint=HINT, next=act("checkpoints", "lists them"),
+                                  details={"what": what, "why": why, **details})
+
+
+class Keys:
+    """HMAC keys by key id: the first signs, all verify (keys rotate)."""
+
+    def __init__(self, primary_id: str, keys: Mapping[str, bytes]) -> None:
+        self.primary_id = primary_id
+        self.keys = dict(keys)
+
+    def sign(self, payload: bytes) -> str:
+        return hmac.new(self.keys[self.primary_id], payload, hashlib.sha256).hexdigest()
+
+    def check(self, key_id: str, payload: bytes, mac: str) -> bool:
+        key = self.keys.get(key_id)
+        expected = hmac.new(key, payload, hashlib.sha256).hexdigest() if key is not None else ""
+        return key is not None and hmac.compare_digest(expected, mac)
+
+
+def sign_json(data: dict[str, Any], keys: Keys) -> bytes:
+    """``data`` with ``key_id`` and an ``hmac`` over the rest, as canonical JSON."""
+    body = {**data, "key_id": keys.primary_id}
+    body.pop("hmac", None)
+    return canonical({**body, "hmac": keys.sign(canonical(body))})
+
+
+def check_json(raw: dict[str, Any], keys: Keys) -> bool:
+    """The HMAC checked over the fields as stored (a field added to the model later keeps old files
+    valid: the check never re-serialises through the model)."""
+    body = dict(raw)
+    mac = body.pop("hmac", "")
+    key_id = str(body.get("key_id", ""))
+    if not isinstance(mac, str):
+        return False
+    # files of the first release signed their body with an empty "hmac" field in it
+    first_release = canonical({**body, "hmac": ""})
+    return keys.check(key_id, canonical(body), mac) or keys.check(key_id, first_release, mac)
+
+
+def write_record(path: Path, record: Checkpoint, keys: Keys) -> Checkpoint:
+    payload = sign_json(record.model_dump(mode="json", exclude={"hmac"}), keys)
+    atomic_write(path, payload)
+    return Checkpoint.model_validate(json.loads(payload))
+
+
+def read_record(path: Path, keys: Keys) -> Checkpoint:
+    try:
+        raw = json.loads(path.read_bytes())
+        record = Checkpoint.model_validate(raw)
+    except (OSError, ValueError, ValidationError) as exc:
+        msg = f"record {path.name}"
+        raise corrupt(msg, f"unreadable ({type(exc).__name__})", record=path.name) from None
+    if not check_json(raw, keys):
+        msg = f"record {record.id}"
+        raise corrupt(msg, "its HMAC does not match", record=record.id)
+    return record
+
+
+def write_manifest(folder: Path, entries: Mapping[str, Entry],
+                   parent: tuple[str, int, Mapping[str, Entry]] | None = None, *,
+                   durable: bool = True) -> tuple[str, int]:
+    """Store ``entries``; returns (name, depth). With a ``parent`` (name, depth, its entries) and few
+    differences, only the differences are written (a delta naming its parent by hash); every
+    ``MAX_DEPTH`` deltas a full manifest starts a new chain."""
+    if parent is not None and parent[1] < MAX_DEPTH:
+        name, depth, prev = parent
+        changed = {p: e for p, e in entries.items() if prev.get(p) != e}
+        gone = sorted(p for p in prev if p not in entries)
+        if len(changed) + len(gone) <= max(16, len(entries) // 8):
+            doc = {"version": 1, "parent": name, "depth": depth + 1, "set": changed, "del": gone}
+            return _put(folder, doc, durable), depth + 1
+    return _put(folder, {"version": 1, "depth": 0, "entries": entries}, durable), 0
+
+
+def _put(folder: Path, doc: Mapping[str, Any], durable: bool) -> str:
+    payload = canonical(doc)
+    name = hashlib.sha256(payload).hexdigest()
+    path = folder / f"{name}.z"
+    if not path.exists():
+        atomic_write(path, zlib.compress(payload, 1), durable=durable)
+    return name
+
+
+def _load(folder: Path, name: str) -> dict[str, Any]:
+    msg = f"manifest {name[:12]}"
+    try:
+        payload = zlib.decompress((folder / f"{name}.z").read_bytes())
+    except (OSError, zlib.error) as exc:
+        raise corrupt(msg, f"unreadable ({type(exc).__name__})", manifest=name) from None
+    if hashlib.sha256(payload).hexdigest() != name:
+        raise corrupt(msg, "its bytes do not match its hash", manifest=name)
+    data: dict[str, Any] = json.loads(payload)
+    return data
+
+
+def manifest_chain(folder: Path, name: str, *,
+                   skip: set[str] | None = None) -> list[tuple[str, dict[str, Any]]]:
+    """The manifest and the parents its deltas stand on, newest first; each checked against its hash.
+    ``skip``: stop at a part already read (retention walks many chains that share their base)."""
+    if skip is not None and name in skip:
+        return []
+    chain = [(name, _load(folder, name))]
+    while "parent" in chain[-1][1]:
+        if len(chain) > MAX_DEPTH + 1:
+            msg = f"manifest {name[:12]}"
+            raise corrupt(msg, "its chain of deltas is longer than allowed", manifest=name)
+        parent = str(chain[-1][1]["parent"])
+        if skip is not None and parent in skip:
+            break
+        chain.append((parent, _load(folder, parent)))
+    return chain
+
+
+def read_manifest(folder: Path, name: str) -> dict[str, Entry]:
+    chain = manifest_chain(folder, name)
+    entries = {path: parse_entry(e) for path, e in chain[-1][1]["entries"].items()}
+    for _, delta in reversed(chain[:-1]):
+        for path in delta["del"]:
+            entries.pop(path, None)
+        entries.update({path: parse_entry(e) for path, e in delta["set"].items()})
+    return entries
+
+
+def parse_entry(raw: list[Any]) -> Entry:
+    kind, mode, size, mtime, uid, gid, ref = raw
+    return (str(kind), int(mode), int(size), int(mtime), int(uid), int(gid), str(ref))
+
+
+def write_index(path: Path, settings_hash: str, manifest: str, items: Mapping[str, IndexItem],
+                keys: Keys, depth: int = 0) -> None:
+    """The stat cache, in ``marshal`` (several times faster than JSON for 20,000 entries). It is a cache:
+    another Python version's file, or one failing its HMAC, is ignored and rebuilt from the files."""
+    payload = marshal.dumps((INDEX_TAG, settings_hash, manifest, depth, dict(items)))
+    # a cache: not synced (after a crash an old or torn one is still safe: stat keys, then its HMAC)
+    atomic_write(path, keys.primary_id.encode() + b"\n" + keys.sign(payload).encode() + b"\n" + payload,
+                 durable=False)
+
+
+def read_index(path: Path, settings_hash: str, keys: Keys) -> tuple[str, int, dict[str, IndexItem]] | None:
+    """The last scan's manifest and stat cache; None when absent, stale or failing its HMAC."""
+    with contextlib.suppress(OSError, ValueError, EOFError, TypeError):
+        key_id, mac, payload = path.read_bytes().split(b"\n", 2)
+        if not keys.check(key_id.decode(), payload, mac.decode()):
+            return None
+        tag, settings, manifest, depth, items = marshal.loads(payload)  # only after the HMAC matched
+        if tag != INDEX_TAG or settings != settings_hash:
+            return None
+        return str(manifest), int(depth), items
+    return None

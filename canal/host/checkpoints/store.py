@@ -1,0 +1,416 @@
+"""The checkpoint store of one project: take, list, diff, undo, prune, verify.
+
+Lives in ``<state dir>/checkpoints``, on the host, outside every sandbox mount. One lock serialises
+checkpoints and undos of a project (two commands at once cannot interleave their records).
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import fcntl
+import hashlib
+import itertools
+import os
+import stat
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TypeVar
+
+from canal.core.fsutil import atomic_write, private_dir
+from canal.core.next import act
+from canal.host.checkpoints import compare, retention
+from canal.host.checkpoints.errors import (
+    CheckpointFailed,
+    CheckpointNotFound,
+    CheckpointPruned,
+    CheckpointStoreCorrupt,
+    WorkspaceTooBig,
+)
+from canal.host.checkpoints.ignore import Ignorer
+from canal.host.checkpoints.models import (
+    SHOWN_NOT_COVERED,
+    Change,
+    ChangeSummary,
+    Checkpoint,
+    CorruptRecord,
+    DiffResult,
+    History,
+    HistoryRow,
+    Kind,
+    NotCovered,
+    UndoResult,
+)
+from canal.host.checkpoints.objects import ObjectStore, failed
+from canal.host.checkpoints.observe import Observer
+from canal.host.checkpoints.picking import pick_undo, prune_refused, store_full, uncovered
+from canal.host.checkpoints.records import (
+    Keys,
+    read_index,
+    read_manifest,
+    read_record,
+    write_index,
+    write_manifest,
+    write_record,
+)
+from canal.host.checkpoints.restore import restore
+from canal.host.checkpoints.scan import Entry, IndexItem, Over, ScanResult
+from canal.host.checkpoints.settings import CheckpointSettings
+
+ID_PREFIX = "cp-"
+_T = TypeVar("_T")
+INDEX_EVERY_S = 30.0  # a watched store keeps its stat cache in memory; on disk this often (and at close)
+
+
+def parse_id(text: str) -> int | None:
+    raw = text.removeprefix(ID_PREFIX)
+    return int(raw) if raw.isdigit() else None
+
+
+class CheckpointStore:
+    """``watch=True`` (a long-lived process: the server keeps one store per project): an inotify watch
+    over the workspace lets a checkpoint list again only the folders where something happened, and
+    nothing at all when nothing did; whenever the watch cannot vouch, everything is walked (watch.py)."""
+
+    def __init__(self, root: Path, workspace: Path, settings: CheckpointSettings, keys: Keys, *,
+                 watch: bool = False) -> None:
+        self.root = root
+        self.workspace = workspace
+        self.settings = settings
+        self.keys = keys
+        self.objects = ObjectStore(root / "objects")
+        self.records_dir = root / "records"
+        self.manifests_dir = root / "manifests"
+        self.index_path = root / "index.json"
+        # (manifest, its delta depth, stat cache): kept between calls in one process
+        self._cache: tuple[str, int, dict[str, IndexItem]] | None = None
+        self.settings_hash = hashlib.sha256(settings.model_dump_json().encode()).hexdigest()[:16]
+        self.observer = Observer(workspace, settings, self.objects, watching=watch)
+        self._index_at = 0.0  # when the stat cache was last written (monotonic)
+        self._index_behind = False  # the in-memory stat cache is newer than index.json
+        self._excluded = Ignorer.make(settings.exclude, False)
+
+    @property
+    def watch_note(self) -> str:
+        """Why the last checkpoint walked everything although the store watches ("" when it did not)."""
+        return self.observer.note
+
+    # -- taking ---------------------------------------------------------------------------------
+    def take(self, *, kind: Kind, command: str = "", actor: str = "agent",
+             pinned: bool = False) -> Checkpoint:
+        """Record the workspace now. Raises CHECKPOINT_FAILED, WORKSPACE_TOO_BIG or CHECKPOINT_STORE_FULL:
+        never half-done. ``pinned``: the command that follows is destructive or opaque (retention.py)."""
+        with self.locked():
+            return self._take(kind, command, actor, pinned=pinned)
+
+    def _take(self, kind: Kind, command: str, actor: str, *, prune: bool = True,
+              pinned: bool = False) -> Checkpoint:
+        last, depth, items, note = self._load_cache()
+        self.objects.discard()
+        try:
+            result = self._guarded(lambda: self.observer.observe(items, store=True), True)
+        except BaseException:
+            self.objects.discard()
+            self.observer.drop()  # what the watch saw is no longer matched by a stored state
+            raise
+        try:
+            manifest, depth, found = self._manifest_for(result, last, depth, items)
+            # the objects and the manifest reach the disk before a record names them
+            self.objects.flush([self.manifests_dir / f"{manifest}.z", self.manifests_dir]
+                               if manifest != last else [])
+            if result.dirty or manifest != last:
+                self._index_behind = True
+            if self._index_behind and self._index_due():
+                self._write_index(manifest, depth, result.index)
+            record = self._record(kind, command, actor, manifest, result, found, note, pinned)
+            record = write_record(self._record_path(record.seq), record, self.keys)
+            self._cache = (manifest, depth, result.index)
+            self.observer.stored(result)
+        except OSError as exc:
+            self.objects.discard()
+            self.observer.drop()
+            raise failed(exc, self.root) from None
+        retention.add_usage(self, result.added_bytes)
+        if prune and retention.due(self):
+            retention.prune(self, record.seq)
+            if retention.usage(self) > self.settings.max_store_bytes:
+                self._refuse_full(record)
+        return record
+
+    def _refuse_full(self, record: Checkpoint) -> None:
+        """The floor and the pins alone are past the store's cap: this checkpoint is dropped (its files
+        collected) and the command does not run, rather than older damage made permanent."""
+        self._record_path(record.seq).unlink(missing_ok=True)
+        self._cache = None
+        self.observer.drop()
+        newest = self._record_paths()
+        retention.prune(self, int(newest[-1].stem) if newest else 0)
+        raise store_full(self, record)
+
+    def _load_cache(self) -> tuple[str | None, int, dict[str, IndexItem], str]:
+        if self._cache is not None and (self.manifests_dir / f"{self._cache[0]}.z").exists():
+            return (*self._cache, "")
+        self.observer.drop()  # another process pruned what this one's state stood on: start over
+        loaded = read_index(self.index_path, self.settings_hash, self.keys)
+        if loaded is not None:
+            return (*loaded, "")
+        note = ("the stat cache failed its check and was rebuilt from the files"
+                if self.index_path.exists() else "")
+        return None, 0, {}, note
+
+    def _index_due(self) -> bool:
+        return not self.observer.armed or time.monotonic() - self._index_at >= INDEX_EVERY_S
+
+    def _write_index(self, manifest: str, depth: int, index: dict[str, IndexItem]) -> None:
+        write_index(self.index_path, self.settings_hash, manifest, index, self.keys, depth)
+        self._index_at, self._index_behind = time.monotonic(), False
+
+    def close(self) -> None:
+        """Write the stat cache if it is behind, and release the watch (a long-lived process closing)."""
+        with self.locked():
+            if self._index_behind and self._cache is not None:
+                with contextlib.suppress(OSError):
+                    self._write_index(*self._cache)
+            self.observer.drop()
+
+    def _guarded(self, scan: Callable[[], _T], store: bool) -> _T:
+        try:
+            if store:
+                private_dir(self.objects.root)
+            return scan()
+        except Over as exc:
+            msg = f"The workspace {self.workspace} is too big to checkpoint: {exc}. Nothing ran."
+            hint = ("exclude build outputs or data in canal.yaml (checkpoints.exclude) or raise the cap "
+                    "(docs/checkpoints.md), then run again")
+            raise WorkspaceTooBig(msg, hint=hint,
+                                  details={"workspace": str(self.workspace), "cap": str(exc)}) from None
+        except OSError as exc:
+            raise failed(exc, self.root) from None
+
+    def _manifest_for(self, result: ScanResult, last: str | None, depth: int,
+                      items: dict[str, IndexItem]) -> tuple[str, int, builtins.list[Change]]:
+        """The manifest (written when new, as a delta of the last one when it can), its depth, and
+        what changed since the last scan."""
+        if last is None:
+            private_dir(self.manifests_dir)
+            return (*write_manifest(self.manifests_dir, result.entries, durable=False), [])
+        if not result.dirty:
+            return last, depth, []
+        entries = result.entries
+        prev = {p: it[1] for p, it in items.items()}
+        if prev == entries:
+            return last, depth, []
+        private_dir(self.manifests_dir)
+        name, new_depth = write_manifest(self.manifests_dir, entries, (last, depth, prev), durable=False)
+        return name, new_depth, compare.changes(prev, entries)
+
+    def _record(self, kind: Kind, command: str, actor: str, manifest: str, result: ScanResult,
+                found: builtins.list[Change], note: str, pinned: bool) -> Checkpoint:
+        seq = self._next_seq()
+        skipped = [NotCovered(path=p, reason=r) for p, r in result.not_covered]
+        return Checkpoint(id=f"{ID_PREFIX}{seq}", seq=seq, created_at=_now(), kind=kind, command=command,
+                          actor=actor, manifest=manifest, files=result.files, bytes=result.bytes,
+                          added_bytes=result.added_bytes, changes=compare.summary(found),
+                          not_covered=skipped[:SHOWN_NOT_COVERED], not_covered_total=len(skipped), note=note,
+                          pinned=pinned, uncovered=uncovered(result.not_covered))
+
+    def attach(self, checkpoint: Checkpoint, audit_id: str) -> Checkpoint:
+        """Link the checkpoint to the audit record of the command that followed it."""
+        with self.locked():
+            return write_record(self._record_path(checkpoint.seq),
+                                checkpoint.model_copy(update={"audit_id": audit_id}), self.keys)
+
+    # -- reading --------------------------------------------------------------------------------
+    def list(self) -> list[Checkpoint]:
+        """The kept checkpoints whose records verify, oldest first (``records`` names the others)."""
+        return self.records()[0]
+
+    def records(self) -> tuple[builtins.list[Checkpoint], builtins.list[CorruptRecord]]:
+        """(records that verify, records that do not): one bad record hides none of the others."""
+        good: builtins.list[Checkpoint] = []
+        bad: builtins.list[CorruptRecord] = []
+        for path in self._record_paths():
+            try:
+                good.append(read_record(path, self.keys))
+            except CheckpointStoreCorrupt as exc:
+                bad.append(CorruptRecord(id=f"{ID_PREFIX}{int(path.stem)}", record=path.name,
+                                         why=str(exc.details.get("why", exc.message))))
+        return good, bad
+
+    def get(self, cp_id: str | None = None) -> Checkpoint:
+        """The checkpoint ``cp_id`` (the newest when None), its record verified."""
+        paths = self._record_paths()
+        if cp_id is None:
+            if not paths:
+                msg = "This project has no checkpoint yet."
+                raise CheckpointNotFound(msg, hint="run a command first: a checkpoint is taken before it")
+            return read_record(paths[-1], self.keys)
+        seq = parse_id(cp_id)
+        path = self._record_path(seq) if seq is not None else None
+        if path is None or not path.exists():
+            raise _not_found(cp_id, seq, paths)
+        return read_record(path, self.keys)
+
+    def history(self) -> History:
+        """Every kept checkpoint, oldest first, with what changed after it; corrupt records named."""
+        records, bad = self.records()
+        skipped = {c.id for c in bad}
+        rows = [HistoryRow(checkpoint=a, changed_after=self._between(a, b, skipped))
+                for a, b in itertools.pairwise(records)]
+        if records:
+            newest = records[-1]
+            now = compare.changes(self.manifest(newest), self.current().entries)
+            rows.append(HistoryRow(checkpoint=newest, changed_after=compare.summary(now)))
+        return History(rows=rows, corrupt=bad)
+
+    def _between(self, a: Checkpoint, b: Checkpoint, corrupt: set[str]) -> ChangeSummary:
+        """What changed from ``a`` to the next good record ``b``: ``b``'s own summary, unless a corrupt
+        record lies between them (then the two manifests are compared)."""
+        if not any(f"{ID_PREFIX}{seq}" in corrupt for seq in range(a.seq + 1, b.seq)):
+            return b.changes
+        return compare.summary(compare.changes(self.manifest(a), self.manifest(b)))
+
+    def manifest(self, checkpoint: Checkpoint) -> dict[str, Entry]:
+        return read_manifest(self.manifests_dir, checkpoint.manifest)
+
+    def read_manifest(self, name: str) -> dict[str, Entry]:
+        return read_manifest(self.manifests_dir, name)
+
+    def pin(self, owner: str, manifest: str | None) -> None:
+        """Keep ``manifest`` (and its files) through retention while ``owner`` (a fork) uses it."""
+        path = self.root / "pins" / owner
+        if manifest is None:
+            path.unlink(missing_ok=True)
+        else:
+            atomic_write(path, manifest.encode())
+
+    def pinned(self) -> set[str]:
+        folder = self.root / "pins"
+        return {p.read_text().strip() for p in folder.iterdir()} if folder.is_dir() else set()
+
+    def left_out(self, rel: str) -> bool:
+        """Whether the path ``rel`` of the workspace exists and the last checkpoint this store took has
+        no copy of it (.gitignore'd, over the cap...; not when ``exclude`` names it: a person's choice).
+        After a checkpoint, from memory: its stat cache holds every covered path."""
+        try:
+            st = os.lstat(self.workspace / rel)
+        except OSError:
+            return False
+        is_dir = stat.S_ISDIR(st.st_mode)
+        if self._cache is None:
+            return True  # nothing vouches for it: undo may not have it
+        return not (rel in self._cache[2] or self._excluded.configured_reason(rel, is_dir) is not None)
+
+    def forget_cache(self) -> None:
+        """The workspace was written by Canal itself: the next scan starts from the cache on disk."""
+        self._cache = None  # the next take (under the lock) drops the watch's state too
+
+    def current(self) -> ScanResult:
+        """The workspace now, without storing anything."""
+        with self.locked():
+            _, _, items, _ = self._load_cache()
+            return self._guarded(lambda: self.observer.observe(items, store=False), False)
+
+    def diff(self, cp_id: str | None = None) -> DiffResult:
+        cp = self.get(cp_id)
+        old = self.manifest(cp)
+        new = self.current().entries
+        found = compare.changes(old, new)
+        text, marked = compare.patch(found, old, new, self._load_object, self._load_workspace)
+        return DiffResult(checkpoint=cp.id, against="workspace", changes=marked, patch=text)
+
+    def _load_object(self, _: str, entry: Entry) -> bytes:
+        return self.objects.open_verified(entry[6])
+
+    def _load_workspace(self, path: str, _: Entry) -> bytes:
+        with contextlib.suppress(OSError):
+            fd = os.open(self.workspace / path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            with os.fdopen(fd, "rb") as fh:
+                return fh.read()
+        return b""
+
+    # -- undo -----------------------------------------------------------------------------------
+    def undo(self, cp_id: str | None = None, *, actor: str = "agent",
+             last_command: bool = False) -> UndoResult:
+        """Put the workspace back to ``cp_id``; with none, to the newest checkpoint after which something
+        changed (``last_command``: the newest, whatever followed it)."""
+        if cp_id is None and not last_command:
+            target_cp, skipped = pick_undo(self)
+        else:
+            target_cp, skipped = self.get(cp_id), []
+        target = self.manifest(target_cp)  # checked before anything else happens
+        with self.locked():
+            # no pruning until the restore is done: it could take the target's files away
+            before = self._take("undo", f"undo {target_cp.id}", actor, prune=False)
+            current = self.manifest(before)
+            found, left, stripped = restore(self.workspace, target, current, self.objects,
+                                            keep=set(target_cp.uncovered))
+            self.forget_cache()  # the workspace changed under the cache: rescan
+            if retention.due(self):
+                retention.prune(self, before.seq)
+        return UndoResult(restored_to=target_cp.id, before_undo=before.id, changes=found, left_alone=left,
+                          stripped=stripped, command=target_cp.command, kind=target_cp.kind, skipped=skipped)
+
+    # -- retention ------------------------------------------------------------------------------
+    def prune(self, *, before: str | None = None, person: bool = False) -> builtins.list[str]:
+        """Apply retention now (never inside the floor). ``before``: also every checkpoint older than
+        that one; when any of them is inside the floor or pinned only a person may (PRUNE_REFUSED)."""
+        with self.locked():
+            paths = self._record_paths()
+            newest = parse_id(paths[-1].stem) if paths else None
+            limit = None
+            if before is not None:
+                limit = self.get(before).seq
+                inside = retention.floor_ids(self, limit)
+                if inside and not person:
+                    raise prune_refused(inside, before)
+            return retention.prune(self, newest or 0, before=limit)
+
+    # -- plumbing -------------------------------------------------------------------------------
+    def _record_path(self, seq: int) -> Path:
+        return self.records_dir / f"{seq:010d}.json"
+
+    def _record_paths(self) -> builtins.list[Path]:
+        if not self.records_dir.is_dir():
+            return []
+        return sorted(p for p in self.records_dir.iterdir() if p.suffix == ".json" and p.stem.isdigit())
+
+    def _next_seq(self) -> int:
+        paths = self._record_paths()
+        return int(paths[-1].stem) + 1 if paths else 1
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        try:
+            private_dir(self.records_dir)
+            fd = os.open(self.root / "lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            raise failed(exc, self.root) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+
+def _not_found(cp_id: str, seq: int | None, paths: builtins.list[Path]) -> CheckpointNotFound:
+    oldest = int(paths[0].stem) if paths else None
+    newest = int(paths[-1].stem) if paths else None
+    details = {"id": cp_id, "oldest": oldest, "newest": newest}
+    kept = [act("checkpoints", "lists the ones kept")] if newest else []
+    if seq is not None and oldest is not None and seq < oldest:
+        msg = (f"Checkpoint {cp_id}: it was pruned (the oldest kept is {ID_PREFIX}{oldest}). "
+               "Nothing was restored.")
+        return CheckpointPruned(msg, hint="undo to a checkpoint that is kept", next=kept, details=details)
+    msg = f"Checkpoint {cp_id}: no checkpoint has that id. Nothing was restored."
+    hint = "pick one from the list" if newest else "run a command first: a checkpoint is taken before it"
+    return CheckpointNotFound(msg, hint=hint, next=kept, details=details)
+
+
+def _now() -> str:
+    return datetime.now(tz=UTC).isoformat(timespec="milliseconds")
+
+
+__all__ = ["CheckpointFailed", "CheckpointStore", "parse_id"]

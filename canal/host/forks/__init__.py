@@ -1,0 +1,17 @@
+"""Forks: a sandbox whose /workspace is a copy-on-write view of the project at one checkpoint, for
+autonomous subagents. Its changes come back as a patch; ``apply`` carries them to the real project
+through the confirmation flow. See docs/checkpoints.md#forks."""
+
+from canal.host.forks.errors import (
+           ForkConflict,
+           ForkError,
+           ForkExists,
+           ForkNotFound,
+           ForkOfFork,
+           ForkUnsupported,
+)
+from canal.host.forks.models import ApplyResult, Conflict, Fork, ForkChanges
+from canal.host.forks.store import ForkStore
+
+__all__ = ["ApplyResult", "Conflict", "Fork", "ForkChanges", "ForkConflict", "ForkError", "ForkExists",
+           "ForkNotFound", "ForkOfFork", "ForkStore", "ForkUnsupported"]

@@ -1,0 +1,371 @@
+"""Forks of one project: ``<state dir>/forks/<name>/`` holds the record, the upper layer, overlayfs's
+work folder, the mount point and the stat cache of the fork's workspace.
+
+The fork's changes are found the way checkpoints find theirs: a scan of the fork's workspace against a
+stat cache seeded, when the fork is made, with the checkpoint it started from; only files the fork
+touched are read. Apply goes through the checkpoint store too: the real project is checkpointed, the
+paths both sides changed are conflicts, and the rest is restored from the fork's state.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+from pydantic import ValidationError
+
+from canal.core.fsutil import atomic_write, private_dir
+from canal.core.next import act
+from canal.host.checkpoints import compare
+from canal.host.checkpoints.errors import CheckpointError
+from canal.host.checkpoints.models import Change, NotCovered
+from canal.host.checkpoints.records import (
+    canonical,
+    check_json,
+    corrupt,
+    read_index,
+    sign_json,
+    write_index,
+    write_manifest,
+)
+from canal.host.checkpoints.restore import restore
+from canal.host.checkpoints.scan import Entry, IndexItem, Scanner
+from canal.host.checkpoints.store import CheckpointStore
+from canal.host.forks import overlay
+from canal.host.forks.errors import ForkConflict, ForkExists, ForkNotFound, ForkOfFork
+from canal.host.forks.ignored import Carried, carry
+from canal.host.forks.models import ApplyResult, Conflict, Fork, ForkChanges
+from canal.host.forks.plan import conflicts, selected
+
+RESERVED = ("default",)
+SPARE = "@spare-lower"  # the pin of the spare lower layer's manifest (no fork name has an @)
+
+
+class ForkStore:
+    def __init__(self, root: Path, checkpoints: CheckpointStore,
+                 protected: Callable[[], builtins.list[Path]] = list) -> None:
+        self.root = root
+        self.checkpoints = checkpoints
+        self.protected = protected  # host folders a fork never carries (Canal's state and keys)
+        self.lowers = checkpoints.root / "lowers"
+
+    # -- paths ----------------------------------------------------------------------------------
+    def folder(self, name: str) -> Path:
+        return self.root / name
+
+    def workspace(self, name: str) -> Path:
+        """The fork's /workspace on the host (the overlay mount point)."""
+        return self.folder(name) / "merged"
+
+    def is_fork(self, name: str) -> bool:
+        return (self.folder(name) / "fork.json").is_file()
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def create(self, name: str, *, from_id: str | None = None, actor: str = "agent",
+               mode: Literal["overlay", "copy"] | None = None) -> Fork:
+        """A fork of the project now (a checkpoint is taken) or at checkpoint ``from_id``.
+
+        ``mode``: kernel overlayfs where this process can mount it (root), else a full copy of the
+        checkpoint (slower to make, the same isolation); the fork's ``mode`` says which it got."""
+        if name in RESERVED or self.is_fork(name):
+            msg = f"A sandbox named {name} already exists" + (" (a fork)" if self.is_fork(name) else "") + "."
+            raise ForkExists(msg, hint="pick another name, or discard the old fork",
+                             next=act("fork.discard", name=name), details={"name": name})
+        if from_id is not None and self.is_fork(from_id):
+            msg = f"{from_id} is a fork; a fork is made from the project or one of its checkpoints."
+            raise ForkOfFork(msg, hint="apply it first, then fork the project",
+                             next=act("fork.apply", name=from_id),
+                             details={"from": from_id})
+        cp = (self.checkpoints.get(from_id) if from_id is not None
+              else self.checkpoints.take(kind="fork", command=f"fork {name}", actor=actor))
+        entries = self.checkpoints.manifest(cp)
+        # paths a later checkpoint covers are not "ignored": a fork of an old checkpoint does not get them
+        newest = self.checkpoints.manifest(self.checkpoints.get()) if from_id is not None else {}
+        covered = {**newest, **entries}
+        chosen = mode or ("overlay" if overlay.supported() is None else "copy")
+        fork = Fork(name=name, base=cp.id, manifest=cp.manifest, created_at=_now(), mode=chosen,
+                    note="" if chosen == "overlay" else f"a full copy: {overlay.supported() or 'as asked'}")
+        private_dir(self.folder(name))
+        self.checkpoints.pin(name, cp.manifest)
+        try:
+            with self._lowers_locked():  # no other process takes a lower layer before the record names it
+                carried = self._make_workspace(fork, entries, covered)
+                fork = fork.model_copy(update={"ignored": carried.way, "ignored_files": carried.files,
+                                               "ignored_bytes": carried.bytes})
+                self._seed(fork, entries)
+                self._write(fork)
+        except BaseException:
+            self._remove(name)
+            raise
+        return fork
+
+    def get(self, name: str) -> Fork:
+        path = self.folder(name) / "fork.json"
+        try:
+            raw = json.loads(path.read_bytes())
+            fork = Fork.model_validate(raw)
+        except FileNotFoundError:
+            msg = f"No fork named {name}."
+            raise ForkNotFound(msg, next=[act("ps", "lists the sandboxes, forks included"),
+                                          act("fork.start", "makes one", name="NAME")],
+                               details={"name": name}) from None
+        except (ValueError, ValidationError):
+            raise corrupt("fork record " + name, "unreadable") from None
+        if not check_json(raw, self.checkpoints.keys):
+            raise corrupt("fork record " + name, "its HMAC does not match")
+        return fork
+
+    def list(self) -> builtins.list[Fork]:
+        if not self.root.is_dir():
+            return []
+        return [self.get(p.name) for p in sorted(self.root.iterdir()) if (p / "fork.json").is_file()]
+
+    def ensure_mounted(self, name: str) -> Path:
+        """The fork's workspace, mounted again when the host lost the mount (a reboot)."""
+        fork = self.get(name)
+        merged = self.workspace(name)
+        if fork.mode == "overlay" and not os.path.ismount(merged):
+            with self._lowers_locked():
+                self._make_workspace(fork, self.checkpoints.read_manifest(fork.manifest))
+        return merged
+
+    def discard(self, name: str) -> Fork:
+        fork = self.get(name)
+        with self._lowers_locked():
+            self._remove(name)
+            self._collect_lowers()
+        return fork
+
+    # -- changes and apply ----------------------------------------------------------------------
+    def state(self, name: str) -> tuple[Fork, dict[str, Entry], dict[str, Entry], builtins.list[NotCovered]]:
+        """(fork, its base entries, its entries now, what apply cannot carry). Changed files are stored."""
+        fork = self.get(name)
+        merged = self.ensure_mounted(name)
+        base = self.checkpoints.read_manifest(fork.manifest)
+        index = self.folder(name) / "index"
+        with self.checkpoints.locked():  # no pruning between storing the fork's files and pinning them
+            cached = read_index(index, fork.manifest, self.checkpoints.keys)
+            scanner = Scanner(merged, self.checkpoints.settings, self.checkpoints.objects,
+                              cached[2] if cached else {})
+            try:
+                result = scanner.scan()
+            except BaseException:
+                self.checkpoints.objects.discard()
+                raise
+            if result.dirty:
+                write_index(index, fork.manifest, fork.manifest, result.index, self.checkpoints.keys)
+            self.checkpoints.objects.flush()  # on disk before a manifest names them
+            state, _ = write_manifest(self.checkpoints.manifests_dir, result.entries)
+            self.checkpoints.pin(f"{name}@state", state)
+        skipped = [NotCovered(path=p, reason=r) for p, r in result.not_covered]
+        return fork, base, result.entries, skipped
+
+    def changes(self, name: str) -> ForkChanges:
+        fork, base, now, skipped = self.state(name)
+        found = compare.changes(base, now)
+        text, marked = compare.patch(found, base, now, self._load, self._load)
+        return ForkChanges(fork=name, base=fork.base, changes=marked, patch=text, not_carried=skipped)
+
+    def plan(self, name: str, paths: tuple[str, ...] = ()) -> tuple[builtins.list[Change], str]:
+        """What ``apply`` would write, and a digest of it (an approval is bound to exactly this)."""
+        _, base, now, _ = self.state(name)
+        chosen = selected(compare.changes(base, now), paths, base, now)
+        return chosen, _digest([[c.path, c.kind, now.get(c.path)] for c in chosen])
+
+    def apply(self, name: str, paths: tuple[str, ...] = (), *, actor: str = "agent",
+              expect: str | None = None) -> ApplyResult:
+        """Make the real project match the fork at the chosen paths; refuse on conflicts, and when
+        ``expect`` (the approved change set's digest) no longer describes the fork."""
+        fork, base, now, _ = self.state(name)
+        chosen = selected(compare.changes(base, now), paths, base, now)
+        if expect is not None and _digest([[c.path, c.kind, now.get(c.path)] for c in chosen]) != expect:
+            msg = f"Fork {name} changed after its changes were approved; nothing was applied."
+            raise ForkConflict(msg, next=act("fork.changes", "review again, then apply", name=name))
+        checkpoint = self.checkpoints.take(kind="apply", command=f"apply {name}", actor=actor)
+        real = self.checkpoints.manifest(checkpoint)
+        clash = conflicts(chosen, compare.changes(base, real))
+        if clash:
+            raise _conflict(name, clash, checkpoint.id)
+        target = dict(real)
+        for change in chosen:
+            if change.path in now:
+                target[change.path] = now[change.path]
+            else:
+                target.pop(change.path, None)
+        applied, left, stripped = restore(self.checkpoints.workspace, target, real, self.checkpoints.objects,
+                                          paths={c.path for c in chosen})
+        self.checkpoints.forget_cache()
+        return ApplyResult(fork=fork.name, applied=applied, checkpoint=checkpoint.id, left_alone=left,
+                           stripped=stripped)
+
+    # -- plumbing -------------------------------------------------------------------------------
+    def _load(self, _: str, entry: Entry) -> bytes:
+        return self.checkpoints.objects.open_verified(entry[6])
+
+    def _make_workspace(self, fork: Fork, entries: dict[str, Entry],
+                        covered: dict[str, Entry] | None = None) -> Carried:
+        """The fork's workspace; ``covered`` (when it is made, not mounted again): what the checkpoints
+        hold, so every other path of the project is carried too (forks/ignored.py)."""
+        project = self.checkpoints.workspace
+        if fork.mode == "copy":
+            merged = self.workspace(fork.name)
+            merged.mkdir(mode=project.stat().st_mode & 0o777, exist_ok=True)
+            restore(merged, entries, {}, self.checkpoints.objects)
+            if covered is None:
+                return Carried(fork.ignored, fork.ignored_files, fork.ignored_bytes)
+            return carry(project, covered, merged, link=False, protected=self.protected())
+        root_st = self.checkpoints.workspace.stat()
+        lower = self.lowers / fork.manifest
+        private_dir(self.lowers)
+        spare = None if lower.is_dir() else self._spare()
+        overlay.materialize(lower, entries, self.checkpoints.objects, (root_st.st_uid, root_st.st_gid), spare)
+        if spare is not None:
+            self.checkpoints.pin(SPARE, None)  # taken
+        folder = self.folder(fork.name)
+        carried = Carried(fork.ignored, fork.ignored_files, fork.ignored_bytes)
+        if covered is not None:
+            private_dir(folder / "ignored")
+            carried = carry(project, covered, folder / "ignored", link=True, protected=self.protected())
+        below = folder / "ignored" if carried.way != "none" else None
+        overlay.mount(lower, folder / "upper", folder / "work", folder / "merged", root_st, below)
+        return carried
+
+    def _seed(self, fork: Fork, entries: dict[str, Entry]) -> None:
+        """Stat keys of the fresh fork workspace, each paired with the checkpoint entry it shows.
+
+        In an overlay fork they are the lower layer's keys (one filesystem: overlayfs shows a lower
+        file's own inode), kept beside the lower layer while no lower layer was made or removed since
+        (a link or an unlink changes the shared objects' ctime). A key is a cache key: one that no
+        longer matches makes a file be read again, never skipped."""
+        merged = self.workspace(fork.name)
+        items = self._lower_items(fork, entries) if fork.mode == "overlay" else None
+        if items is None or not _shows(merged, items):
+            items = _items(str(merged), entries)
+        index = self.folder(fork.name) / "index"
+        write_index(index, fork.manifest, fork.manifest, items, self.checkpoints.keys)
+
+    def _lower_items(self, fork: Fork, entries: dict[str, Entry]) -> dict[str, IndexItem]:
+        cache = self.checkpoints.root / "lower-keys" / fork.manifest
+        generation = _generation(self.lowers)
+        cached = read_index(cache, generation, self.checkpoints.keys)
+        if cached is not None and cached[0] == fork.manifest:
+            return cached[2]
+        keys = overlay.stat_keys(self.lowers / fork.manifest, entries)
+        items: dict[str, IndexItem] = {p: (keys.get(p), e) for p, e in entries.items()}
+        private_dir(cache.parent)
+        write_index(cache, generation, fork.manifest, items, self.checkpoints.keys)
+        return items
+
+    def _write(self, fork: Fork) -> None:
+        payload = sign_json(fork.model_dump(mode="json", exclude={"hmac"}), self.checkpoints.keys)
+        atomic_write(self.folder(fork.name) / "fork.json", payload)
+
+    def _remove(self, name: str) -> None:
+        self.checkpoints.pin(name, None)
+        self.checkpoints.pin(f"{name}@state", None)
+        folder = self.folder(name)
+        with contextlib.suppress(FileNotFoundError):
+            overlay.unmount(folder / "merged")
+        shutil.rmtree(folder, ignore_errors=True)
+
+    def _collect_lowers(self) -> None:
+        """Remove the lower layers no fork uses, but the newest: it is kept as the spare the next new
+        lower layer is made from (only what differs is linked again). Its manifest stays pinned."""
+        used = {f.manifest for f in self.list()}
+        unused = sorted((p for p in self.lowers.iterdir() if p.name not in used),
+                        key=lambda p: p.stat().st_mtime_ns) if self.lowers.is_dir() else []
+        spare = next((p for p in reversed(unused) if p.is_dir() and not p.name.endswith(".tmp")), None)
+        self.checkpoints.pin(SPARE, spare.name if spare else None)
+        for lower in unused:
+            if lower != spare:
+                shutil.rmtree(lower, ignore_errors=True)
+        keys = self.checkpoints.root / "lower-keys"
+        if keys.is_dir():
+            for cache in keys.iterdir():
+                if cache.name not in used:
+                    cache.unlink(missing_ok=True)
+
+    def _spare(self) -> tuple[Path, dict[str, Entry]] | None:
+        """The spare lower layer and the entries it holds (None when there is none, or its manifest
+        cannot be read: the lower layer is then built whole)."""
+        path = self.checkpoints.root / "pins" / SPARE
+        with contextlib.suppress(OSError, CheckpointError):
+            manifest = path.read_text().strip()
+            if manifest and not self.is_used(manifest):
+                return self.lowers / manifest, self.checkpoints.read_manifest(manifest)
+        return None
+
+    def is_used(self, manifest: str) -> bool:
+        return any(f.manifest == manifest for f in self.list())
+
+    @contextlib.contextmanager
+    def _lowers_locked(self) -> Iterator[None]:
+        private_dir(self.checkpoints.root)
+        fd = os.open(self.checkpoints.root / "lowers.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+
+def _conflict(name: str, clash: list[Conflict], checkpoint: str) -> ForkConflict:
+    shown = "; ".join(f"{c.path} (fork: {c.fork}; project: {c.project})" for c in clash[:10])
+    more = f" and {len(clash) - 10} more" if len(clash) > 10 else ""
+    msg = (f"The real project changed since fork {name} was made, at paths the fork changed too: "
+           f"{shown}{more}. Nothing was applied.")
+    hint = "look at both, then apply only the other paths or discard the fork"
+    look = [act("fork.changes", name=name), act("diff", checkpoint=checkpoint),
+            act("fork.apply", name=name, paths=["PATH..."])]
+    return ForkConflict(msg, hint=hint, next=look, details={"conflicts": [c.model_dump() for c in clash]})
+
+
+def _generation(lowers: Path) -> str:
+    """Changes whenever a lower layer is made or removed: its rename or removal in ``lowers`` comes
+    after all its links or unlinks."""
+    with contextlib.suppress(FileNotFoundError):
+        st = os.stat(lowers)
+        return f"lowers-{st.st_ino}-{st.st_mtime_ns}"
+    return "lowers-none"
+
+
+def _key(st: os.stat_result) -> tuple[int, int, int, int, int, int, int]:
+    return st.st_mode, st.st_size, st.st_ino, st.st_ctime_ns, st.st_mtime_ns, st.st_uid, st.st_gid
+
+
+def _items(root: str, entries: dict[str, Entry]) -> dict[str, IndexItem]:
+    items: dict[str, IndexItem] = {}
+    for path, entry in entries.items():
+        with contextlib.suppress(OSError):
+            key = _key(os.lstat(f"{root}/{path}"))
+            items[path] = (None if entry[0] == "d" else key, entry)
+    return items
+
+
+def _shows(merged: Path, items: dict[str, IndexItem]) -> bool:
+    """Whether the mounted workspace shows the keys ``items`` holds (checked on one file: on another
+    layout, layers on two filesystems say, overlayfs shows other inode numbers)."""
+    for path, (key, _) in items.items():
+        if key is not None:
+            with contextlib.suppress(OSError):
+                return _key(os.lstat(f"{merged}/{path}")) == key
+            return False
+    return True
+
+
+def _digest(data: object) -> str:
+    import hashlib
+
+    return hashlib.sha256(canonical(data)).hexdigest()[:32]
+
+
+def _now() -> str:
+    return datetime.now(tz=UTC).isoformat(timespec="milliseconds")

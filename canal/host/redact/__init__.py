@@ -1,0 +1,18 @@
+"""Secret redaction: Canal's own rules (gitleaks TOML format; an operator can add more, such as the
+upstream gitleaks config, with ``CANAL_REDACT_RULES``) plus entropy checks, replacing each secret found
+by a stable placeholder ``[REDACTED_SECRET:<rule>:<id>]`` before text reaches state, audit or the agent."""
+
+from canal.host.redact.detector import PLACEHOLDER, Detector, Finding
+from canal.host.redact.errors import RedactRulesError
+from canal.host.redact.redactor import ID_PURPOSE, Redactor, restore
+from canal.host.redact.rules import (
+           ENV_VAR,
+           RuleSet,
+           builtin_rules,
+           default_rules,
+           merge_rules,
+           parse_rules,
+)
+
+__all__ = ["ENV_VAR", "ID_PURPOSE", "PLACEHOLDER", "Detector", "Finding", "RedactRulesError", "Redactor",
+           "RuleSet", "builtin_rules", "default_rules", "merge_rules", "parse_rules", "restore"]

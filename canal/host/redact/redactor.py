@@ -1,0 +1,110 @@
+"""``Redactor``: replaces each detected secret by ``[REDACTED_SECRET:<rule>:<id>]``.
+
+The id is a keyed HMAC of the secret value (not a plain hash, which would let anyone test guesses of
+a low-entropy password), so one value keeps one placeholder across outputs and runs under one key.
+The placeholder-to-value map is kept in memory for the caller, who seals it (``SealedStore`` does).
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from collections.abc import Callable, Iterable
+
+from canal.host.keys.store import KeyStore
+from canal.host.redact.detector import PLACEHOLDER, Detector, Finding
+from canal.host.redact.replace import replacer as _replacer
+
+ID_PURPOSE = "redaction-id"
+ID_HEX = 12
+CLEAN_CACHE = 100_000  # entries; cleared when full
+CLEAN_TEXT_MAX = 4096  # characters: longer texts are scanned every time (they rarely repeat)
+MIN_PIECE = 4  # pieces of a cross-field finding shorter than this are not worth a placeholder
+
+
+class Redactor:
+    """Callable as ``redact(text) -> text`` (``host.ports.Redactor``)."""
+
+    def __init__(self, id_key: bytes | None = None, detector: Detector | None = None) -> None:
+        self._key = id_key or secrets.token_bytes(32)  # without a key: stable within this process
+        self._detector = detector or Detector()
+        self.secrets: dict[str, str] = {}
+        # texts already scanned without a finding: a document saved again is mostly the same strings
+        self._clean: set[str] = set()
+
+    @classmethod
+    def from_keys(cls, keys: KeyStore, detector: Detector | None = None) -> Redactor:
+        return cls(keys.derive(ID_PURPOSE), detector)
+
+    def placeholder(self, rule: str, secret: str) -> str:
+        digest = hmac.digest(self._key, secret.encode(), "sha256").hex()[:ID_HEX]  # one-shot: faster
+        return f"[REDACTED_SECRET:{rule}:{digest}]"
+
+    def findings(self, text: str) -> list[Finding]:
+        return self._detector.find(text)
+
+    def redact_with_map(self, text: str) -> tuple[str, dict[str, str]]:
+        by_value = self._values(text)
+        if not by_value:
+            return text, {}
+        return _replacer(by_value)(text), self._remember(by_value)
+
+    def redact_many(self, texts: Iterable[str]) -> tuple[Callable[[str], str], dict[str, str]]:
+        """One detector pass over many short texts (a document's strings), then per-text replacement.
+
+        The texts are joined by newlines; a finding that spans two of them is also replaced piece by
+        piece, so a secret split across fields never survives in either field.
+        """
+        texts = list(texts)
+        fresh = [t for t in texts if t not in self._clean]
+        by_value = self._values("\n".join(fresh)) if fresh else {}
+        if len(self._clean) > CLEAN_CACHE:
+            self._clean.clear()
+        self._clean.update(t for t in fresh if not any(v in t for v in by_value))
+        mapping = self._remember(by_value)
+        for value, placeholder in list(by_value.items()):
+            for piece in value.split("\n") if "\n" in value else ():
+                if len(piece) >= MIN_PIECE:
+                    by_value.setdefault(piece, placeholder)
+        if not by_value:
+            return (lambda text: text), {}
+        return _replacer(by_value), mapping
+
+    def _values(self, text: str) -> dict[str, str]:
+        by_value: dict[str, str] = {}
+        for f in self._detector.find(text):
+            by_value.setdefault(f.secret, self.placeholder(f.rule, f.secret))
+        return by_value
+
+    def _remember(self, by_value: dict[str, str]) -> dict[str, str]:
+        mapping = {p: v for v, p in by_value.items()}
+        self.secrets.update(mapping)
+        return mapping
+
+    def redact(self, text: str) -> str:
+        # short texts come back often (a sandbox name, a working directory, a rule id in every audit
+        # record): one already scanned without a finding is not scanned again
+        if not text or text in self._clean:
+            return text
+        out = self.redact_with_map(text)[0]
+        if out is text and len(text) <= CLEAN_TEXT_MAX:
+            if len(self._clean) > CLEAN_CACHE:
+                self._clean.clear()
+            self._clean.add(text)
+        return out
+
+    def redact_keep_lines(self, text: str) -> str:
+        """Like ``redact``, but a multi-line secret leaves as many line breaks as it had, so line
+        numbers stay true (a saved full output that hints point into by line number)."""
+        by_value = self._values(text)
+        if not by_value:
+            return text
+        self._remember(by_value)
+        return _replacer({v: p + "\n" * v.count("\n") for v, p in by_value.items()})(text)
+
+    __call__ = redact
+
+
+def restore(text: str, mapping: dict[str, str]) -> str:
+    """Put values back for placeholders found in ``mapping`` (for a later step's argv or env only)."""
+    return str(PLACEHOLDER.sub(lambda m: mapping.get(m.group(0), m.group(0)), text))

@@ -1,0 +1,105 @@
+"""Replacing every occurrence of each detected value, not only the one a rule saw in context.
+
+Longer values are placed first; an occurrence overlapping one already placed is skipped, and the next
+occurrence of the same value is looked for from the one after it (from the end of a placed one).
+
+Searching the text once per value made a text with many findings quadratic: 8 MiB of base64 holds
+~110,000 distinct high-entropy lines, each searched for through the rest of the text. A value made only
+of token characters (``runs``), like every high-entropy token, can only occur inside a run of them at
+least as long: those are found once, and each run is looked up in a set of the values of each length
+(a run equal to a value is one look-up). Other values, and lengths whose look-ups would cost more than
+a search of the text per value, are searched for with ``str.find`` as before. Plain literals either
+way: compiling a pattern from a long value (a private key of several kB) costs up to seconds.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+
+from canal.host.redact.runs import is_token_chars, runs, token_map
+from canal.host.redact.spans import Spans
+
+MIN_SHAPED = 8  # characters: shorter values are searched for in the whole text
+MIN_LOOKUPS = 32  # token-shaped values: fewer are searched for like the others
+LOOKUP_COST = 50  # one slice and set look-up against one character of ``str.find``, roughly
+
+
+def replacer(by_value: dict[str, str]) -> Callable[[str], str]:
+    values = sorted(by_value, key=len, reverse=True)
+    shaped: dict[int, set[str]] = defaultdict(set)
+    for value in values:
+        if len(value) >= MIN_SHAPED and is_token_chars(value):
+            shaped[len(value)].add(value)
+    if sum(map(len, shaped.values())) < MIN_LOOKUPS:
+        shaped.clear()  # a few searches of the text cost less than finding its runs
+
+    def apply(text: str) -> str:
+        found = _shaped_occurrences(text, shaped) if shaped else {}
+        taken = Spans(len(text))
+        placed: list[tuple[int, int, str]] = []
+        for value in values:
+            if len(value) in found and value in shaped[len(value)]:
+                _place_known(found[len(value)].get(value, ()), value, by_value[value], taken, placed)
+            else:
+                _place_searched(text, value, by_value[value], taken, placed)
+        return _render(text, placed)
+
+    return apply
+
+
+def _place_known(positions: Iterable[int], value: str, placeholder: str, taken: Spans,
+                 placed: list[tuple[int, int, str]]) -> None:
+    """``positions`` holds every occurrence, overlapping ones included; those the search would not
+    reach (inside an occurrence just placed) are passed over."""
+    after, size = 0, len(value)
+    for at in positions:
+        if at < after:
+            continue
+        if taken.take_if_free(at, at + size):
+            placed.append((at, at + size, placeholder))
+            after = at + size
+        else:
+            after = at + 1
+
+
+def _place_searched(text: str, value: str, placeholder: str, taken: Spans,
+                    placed: list[tuple[int, int, str]]) -> None:
+    size = len(value)
+    at = text.find(value)
+    while at != -1:
+        if taken.take_if_free(at, at + size):
+            placed.append((at, at + size, placeholder))
+            at = text.find(value, at + size)
+        else:
+            at = text.find(value, at + 1)
+
+
+def _render(text: str, placed: list[tuple[int, int, str]]) -> str:
+    if not placed:
+        return text
+    placed.sort()
+    out, pos = [], 0
+    for start, end, placeholder in placed:
+        out += [text[pos:start], placeholder]
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _shaped_occurrences(text: str, shaped: dict[int, set[str]]) -> dict[int, dict[str, list[int]]]:
+    """For each length worth looking up: every occurrence of each value of that length, in order."""
+    all_runs = list(runs(token_map(text), min(shaped)))
+    found: dict[int, dict[str, list[int]]] = {}
+    for size, group in shaped.items():
+        lookups = sum(end - start - size + 1 for start, end in all_runs if end - start >= size)
+        if lookups * LOOKUP_COST > len(group) * len(text):
+            continue  # cheaper to search for each value of this length
+        hits: dict[str, list[int]] = {}
+        for start, end in all_runs:
+            for at in range(start, end - size + 1):
+                piece = text[at:at + size]
+                if piece in group:
+                    hits.setdefault(piece, []).append(at)
+        found[size] = hits
+    return found

@@ -1,5 +1,0 @@
-"""``python -m canal.runtime.cli`` is ``canal``."""
-
-from canal.runtime.cli.client import main
-
-main()

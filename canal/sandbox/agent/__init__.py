@@ -1,0 +1,3 @@
+"""The in-container agent: a stdlib-only package, shipped into the sandbox whole
+(``canal.sandbox.docker.session``).
+"""

@@ -1,0 +1,3 @@
+"""The Docker backend: run arguments (the hardening), sessions, background tasks, images, pools, egress
+proxies.
+"""
