@@ -86,9 +86,9 @@ def _start(remote: Any) -> float:
     began = time.perf_counter()
     started = remote.tasks.start("true")
     took = time.perf_counter() - began
-    if started["status"] != "started":
+    if started.task is None:
         raise SystemExit(f"task start failed: {started}")
-    remote.tasks.wait(started["task"]["id"], 60)  # not timed: keep under the running-task limit
+    remote.tasks.wait(started.task.id, 60)  # not timed: keep under the running-task limit
     return took
 
 
@@ -168,13 +168,13 @@ def bench_forward(remote: Any, args: argparse.Namespace) -> None:
         published = int(direct_box.attrs["NetworkSettings"]["Ports"]["8000/tcp"][0]["HostPort"])
         started = remote.tasks.start(f"python3 -c {shlex.quote(SERVER)} {args.size_mib}", name="bench-web",
                                      forward=["0:8000"])
-        host, port = started["task"]["forwards"][0]["host"].rsplit(":", 1)
+        host, port = started.task.forwards[0].host.rsplit(":", 1)
         sides = {"forwarded (task --forward)": (host, int(port)), "direct (published port)": ("127.0.0.1",
                                                                                              published)}
         for address in sides.values():
             wait_up(address)
         _compare(sides, args)
-        remote.tasks.cancel(started["task"]["id"])
+        remote.tasks.cancel(started.task.id)
     finally:
         if direct_box is not None:
             direct_box.remove(force=True)

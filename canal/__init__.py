@@ -21,15 +21,45 @@ from typing import TYPE_CHECKING, Any
 
 from canal.core.version import __version__ as __version__
 
+# Everything a user of the Python API touches, by the module that defines it (imported on first use).
+_EXPORTS = {
+    **dict.fromkeys(("Canal",), "canal.runtime.api"),
+    **dict.fromkeys(("CanalAPI", "FilesAPI", "ToolsAPI", "TasksAPI", "WorkflowsAPI", "DownReport"),
+                    "canal.runtime.surface"),
+    **dict.fromkeys(("RunResult",), "canal.runtime.run.result"),
+    **dict.fromkeys(("CanalError", "ConfirmationRequired", "PolicyDenied", "ExitCode"), "canal.core.errors"),
+    **dict.fromkeys(("ConfigError",), "canal.runtime.errors"),
+    **dict.fromkeys(("SandboxError",), "canal.sandbox.errors"),
+    **dict.fromkeys(("SandboxInfo",), "canal.sandbox.backend"),
+    **dict.fromkeys(("CanalConfig",), "canal.runtime.settings.config"),
+    **dict.fromkeys(("PresenterConfig",), "canal.presenter"),
+    **dict.fromkeys(("History", "DiffResult", "UndoResult"), "canal.host.checkpoints"),
+    **dict.fromkeys(("Fork", "ForkChanges", "ApplyResult"), "canal.host.forks"),
+    **dict.fromkeys(("EditResult", "WriteResult", "ViewResult"), "canal.host.files"),
+    **dict.fromkeys(("TaskRecord", "TaskStart", "TaskView", "LogPiece"), "canal.runtime.tasks"),
+}
+__all__ = [
+    "ApplyResult", "Canal", "CanalAPI", "CanalConfig", "CanalError", "ConfigError", "ConfirmationRequired",
+    "DiffResult", "DownReport", "EditResult", "ExitCode", "FilesAPI", "Fork", "ForkChanges", "History",
+    "LogPiece", "PolicyDenied", "PresenterConfig", "RunResult", "SandboxError", "SandboxInfo", "TaskRecord",
+    "TaskStart", "TaskView", "TasksAPI", "ToolsAPI", "UndoResult", "ViewResult", "WorkflowsAPI",
+    "WriteResult"
+]
+
 if TYPE_CHECKING:
-    from canal.core.errors import CanalError
+    from canal.core.errors import CanalError, ConfirmationRequired, ExitCode, PolicyDenied
+    from canal.host.checkpoints import DiffResult, History, UndoResult
+    from canal.host.files import EditResult, ViewResult, WriteResult
+    from canal.host.forks import ApplyResult, Fork, ForkChanges
+    from canal.presenter import PresenterConfig
     from canal.runtime.api import Canal
+    from canal.runtime.errors import ConfigError
     from canal.runtime.run.result import RunResult
-
-__all__ = ["Canal", "CanalError", "RunResult"]
-
-_EXPORTS = {"Canal": "canal.runtime.api", "CanalError": "canal.core.errors",
-            "RunResult": "canal.runtime.run.result"}
+    from canal.runtime.settings.config import CanalConfig
+    from canal.runtime.surface import CanalAPI, DownReport, FilesAPI, TasksAPI, ToolsAPI, WorkflowsAPI
+    from canal.runtime.tasks import LogPiece, TaskRecord, TaskStart, TaskView
+    from canal.sandbox.backend import SandboxInfo
+    from canal.sandbox.errors import SandboxError
 
 
 def __getattr__(name: str) -> Any:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
@@ -30,7 +29,7 @@ from canal.policy.loader import load_fork_policy, load_policy
 from canal.presenter import PresenterConfig
 from canal.runtime.fileops import FileOps
 from canal.runtime.fork_apply import apply_fork
-from canal.runtime.remote import RemoteCanal
+from canal.runtime.remote import connect
 from canal.runtime.run.pipeline import Pipeline, RunRequest
 from canal.runtime.run.result import RunResult
 from canal.runtime.sandboxes.egress import EgressLog
@@ -39,6 +38,7 @@ from canal.runtime.sandboxes.warm import installed, policy_key
 from canal.runtime.services import OUTPUTS, Services
 from canal.runtime.settings.config import CanalConfig
 from canal.runtime.settings.project import find_project_dir
+from canal.runtime.surface import CanalAPI, DownReport
 from canal.runtime.tools import Tools
 from canal.runtime.trust.errors import ConfigUnapproved
 from canal.sandbox.backend import SandboxBackend, SandboxInfo
@@ -55,11 +55,6 @@ if TYPE_CHECKING:
     from canal.runtime.tasks import TaskManager, TaskRecord, Tasks
     from canal.workflows.engine import Engine
 
-
-@dataclass(frozen=True)
-class DownReport:
-    removed: bool  # False when there was no sandbox
-    tasks: list[TaskRecord]  # background tasks it ended
 
 OUTPUT_RETENTION_S = 24 * 3600  # full outputs older than this go at `canal gc`
 
@@ -96,10 +91,10 @@ class Canal:
 
     @staticmethod
     def connect(project_dir: str | Path | None = None, *, sandbox: str = DEFAULT_SANDBOX,
-                actor: str = "agent") -> RemoteCanal:
+                actor: str = "agent") -> CanalAPI:
         """This project's Canal through the per-user server (started on demand): the same sandbox
         sessions as ``canal run`` and ``canal mcp``, so ``cd`` and ``export`` carry over between them."""
-        return RemoteCanal(project_dir, sandbox=sandbox, actor=actor)
+        return connect(project_dir, sandbox=sandbox, actor=actor)
 
     # -- wiring ---------------------------------------------------------------------------------
     @property
@@ -430,3 +425,7 @@ class Canal:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.close()
+
+
+if TYPE_CHECKING:
+    _IMPLEMENTS: type[CanalAPI] = Canal  # mypy checks that Canal offers the whole public API

@@ -41,6 +41,14 @@ class SandboxLimit(CanalError):
     code = "SANDBOX_LIMIT_REACHED"
 
 
+class ApiCallInvalid(CanalError):
+    """A call of the Python API through the server that its signature does not allow (an unknown call or
+    argument, a value of the wrong type): refused before anything ran."""
+
+    code = "API_CALL_INVALID"
+    exit_code = ExitCode.USAGE
+
+
 class InternalError(CanalError):
     """Canal failed in a way it did not expect (a bug); the server's log has the traceback."""
 

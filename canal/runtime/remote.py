@@ -4,24 +4,29 @@ Its commands run on the server's warm state, in the same sandbox sessions as ``c
 ``canal mcp``: a ``cd`` or ``export`` done through one door is seen through the others. The server is
 started on demand and replaced when its build differs, exactly as for the CLI. Each call is one short
 connection; an error comes back as the same ``CanalError`` code the in-process API raises.
+
+Its methods are made from the Protocols of ``runtime.surface``, one per operation of ``runtime.calls``:
+every method and sub-API of the public API is here by construction, with ``Canal``'s own signature.
 """
 
 from __future__ import annotations
 
+import inspect
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping
+from functools import cache
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 
 from canal.client import wire
 from canal.client.lifecycle import connect_or_start
 from canal.client.paths import build_id, server_paths
 from canal.core.errors import CanalError
 from canal.core.next import NextAction
-from canal.runtime.run.result import RunResult
+from canal.runtime.calls import Operation, operations
 from canal.runtime.settings.project import find_project_dir
-from canal.runtime.tasks import LogPiece, TaskRecord
+from canal.runtime.surface import SUB_APIS, CanalAPI
 
 _CLASSES: dict[tuple[str, int], type[CanalError]] = {}
 
@@ -39,17 +44,46 @@ def remote_error(data: Mapping[str, Any]) -> CanalError:
                details=dict(data.get("details") or {}))
 
 
-class RemoteCanal:
-    """Canal for one project, through the server. Thread-safe: each call is its own connection."""
+Caller = Callable[[str, dict[str, Any]], Any]
 
-    def __init__(self, project_dir: str | Path | None = None, *, sandbox: str = "default",
-                 actor: str = "agent") -> None:
-        start = Path(project_dir) if project_dir is not None else None
-        self.project_dir = find_project_dir(start) if start is None else start.resolve()
-        self.sandbox = sandbox
-        self.actor = actor
 
-    def _call(self, call: str, **args: Any) -> Any:
+class _Remote:
+    """Base of the made classes: each method sends its operation through ``caller``."""
+
+    def __init__(self, caller: Caller) -> None:
+        self._caller = caller
+
+
+def _method(op: Operation) -> Callable[..., Any]:
+    def call(self: _Remote, *args: Any, **kwargs: Any) -> Any:
+        bound = op.signature.bind(*args, **kwargs)  # a wrong argument fails here, as it would in-process
+        return op.load_result(self._caller(op.name, op.dump_args(bound.arguments)))
+
+    call.__name__ = call.__qualname__ = op.method
+    call.__doc__ = f"``{op.name}`` through the server."
+    call.__signature__ = op.signature.replace(  # type: ignore[attr-defined]
+        parameters=[inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+                    *op.signature.parameters.values()])
+    return call
+
+
+def _remote_class(name: str, api: str | None, extra: dict[str, Any]) -> type[_Remote]:
+    methods = {op.method: _method(op) for op in operations().values() if op.api == api}
+    doc = f"``{api or 'Canal'}`` through the server."
+    return type(name, (_Remote,), {**methods, **extra, "__doc__": doc})
+
+
+def _sub_api(api: str) -> property:
+    return property(lambda self: remote_classes()[api](self._caller), doc=f"``Canal.{api}`` via the server.")
+
+
+class _Connection:
+    """Who the calls are for; each call is its own connection, so one object may serve many threads."""
+
+    def __init__(self, project_dir: Path, sandbox: str, actor: str) -> None:
+        self.project_dir, self.sandbox, self.actor = project_dir, sandbox, actor
+
+    def __call__(self, call: str, args: dict[str, Any]) -> Any:
         sock = connect_or_start(server_paths(), build_id())
         try:
             wire.send_json(sock, wire.REQUEST, {"op": "api", "call": call, "project": str(self.project_dir),
@@ -62,84 +96,42 @@ class RemoteCanal:
             raise remote_error(answer["error"])
         return answer["result"]
 
-    def run(self, command: str, *, timeout_s: float | None = None, idle_timeout_s: float | None = None,
-            confirm: str | None = None, unattended: bool | None = None,
-            stdin: bytes | None = None) -> RunResult:
-        """As ``Canal.run``, in the server's session of this sandbox."""
-        data = self._call("run", command=command, timeout_s=timeout_s, idle_timeout_s=idle_timeout_s,
-                          confirm=confirm, unattended=unattended,
-                          stdin=None if stdin is None else stdin.decode("utf-8", "surrogateescape"))
-        return _result(data)
 
-    def run_argv(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
-                 timeout_s: float | None = None, confirm: str | None = None,
-                 unattended: bool | None = None) -> RunResult:
-        data = self._call("run_argv", argv=list(argv), env=dict(env or {}), timeout_s=timeout_s,
-                          confirm=confirm, unattended=unattended)
-        return _result(data)
-
-    def up(self) -> dict[str, Any]:
-        info: dict[str, Any] = self._call("up")
-        return info
-
-    def down(self) -> bool:
-        return bool(self._call("down")["removed"])
-
-    @property
-    def tasks(self) -> RemoteTasks:
-        """Background tasks in the server (they outlive this object), as ``Canal.tasks``."""
-        return RemoteTasks(self)
-
-    def close(self) -> None:
-        return None  # nothing held between calls
-
-    def __enter__(self) -> RemoteCanal:
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.close()
+def _init(self: _Remote, project_dir: str | Path | None = None, *, sandbox: str = "default",
+          actor: str = "agent") -> None:
+    start = Path(project_dir) if project_dir is not None else None
+    found = find_project_dir(start) if start is None else start.resolve()
+    _Remote.__init__(self, _Connection(found, sandbox, actor))
+    self.project_dir, self.sandbox, self.actor = found, sandbox, actor  # type: ignore[attr-defined]
 
 
-def _result(data: dict[str, Any]) -> RunResult:
-    text = str(data.pop("text", ""))
-    return RunResult.model_validate({**data, "text": text})
+def _close(self: _Remote) -> None:
+    """Nothing is held between calls."""
 
 
-class RemoteTasks:
-    """``Canal.tasks`` through the server: each call one connection."""
-
-    def __init__(self, canal: RemoteCanal) -> None:
-        self._canal = canal
-
-    def start(self, command: str, *, name: str | None = None, timeout_s: float | None = None,
-              confirm: str | None = None, forward: Sequence[str] = ()) -> dict[str, Any]:
-        """``{"status": "started", "task": {...}}``, or the refusal (confirmation_required, denied)."""
-        data: dict[str, Any] = self._canal._call("task_start", command=command, name=name,
-                                                 timeout_s=timeout_s, confirm=confirm, forward=list(forward))
-        return data
-
-    def list(self) -> list[TaskRecord]:
-        return [_record(r) for r in self._canal._call("task_list")]
-
-    def get(self, task: str) -> TaskRecord:
-        return _record(self._canal._call("task_get", task=task))
-
-    def show(self, task: str) -> dict[str, Any]:
-        data: dict[str, Any] = self._canal._call("task_show", task=task)
-        return data
-
-    def read(self, task: str, *, offset: int = 0, since_s: float | None = None) -> LogPiece:
-        data = self._canal._call("task_read", task=task, offset=offset, since_s=since_s)
-        return LogPiece(str(data["text"]), int(data["offset"]), int(data["next_offset"]),
-                        bool(data["running"]))
-
-    def wait(self, task: str, timeout_s: float | None = None) -> TaskRecord:
-        return _record(self._canal._call("task_wait", task=task, timeout_s=timeout_s))
-
-    def cancel(self, task: str) -> TaskRecord:
-        return _record(self._canal._call("task_cancel", task=task))
+def _enter(self: _Remote) -> _Remote:
+    return self
 
 
-def _record(data: Mapping[str, Any]) -> TaskRecord:
-    return TaskRecord.model_validate({k: v for k, v in data.items() if k != "ending"})
+def _exit(self: _Remote, exc_type: type[BaseException] | None, exc: BaseException | None,
+          tb: TracebackType | None) -> None:
+    return None
+
+
+@cache
+def remote_classes() -> dict[str | None, type[_Remote]]:
+    """``RemoteCanal`` (key None) and its sub-APIs, made on first use: building each call's validators
+    costs tens of milliseconds, which ``import canal`` should not pay."""
+    made: dict[str | None, type[_Remote]] = {
+        api: _remote_class(f"Remote{api.title()}", api, {}) for api in SUB_APIS}
+    made[None] = _remote_class("RemoteCanal", None, {
+        "__init__": _init, "close": _close, "__enter__": _enter, "__exit__": _exit,
+        **{api: _sub_api(api) for api in SUB_APIS}})
+    return made
+
+
+def connect(project_dir: str | Path | None = None, *, sandbox: str = "default",
+            actor: str = "agent") -> CanalAPI:
+    """``Canal.connect``: the public API of ``CanalAPI``, every call served by the server."""
+    made: Callable[..., Any] = remote_classes()[None]  # its methods are made: mypy cannot see them
+    return cast("CanalAPI", made(project_dir, sandbox=sandbox, actor=actor))

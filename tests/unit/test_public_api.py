@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import canal
@@ -17,8 +19,18 @@ _CANAL_IMPORT = re.compile(r"^\s*from\s+(\S+)\s+import\s+.*\bCanal\b(?!\w)", re.
 
 
 def test_the_public_names() -> None:
-    assert sorted(canal.__all__) == ["Canal", "CanalError", "RunResult"]
+    assert len(canal.__all__) >= 20
+    assert canal.__all__ == sorted(canal._EXPORTS)
     assert (canal.Canal, canal.RunResult, canal.CanalError) == (Canal, RunResult, CanalError)
+    for name in canal.__all__:  # each resolves, from the module that defines it
+        value = getattr(canal, name)
+        assert getattr(value, "__name__", name) == name or name == "ViewResult", name
+
+
+def test_import_canal_loads_none_of_the_api_until_a_name_is_used() -> None:
+    probe = "import sys, canal; print(sorted(m for m in sys.modules if m.startswith('canal')))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "['canal', 'canal.core', 'canal.core.version']"
 
 
 def _read_by_people() -> list[Path]:

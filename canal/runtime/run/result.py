@@ -5,7 +5,14 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 from canal.core.errors import ExitCode
 from canal.core.next import NextAction
@@ -108,3 +115,12 @@ class RunResult(BaseModel):
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
+
+    @model_serializer(mode="wrap")
+    def _keep_text_on_the_wire(self, handler: SerializerFunctionWrapHandler,
+                               info: SerializationInfo) -> dict[str, Any]:
+        """The API through the server carries ``text`` too (``runtime.calls``); ``--json`` does not."""
+        data: dict[str, Any] = handler(self)
+        if isinstance(info.context, dict) and info.context.get("wire"):
+            data["text"] = self.text
+        return data

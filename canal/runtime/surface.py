@@ -1,0 +1,185 @@
+"""The public API of one project's Canal, as Protocols: what ``Canal`` and ``Canal.connect()`` both offer.
+
+``Canal`` implements them in-process (mypy checks it: ``runtime/api.py``); the remote client is made
+from them (``runtime/remote.py``), and the server serves exactly the calls they name, their arguments
+checked against the same signatures (``canal.server.api_ops``). So a method added here is served and
+reachable through the server with no hand-kept argument list, and one missing from either side fails
+``tests/unit/runtime/test_surface.py``.
+
+What crosses is data: every argument and result is a JSON-able type or a model. Callbacks, open files
+and host paths stay in-process only (``Canal.run(stdin=<file>)``, ``say``, ``on_build``), and so do the
+flags only a front end that verified a person may set (``person``): they are not in these signatures, so
+no caller of the server can pass them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, Protocol, runtime_checkable
+
+from canal.host.checkpoints import DiffResult, History, UndoResult
+from canal.host.files import EditResult, ViewResult, WriteResult
+from canal.host.forks import ApplyResult, Fork, ForkChanges
+from canal.host.trash import RemoveOutcome, RestoreResult, TrashEntry
+from canal.presenter import PresenterConfig
+from canal.runtime.run.result import RunResult
+from canal.runtime.sandboxes.egress import EgressLog
+from canal.runtime.tasks import LogPiece, TaskRecord, TaskStart, TaskView
+from canal.sandbox.backend import SandboxInfo
+from canal.sandbox.images import BuiltImage, PrunedImage
+from canal.workflows.tools.meta import ToolMeta
+from canal.workflows.tools.model import ToolDefinition
+from canal.workflows.views import AdvanceView, CurrentView, RunSummary, StartView, WorkflowSummary
+
+
+@dataclass(frozen=True)
+class DownReport:
+    removed: bool  # False when there was no sandbox
+    tasks: list[TaskRecord]  # background tasks it ended
+
+
+@runtime_checkable
+class FilesAPI(Protocol):
+    """Reversible file operations on the workspace (docs/files.md): a path is relative to its root."""
+
+    def view(self, path: str = ".", *, start: int | None = None, end: int | None = None) -> ViewResult: ...
+
+    def edit(self, path: str, old: str, new: str, *, replace_all: bool = False,
+             expect_sha256: str | None = None) -> EditResult: ...
+
+    def write(self, path: str, data: bytes) -> WriteResult: ...
+
+    def remove(self, paths: Sequence[str], *, recursive: bool = False) -> list[RemoveOutcome]: ...
+
+    def restore(self, entry_id: str, *, force: bool = False) -> RestoreResult: ...
+
+    def trashed(self) -> list[TrashEntry]: ...
+
+    def purge(self, older_than: timedelta) -> list[TrashEntry]: ...
+
+
+@runtime_checkable
+class ToolsAPI(Protocol):
+    """The project's tools (docs/tools.md)."""
+
+    def list(self) -> list[ToolDefinition]: ...
+
+    def get(self, name: str) -> ToolDefinition: ...
+
+    def meta(self, name: str, *, required_only: bool = False) -> ToolMeta: ...
+
+    def call(self, name: str, args: Mapping[str, Any], *, confirm: str | None = None,
+             env: Mapping[str, str] | None = None, timeout_s: float | None = None,
+             unattended: bool | None = None, secrets: Sequence[str] = ()) -> RunResult: ...
+
+
+@runtime_checkable
+class TasksAPI(Protocol):
+    """Background tasks (docs/tasks.md); they live in the server, so they outlive the caller."""
+
+    def start(self, command: str, *, name: str | None = None, timeout_s: float | None = None,
+              sandbox: str | None = None, confirm: str | None = None, unattended: bool | None = None,
+              forward: Sequence[str] = ()) -> TaskStart: ...
+
+    def resolve(self, task: str) -> TaskRecord: ...
+
+    def list(self, sandbox: str | None = None) -> list[TaskRecord]: ...
+
+    def show(self, task: str) -> TaskView: ...
+
+    def read(self, task: str, *, offset: int = 0, since_s: float | None = None) -> LogPiece: ...
+
+    def wait(self, task: str, timeout_s: float | None = None) -> TaskRecord: ...
+
+    def cancel(self, task: str) -> TaskRecord: ...
+
+
+@runtime_checkable
+class WorkflowsAPI(Protocol):
+    """Gated workflows (docs/workflows.md): the engine owns order and state."""
+
+    def list_workflows(self) -> list[WorkflowSummary]: ...
+
+    def start(self, name: str, *, unattended: bool = False) -> StartView: ...
+
+    def advance(self, run_id: str, gate_data: Mapping[str, Any] | None = None, *,
+                confirm: str | None = None, retry: bool = False) -> AdvanceView: ...
+
+    def current(self, run_id: str) -> CurrentView: ...
+
+    def show(self, run_id: str) -> CurrentView: ...
+
+    def abort(self, run_id: str, *, reason: str = "") -> CurrentView: ...
+
+    def runs(self) -> list[RunSummary]: ...
+
+
+@runtime_checkable
+class CanalAPI(Protocol):
+    """One project's Canal: commands, checkpoints, forks, sandboxes, and the sub-APIs."""
+
+    def run(self, command: str, *, sandbox: str | None = None, timeout_s: float | None = None,
+            idle_timeout_s: float | None = None, confirm: str | None = None,
+            unattended: bool | None = None, presenter: PresenterConfig | None = None,
+            stdin: bytes | None = None) -> RunResult: ...
+
+    def run_argv(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
+                 sandbox: str | None = None, timeout_s: float | None = None, confirm: str | None = None,
+                 unattended: bool | None = None, secrets: Sequence[str] = ()) -> RunResult: ...
+
+    def call_tool(self, name: str, args: Mapping[str, Any], *, confirm: str | None = None) -> RunResult: ...
+
+    def checkpoints(self) -> History: ...
+
+    def diff(self, checkpoint: str | None = None) -> DiffResult: ...
+
+    def undo(self, checkpoint: str | None = None, *, last_command: bool = False) -> UndoResult: ...
+
+    def prune_checkpoints(self, *, before: str | None = None) -> list[str]: ...
+
+    def fork(self, name: str, *, from_checkpoint: str | None = None) -> Fork: ...
+
+    def forks(self) -> list[Fork]: ...
+
+    def changes(self, name: str) -> ForkChanges: ...
+
+    def apply(self, name: str, paths: Sequence[str] = (), *, confirm: str | None = None) -> ApplyResult: ...
+
+    def discard(self, name: str) -> Fork: ...
+
+    def build_images(self, *, egress: bool = False, force: bool = False) -> list[BuiltImage]: ...
+
+    def up(self, name: str | None = None) -> SandboxInfo: ...
+
+    def down(self, name: str | None = None) -> bool: ...
+
+    def down_report(self, name: str | None = None) -> DownReport: ...
+
+    def ps(self) -> list[dict[str, Any]]: ...
+
+    def gc(self, *, all_projects: bool = False) -> list[str]: ...
+
+    def gc_images(self) -> list[PrunedImage]: ...
+
+    def egress_log(self, *, since: str = "", denied_only: bool = False, sandbox: str | None = None,
+                   limit: int | None = None) -> EgressLog: ...
+
+    def close(self) -> None: ...
+
+    @property
+    def files(self) -> FilesAPI: ...
+
+    @property
+    def tools(self) -> ToolsAPI: ...
+
+    @property
+    def tasks(self) -> TasksAPI: ...
+
+    @property
+    def workflows(self) -> WorkflowsAPI: ...
+
+
+SUB_APIS: dict[str, type[Any]] = {"files": FilesAPI, "tools": ToolsAPI, "tasks": TasksAPI,
+                                  "workflows": WorkflowsAPI}

@@ -1,0 +1,80 @@
+"""The whole public API through the server: ``Canal.connect(project)`` against a real server and sandbox,
+sharing the session, the checkpoints, the trash and the tasks with the CLI."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from served_cli import ServedProject
+
+from canal import Canal
+from canal.core.errors import CanalError
+
+
+@pytest.fixture
+def api(shared: ServedProject, monkeypatch: pytest.MonkeyPatch) -> Canal:
+    for name, value in shared.env.items():
+        if name.startswith("CANAL_"):
+            monkeypatch.setenv(name, value)
+    monkeypatch.delenv("CANAL_NO_SERVER", raising=False)
+    return Canal.connect(shared.root)  # type: ignore[return-value]  # the API, through the server
+
+
+def test_files_checkpoints_and_undo_through_the_server(api: Canal, shared: ServedProject) -> None:
+    written = api.files.write("notes/a.bin", b"\x00\xffbinary\n")
+    assert (written.status, written.bytes) == ("created", 9)
+    assert (shared.root / "notes" / "a.bin").read_bytes() == b"\x00\xffbinary\n"
+    api.files.write("notes/b.txt", b"one\ntwo\n")
+    edited = api.files.edit("notes/b.txt", "two", "three")
+    assert edited.replacements == 1
+    assert "+three" in (edited.diff or "")
+    shown = api.files.view("notes/b.txt")
+    assert "three" in shown.to_text()
+    asked = api.run("rm -rf notes")
+    assert asked.status == "confirmation_required", asked.text
+    assert asked.confirmation is not None
+    step = api.run("echo gone > notes/b.txt")
+    assert step.status == "ok", step.text
+    assert step.checkpoint is not None
+    history = api.checkpoints()
+    assert step.checkpoint.id in [row.checkpoint.id for row in history.rows]
+    assert "notes/b.txt" in [c.path for c in api.diff(step.checkpoint.id).changes]
+    undone = api.undo(step.checkpoint.id)
+    assert "notes/b.txt" in [c.path for c in undone.changes]
+    assert (shared.root / "notes" / "b.txt").read_text() == "one\nthree\n"
+    # the CLI sees the same checkpoints and the same trash
+    assert step.checkpoint.id in shared.run("checkpoints").stdout
+    removed = api.files.remove(["notes/a.bin"])
+    assert removed[0].status == "trashed"
+    assert removed[0].entry is not None
+    assert removed[0].entry.id in [e.id for e in api.files.trashed()]
+    assert api.files.restore(removed[0].entry.id).restored_to.endswith("notes/a.bin")
+    assert (shared.root / "notes" / "a.bin").exists()
+
+
+def test_tasks_and_sandboxes_through_the_server(api: Canal, shared: ServedProject) -> None:
+    started = api.tasks.start("echo from-task; sleep 0.2", name="t")
+    assert started.task is not None, started
+    ended = api.tasks.wait(started.task.id, 60)
+    assert ended.exit_code == 0
+    assert "from-task" in api.tasks.read(started.task.id).text
+    assert api.tasks.show(started.task.id).text.startswith("from-task")
+    assert started.task.id in [r.id for r in api.tasks.list()]
+    info = api.up()
+    assert info.running
+    assert any(row["name"] == "default" for row in api.ps())
+    assert re.search(r"t-\w+", shared.run("task", "list").stdout)
+
+
+def test_what_the_signature_does_not_allow_is_refused_by_the_server(api: Canal) -> None:
+    with pytest.raises(TypeError, match="person"):  # the client's own signature refuses it first
+        api.files.edit("notes/x", "a", "b", person=True)  # type: ignore[call-arg]
+    remote = api.files
+    caller = remote._caller  # type: ignore[attr-defined]
+    with pytest.raises(CanalError) as sent:
+        caller("files.edit", {"path": "x", "old": "a", "new": "b", "person": True})
+    assert sent.value.code == "API_CALL_INVALID"
+    with pytest.raises(CanalError) as unknown:
+        caller("services", {})
+    assert unknown.value.code == "API_CALL_INVALID"
