@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from canal.workflows.engine import Engine  # noqa: E402
-from canal.workflows.errors import RunConflictError, RunNotFoundError  # noqa: E402
+from canal.workflows.errors import RUN_CONFLICT, RUN_NOT_FOUND  # noqa: E402
 from canal.workflows.fakes import ScriptedExecutor  # noqa: E402
 from canal.workflows.memory_store import MemoryRunStore  # noqa: E402
 from canal.workflows.ports import JsonPath, RunStore, StaticCatalog, StepOutcome, StoredRun  # noqa: E402
@@ -89,7 +89,7 @@ class SealedFileStore:
 
         path = self._path(run_id)
         if not path.exists():
-            raise RunNotFoundError(run_id)
+            raise RUN_NOT_FOUND(run_id)
         env = Envelope.model_validate_json(path.read_bytes())
         return StoredRun(doc=unseal(env, self.keys), revision=env.revision)
 
@@ -99,7 +99,7 @@ class SealedFileStore:
 
         current = Envelope.model_validate_json(self._path(run_id).read_bytes()).revision
         if current != expected_revision:
-            raise RunConflictError(run_id)
+            raise RUN_CONFLICT(run_id)
         self._write(run_id, doc, current + 1, sensitive_paths)
         return current + 1
 

@@ -27,7 +27,7 @@ _EXPORTS = {
     **dict.fromkeys(("CanalAPI", "FilesAPI", "ToolsAPI", "TasksAPI", "WorkflowsAPI", "DownReport"),
                     "canal.runtime.surface"),
     **dict.fromkeys(("RunResult",), "canal.runtime.run.result"),
-    **dict.fromkeys(("CanalError", "ConfirmationRequired", "PolicyDenied", "ExitCode"), "canal.core.errors"),
+    **dict.fromkeys(("CanalError", "ConfirmationRequired", "ErrorCode", "ExitCode"), "canal.core.errors"),
     **dict.fromkeys(("ConfigError",), "canal.runtime.errors"),
     **dict.fromkeys(("SandboxError",), "canal.sandbox.errors"),
     **dict.fromkeys(("SandboxInfo",), "canal.sandbox.backend"),
@@ -40,14 +40,14 @@ _EXPORTS = {
 }
 __all__ = [
     "ApplyResult", "Canal", "CanalAPI", "CanalConfig", "CanalError", "ConfigError", "ConfirmationRequired",
-    "DiffResult", "DownReport", "EditResult", "ExitCode", "FilesAPI", "Fork", "ForkChanges", "History",
-    "LogPiece", "PolicyDenied", "PresenterConfig", "RunResult", "SandboxError", "SandboxInfo", "TaskRecord",
+    "DiffResult", "DownReport", "EditResult", "ErrorCode", "ExitCode", "FilesAPI", "Fork", "ForkChanges",
+    "History", "LogPiece", "PresenterConfig", "RunResult", "SandboxError", "SandboxInfo", "TaskRecord",
     "TaskStart", "TaskView", "TasksAPI", "ToolsAPI", "UndoResult", "ViewResult", "WorkflowsAPI",
-    "WriteResult"
+    "WriteResult",
 ]
 
 if TYPE_CHECKING:
-    from canal.core.errors import CanalError, ConfirmationRequired, ExitCode, PolicyDenied
+    from canal.core.errors import CanalError, ConfirmationRequired, ErrorCode, ExitCode
     from canal.host.checkpoints import DiffResult, History, UndoResult
     from canal.host.files import EditResult, ViewResult, WriteResult
     from canal.host.forks import ApplyResult, Fork, ForkChanges

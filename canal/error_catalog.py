@@ -10,8 +10,9 @@ import inspect
 import pkgutil
 import re
 from dataclasses import dataclass
+from typing import Any
 
-from canal.core.errors import EXIT_CODES, CanalError
+from canal.core.errors import EXIT_CODES, REGISTRY, CanalError, ErrorCode
 
 SKIP = ("canal.error_catalog", "canal.sandbox.agent")  # the agent runs in the sandbox: no CanalError there
 NESTED = ("runtime", "host")  # whose parts the catalogue names: ``runtime.settings``, ``host.audit``
@@ -49,20 +50,31 @@ def _where(module: str) -> str:
     return ".".join(parts[1:3]) if parts[1] in NESTED and len(parts) > 3 else parts[1]
 
 
+def registered() -> list[ErrorCode[Any]]:
+    """Every code registered as data (``canal.core.errors.register``), once every module is loaded."""
+    for name in _modules():
+        importlib.import_module(name)
+    return list(REGISTRY.values())
+
+
 def entries() -> list[Entry]:
     found: dict[str, Entry] = {}
     for cls in error_classes():
-        entry = Entry(cls.code, cls.exit_code, _where(cls.__module__), _summary(cls))
+        entry = Entry(cls.code, cls.exit_code, _where(cls.__module__), _summary(cls.__doc__, cls.__name__))
         found.setdefault(cls.code, entry)
+    for code in registered():
+        found.setdefault(code.code, Entry(code.code, code.exit_code, _where(code.where),
+                                          _summary(code.summary, code.code)))
     return sorted(found.values(), key=lambda e: (e.where, e.code))
 
 
-def _summary(cls: type) -> str:
-    """The first paragraph of the class's own docstring, else its name in words."""
-    if cls.__doc__:
-        first = inspect.cleandoc(cls.__doc__).split("\n\n")[0]
+def _summary(doc: str | None, name: str) -> str:
+    """The first paragraph of the docstring or summary, else the name in words."""
+    if doc:
+        first = inspect.cleandoc(doc).split("\n\n")[0]
         return " ".join(first.split()).replace("|", "\\|")
-    words = re.sub(r"(?<!^)(?=[A-Z])", " ", cls.__name__.removesuffix("Error")).lower()
+    words = (name.replace("_", " ") if name.isupper() else
+             re.sub(r"(?<!^)(?=[A-Z])", " ", name.removesuffix("Error"))).lower()
     return words[:1].upper() + words[1:] + "."
 
 

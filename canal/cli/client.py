@@ -87,9 +87,9 @@ def _report(exc: ServerError, args: Sequence[str]) -> None:
 
 
 def _lost(msg: str, hint: str) -> Exception:
-    from canal.client.errors import ServerLost
+    from canal.client.errors import SERVER_LOST
 
-    return ServerLost(msg, hint=hint)
+    return SERVER_LOST(msg, hint=hint)
 
 
 def request(args: Sequence[str]) -> dict[str, Any]:

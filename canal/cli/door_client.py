@@ -13,7 +13,7 @@ from canal.cli.shared import terminal_flags
 from canal.core.display import visible
 from canal.core.errors import CanalError
 from canal.host.approvals import ApprovalError
-from canal.host.approvals.errors import ApprovalDoorUnreachableError
+from canal.host.approvals.errors import APPROVAL_DOOR_UNREACHABLE
 from canal.host.approvals.sshsig import sign
 
 
@@ -33,7 +33,7 @@ def uid_of(user: str) -> int:
     except KeyError:
         msg = f"there is no OS user {user!r} on this host"
         hint = "--for names the OS user the agent's Canal runs as"
-        raise ApprovalDoorUnreachableError(msg, hint=hint) from None
+        raise APPROVAL_DOOR_UNREACHABLE(msg, hint=hint) from None
 
 
 def knock(user: str, request: dict[str, Any]) -> dict[str, Any]:
@@ -45,7 +45,7 @@ def knock(user: str, request: dict[str, Any]) -> dict[str, Any]:
     except (ConnectionError, PermissionError, OSError) as exc:
         msg = f"cannot reach the Canal server of {user}: {exc}"
         hint = f"the agent's Canal server runs while {user} uses canal; try again once it ran a command"
-        raise ApprovalDoorUnreachableError(msg, hint=hint) from exc
+        raise APPROVAL_DOOR_UNREACHABLE(msg, hint=hint) from exc
     if "error" in answer:
         raise remote_error(answer["error"])
     return answer

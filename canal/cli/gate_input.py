@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from canal.core.display import visible
-from canal.workflows.errors import GateRejectedError
+from canal.workflows.errors import GATE_REJECTED
 from canal.workflows.views import StepView
 
 HINT = "canal workflow current   (lists the fields to collect)"
@@ -29,10 +29,10 @@ def read_gate_data(raw: str | None) -> tuple[dict[str, Any], bool]:
         data = json.loads(text)
     except ValueError as exc:
         msg = f"--gate-data is not JSON: {exc}"
-        raise GateRejectedError(msg, hint=HINT) from None
+        raise GATE_REJECTED(msg, hint=HINT) from None
     if not isinstance(data, dict):
         msg = "--gate-data must be a JSON object of field values"
-        raise GateRejectedError(msg, hint=HINT)
+        raise GATE_REJECTED(msg, hint=HINT)
     return data, inline
 
 
@@ -46,11 +46,11 @@ def _read(raw: str) -> str:
                 data = fh.read(MAX_BYTES + 1)
     except OSError as exc:
         msg = f"--gate-data {visible(raw)}: {exc.strerror or exc.__class__.__name__}"
-        raise GateRejectedError(msg, hint="give a readable file (@FILE), - for stdin, or the JSON itself") \
+        raise GATE_REJECTED(msg, hint="give a readable file (@FILE), - for stdin, or the JSON itself") \
             from None
     if len(data) > MAX_BYTES:
         msg = f"--gate-data from {visible(where)} is over {MAX_BYTES} bytes"
-        raise GateRejectedError(msg, hint=HINT)
+        raise GATE_REJECTED(msg, hint=HINT)
     return data.decode("utf-8", "replace")
 
 

@@ -28,7 +28,7 @@ import click
 
 from canal.core.display import visible
 from canal.core.duration import InvalidDuration, parse_duration
-from canal.core.errors import CanalError
+from canal.core.errors import CanalError, register
 from canal.runtime.settings.project import ProjectLocation, locate_project
 
 if TYPE_CHECKING:
@@ -252,10 +252,9 @@ _SPECIAL = re.compile(r"(?:mode |-> )[1-7][0-7]{3}\b")
 FRONT_ENDS = "canal.front_ends"  # the package metadata names each front end the CLI serves
 
 
-class FrontEndMissing(CanalError):
-    """This installation of Canal has no such front end (its package metadata names none)."""
-
-    code = "FRONT_END_MISSING"
+FRONT_END_MISSING = register(CanalError, "FRONT_END_MISSING", """
+    This installation of Canal has no such front end (its package metadata names none).
+    """)
 
 
 def front_end(name: str) -> Callable[..., Any]:
@@ -263,6 +262,6 @@ def front_end(name: str) -> Callable[..., Any]:
     found = entry_points(group=FRONT_ENDS, name=name)
     if not found:
         msg = f"this installation of Canal has no {name} front end (no {FRONT_ENDS} entry point {name!r})"
-        raise FrontEndMissing(msg, hint="reinstall Canal (pip install canal-sandbox), then retry")
+        raise FRONT_END_MISSING(msg, hint="reinstall Canal (pip install canal-sandbox), then retry")
     serve: Callable[..., Any] = next(iter(found)).load()
     return serve

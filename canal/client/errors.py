@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from canal.core.errors import CanalError
+from canal.core.errors import CanalError, register
 
 
 class ServerError(CanalError):
@@ -11,25 +11,18 @@ class ServerError(CanalError):
     code = "SERVER_ERROR"
 
 
-class RuntimeDirUnsafe(ServerError):
-    """The server's runtime folder (or its socket) belongs to another user or is open to others: refused."""
+RUNTIME_DIR_UNSAFE = register(ServerError, "RUNTIME_DIR_UNSAFE", """
+    The server's runtime folder (or its socket) belongs to another user or is open to others: refused.
+    """)
 
-    code = "RUNTIME_DIR_UNSAFE"
+SERVER_START_FAILED = register(ServerError, "SERVER_START_FAILED", """
+    The Canal server could not be started, or did not answer in time.
+    """)
 
+SERVER_LOST = register(ServerError, "SERVER_LOST", """
+    The Canal server stopped while it handled this call (the audit log keeps what it started).
+    """)
 
-class ServerStartFailed(ServerError):
-    """The Canal server could not be started, or did not answer in time."""
-
-    code = "SERVER_START_FAILED"
-
-
-class ServerLost(ServerError):
-    """The Canal server stopped while it handled this call (the audit log keeps what it started)."""
-
-    code = "SERVER_LOST"
-
-
-class ServerPeerRefused(ServerError):
-    """A process of another user connected to the server: it serves its own user only. Nothing ran."""
-
-    code = "SERVER_PEER_REFUSED"
+SERVER_PEER_REFUSED = register(ServerError, "SERVER_PEER_REFUSED", """
+    A process of another user connected to the server: it serves its own user only. Nothing ran.
+    """)

@@ -22,7 +22,7 @@ from canal.client import wire
 from canal.client.paths import ServerPaths, check_private
 
 if TYPE_CHECKING:
-    from canal.client.errors import ServerStartFailed
+    from canal.client.errors import ServerError  # the error root loads on errors only
 
 START_TIMEOUT_S = 20.0
 SERVER_MODULE = "canal.cli.serve"
@@ -46,9 +46,9 @@ def connect(paths: ServerPaths) -> socket.socket | None:
         sock.close()
         msg = (f"The process answering on {paths.socket} runs as uid {uid}, not as you (uid {os.geteuid()}). "
                "Refused to talk to it.")
-        from canal.client.errors import RuntimeDirUnsafe
+        from canal.client.errors import RUNTIME_DIR_UNSAFE
 
-        raise RuntimeDirUnsafe(msg, hint=f"rm {paths.socket}   (then run the command again)",
+        raise RUNTIME_DIR_UNSAFE(msg, hint=f"rm {paths.socket}   (then run the command again)",
                                details={"socket": str(paths.socket), "peer_uid": uid})
     return sock
 
@@ -70,10 +70,10 @@ def connect_or_start(paths: ServerPaths, build: str) -> socket.socket:
                 return sock
             start(paths)
     msg = f"No Canal server of build {build} would answer on {paths.socket}."
-    from canal.client.errors import ServerStartFailed
+    from canal.client.errors import SERVER_START_FAILED
     from canal.core.next import act
 
-    raise ServerStartFailed(msg, hint=NO_SERVER_HINT.format(log="see the server's log"),
+    raise SERVER_START_FAILED(msg, hint=NO_SERVER_HINT.format(log="see the server's log"),
                             next=act("server.logs"))
 
 
@@ -161,9 +161,9 @@ def start(paths: ServerPaths, timeout_s: float = START_TIMEOUT_S) -> None:
     raise _start_failed(paths, f"its socket did not answer within {timeout_s:.0f} s")
 
 
-def _start_failed(paths: ServerPaths, why: str) -> ServerStartFailed:
-    from canal.client.errors import ServerStartFailed
+def _start_failed(paths: ServerPaths, why: str) -> ServerError:
+    from canal.client.errors import SERVER_START_FAILED
 
     msg = f"Could not start the Canal server: {why}. Its log: {paths.log}"
-    return ServerStartFailed(msg, hint=NO_SERVER_HINT.format(log=f"tail {paths.log}"),
+    return SERVER_START_FAILED(msg, hint=NO_SERVER_HINT.format(log=f"tail {paths.log}"),
                              details={"log": str(paths.log)})

@@ -39,10 +39,10 @@ def runtime_dir(environ: dict[str, str] | None = None) -> Path:
 
 
 def _unsafe(msg: str, hint: str, details: dict[str, object]) -> Exception:
-    """``RuntimeDirUnsafe``, imported only when raised: the error root costs the client's start-up."""
-    from canal.client.errors import RuntimeDirUnsafe
+    """``RUNTIME_DIR_UNSAFE``, imported only when raised: the error root costs the client's start-up."""
+    from canal.client.errors import RUNTIME_DIR_UNSAFE
 
-    return RuntimeDirUnsafe(msg, hint=hint, details=details)
+    return RUNTIME_DIR_UNSAFE(msg, hint=hint, details=details)
 
 
 def ensure_private_dir(path: Path) -> Path:

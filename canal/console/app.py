@@ -25,8 +25,8 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from canal.console.errors import (
+    CONSOLE_CSRF_INVALID,
     ConsoleBadRequestError,
-    ConsoleCsrfInvalidError,
     ConsoleError,
     ConsoleSessionMissingError,
 )
@@ -109,7 +109,7 @@ class Console:
         given = request.headers.get("x-csrf-token") or body.get("csrf")
         if not session.csrf_ok(given if isinstance(given, str) else None):
             msg = "the request's CSRF token is missing or is not this session's"
-            raise ConsoleCsrfInvalidError(msg, hint="reload the console's page and try again")
+            raise CONSOLE_CSRF_INVALID(msg, hint="reload the console's page and try again")
         return session, body
 
     async def _body(self, request: Request) -> dict[str, Any]:

@@ -25,9 +25,9 @@ from canal.console.app import Console, guarded
 from canal.console.counts import SignCounts
 from canal.console.errors import ConsoleBadRequestError
 from canal.console.sessions import Challenge, Purpose, Session
-from canal.host.approvals import ApprovalError, Approver, ApproverUnknownError
+from canal.host.approvals import APPROVER_UNKNOWN, ApprovalError, Approver
 from canal.host.approvals.decide import Decision, decide_as
-from canal.host.approvals.errors import PasskeyReplayedError
+from canal.host.approvals.errors import PASSKEY_REPLAYED
 from canal.host.approvals.identities import ApproverSpec
 from canal.host.approvals.passkey import (
     ENROL_HINT,
@@ -55,8 +55,8 @@ def _approver(services: Services, name: object, *, enrolled: bool) -> ApproverSp
         what = "is not an approver of this project" if found is None else "has no passkey in canal.yaml"
         msg = f"{str(name)[:64]!r} {what}"
         if found is None:
-            raise ApproverUnknownError(msg, hint="use a name under approvals.approvers in canal.yaml")
-        raise ApproverUnknownError(msg, hint=ENROL_HINT, next=ENROL_NEXT)
+            raise APPROVER_UNKNOWN(msg, hint="use a name under approvals.approvers in canal.yaml")
+        raise APPROVER_UNKNOWN(msg, hint=ENROL_HINT, next=ENROL_NEXT)
     return found
 
 
@@ -74,7 +74,7 @@ def _take(console: Console, session: Session, credential: dict[str, Any], purpos
     if found is None:
         msg = ("this passkey response answers a challenge the console did not hand to this session, or "
                "one already used or expired: a replayed or stale assertion")
-        raise PasskeyReplayedError(msg, hint=REPLAY_HINT)
+        raise PASSKEY_REPLAYED(msg, hint=REPLAY_HINT)
     return found
 
 

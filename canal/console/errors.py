@@ -5,21 +5,20 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from canal.core.errors import CanalError, ExitCode
+from canal.core.errors import CanalError, ExitCode, register
 
 
 class ConsoleError(CanalError):
     """The web console refused a request."""
 
-    code: ClassVar[str] = "CONSOLE_REFUSED"
-    exit_code: ClassVar[int] = ExitCode.CANAL_ERROR
+    code = "CONSOLE_REFUSED"
+    exit_code = ExitCode.CANAL_ERROR
     status: ClassVar[int] = 403  # the HTTP status of the refusal
 
 
-class ConsolePeerRefusedError(ConsoleError):
-    """A request from an address that is not loopback (the console serves 127.0.0.1 only)."""
-
-    code = "CONSOLE_PEER_REFUSED"
+CONSOLE_PEER_REFUSED = register(ConsoleError, "CONSOLE_PEER_REFUSED", """
+    A request from an address that is not loopback (the console serves 127.0.0.1 only).
+    """)
 
 
 class ConsoleHostRefusedError(ConsoleError):
@@ -29,10 +28,9 @@ class ConsoleHostRefusedError(ConsoleError):
     status = 421
 
 
-class ConsoleOriginRefusedError(ConsoleError):
-    """A POST whose Origin is not the console's own (http://localhost:PORT), or that names none."""
-
-    code = "CONSOLE_ORIGIN_REFUSED"
+CONSOLE_ORIGIN_REFUSED = register(ConsoleError, "CONSOLE_ORIGIN_REFUSED", """
+    A POST whose Origin is not the console's own (http://localhost:PORT), or that names none.
+    """)
 
 
 class ConsoleSessionMissingError(ConsoleError):
@@ -42,10 +40,9 @@ class ConsoleSessionMissingError(ConsoleError):
     status = 401
 
 
-class ConsoleCsrfInvalidError(ConsoleError):
-    """A POST whose CSRF token is missing or is not its session's."""
-
-    code = "CONSOLE_CSRF_INVALID"
+CONSOLE_CSRF_INVALID = register(ConsoleError, "CONSOLE_CSRF_INVALID", """
+    A POST whose CSRF token is missing or is not its session's.
+    """)
 
 
 class ConsoleBadRequestError(ConsoleError):
@@ -55,7 +52,6 @@ class ConsoleBadRequestError(ConsoleError):
     status = 400
 
 
-class ConsolePortBusyError(ConsoleError):
-    """The console's port (approvals.console.port) is taken by another program or project."""
-
-    code = "CONSOLE_PORT_BUSY"
+CONSOLE_PORT_BUSY = register(ConsoleError, "CONSOLE_PORT_BUSY", """
+    The console's port (approvals.console.port) is taken by another program or project.
+    """)

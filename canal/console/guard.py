@@ -21,10 +21,10 @@ from starlette.responses import RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from canal.console.errors import (
+    CONSOLE_ORIGIN_REFUSED,
+    CONSOLE_PEER_REFUSED,
     ConsoleError,
     ConsoleHostRefusedError,
-    ConsoleOriginRefusedError,
-    ConsolePeerRefusedError,
 )
 
 SAFE_METHODS = ("GET", "HEAD")
@@ -58,7 +58,7 @@ def check(request: Request, port: int) -> str | None:
     peer = request.client.host if request.client is not None else ""
     if not is_loopback(peer):
         msg = f"the console serves this machine only (127.0.0.1); a request came from {peer or 'nowhere'}"
-        raise ConsolePeerRefusedError(msg, hint="open the console on the machine it runs on",
+        raise CONSOLE_PEER_REFUSED(msg, hint="open the console on the machine it runs on",
                                       details={"peer": peer})
     host = request.headers.get("host", "")
     if host not in (f"localhost:{port}", f"127.0.0.1:{port}"):
@@ -72,7 +72,7 @@ def check(request: Request, port: int) -> str | None:
     if origin != own_origin(port):
         msg = (f"a {request.method} to the console must come from its own page ({own_origin(port)}); "
                f"this one names origin {origin[:100] or 'none'!r}")
-        raise ConsoleOriginRefusedError(msg, hint=f"use the console's page at {own_origin(port)}/",
+        raise CONSOLE_ORIGIN_REFUSED(msg, hint=f"use the console's page at {own_origin(port)}/",
                                         details={"origin": origin[:100]})
     return None
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import uvicorn
 
 from canal.console.app import Console, build
-from canal.console.errors import ConsolePortBusyError
+from canal.console.errors import CONSOLE_PORT_BUSY
 
 log = logging.getLogger("canal.console")
 HOST = "127.0.0.1"
@@ -30,7 +30,7 @@ def _bind(port: int) -> socket.socket:
         sock.close()
         msg = (f"the console cannot listen on {HOST}:{port}: {exc.strerror} (another program, or another "
                "project's console)")
-        raise ConsolePortBusyError(msg, hint="set another approvals.console.port in canal.yaml, or stop what "
+        raise CONSOLE_PORT_BUSY(msg, hint="set another approvals.console.port in canal.yaml, or stop what "
                                    "holds the port", details={"port": port}) from exc
     sock.listen(64)
     sock.set_inheritable(False)

@@ -1,16 +1,21 @@
-"""The one error root of Canal, and the process exit codes (public API, docs/errors.md; a test pins them).
+"""The one error root of Canal, the registry of error codes, and the process exit codes (public API,
+docs/errors.md; a test pins them).
 
-Every error Canal raises is a ``CanalError``: a stable UPPER_SNAKE ``code`` and an ``exit_code`` on the
-class; on the instance the ``message`` (what happened, in context), a ``hint`` (what to do, in words that
-hold for every reader) and ``details`` (the same as data, for ``--json``). Each package keeps its own
-subtree under this root (``SandboxError``, ``PolicyError``, ``WorkflowError``, ``AuditError``...); the
-front ends catch ``CanalError`` and render it for their reader.
+Every error Canal raises is a ``CanalError``: a stable UPPER_SNAKE ``code`` and an ``exit_code``; the
+``message`` (what happened, in context), a ``hint`` (what to do, in words that hold for every reader) and
+``details`` (the same as data, for ``--json``). Each package keeps a few family classes under this root
+(``SandboxError``, ``PolicyError``, ``WorkflowError``, ``AuditError``...), and its codes as registered
+data (``register``): ``raise SESSION_FAILED("...")`` raises a ``SandboxError`` whose code is
+``SESSION_FAILED``. A class of its own stays only for an error that code catches by type. The front ends
+catch ``CanalError`` and render it for their reader.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 from canal.core.next import NextAction
 
@@ -46,8 +51,8 @@ EXIT_CODES: tuple[tuple[int, str], ...] = (
 class CanalError(Exception):
     """Canal failed, or refused the request; the message says why."""
 
-    code: ClassVar[str] = "CANAL_ERROR"
-    exit_code: ClassVar[int] = ExitCode.CANAL_ERROR
+    code: str = "CANAL_ERROR"  # a class's own, or the registered code it was raised as (``ErrorCode``)
+    exit_code: int = ExitCode.CANAL_ERROR
 
     def __init__(self, message: str, *, hint: str = "", next: NextAction | Sequence[NextAction] = (),
                  details: Mapping[str, object] | None = None) -> None:
@@ -58,11 +63,53 @@ class CanalError(Exception):
         self.details: dict[str, Any] = dict(details or {})
 
 
-class PolicyDenied(CanalError):
-    """The policy refuses the command and it cannot be confirmed. Nothing was run (a result, not raised)."""
+F = TypeVar("F", bound=CanalError)
 
-    code = "POLICY_DENIED"
-    exit_code = ExitCode.POLICY_DENIED
+
+@dataclass(frozen=True, eq=False)
+class ErrorCode(Generic[F]):
+    """One registered code: raised as an error of its family class, with its own code and exit status."""
+
+    family: type[F]
+    code: str
+    summary: str  # what it means, for docs/errors.md
+    exit_code: int
+    where: str  # the module that registered it
+
+    def __call__(self, message: str, *, hint: str = "", next: NextAction | Sequence[NextAction] = (),
+                 details: Mapping[str, object] | None = None) -> F:
+        error = self.family(message, hint=hint, next=next, details=details)
+        error.code, error.exit_code = self.code, self.exit_code
+        return error
+
+    def matches(self, error: BaseException) -> bool:
+        return isinstance(error, self.family) and error.code == self.code
+
+
+REGISTRY: dict[str, ErrorCode[Any]] = {}
+
+
+def _paragraphs(text: str) -> str:
+    """A summary's paragraphs, each on one line (``inspect`` would cost the thin client its start-up)."""
+    return "\n\n".join(" ".join(part.split()) for part in text.strip().split("\n\n"))
+
+
+def register(family: type[F], code: str, summary: str, *, exit_code: int | None = None) -> ErrorCode[F]:
+    """A new code of ``family`` (its exit status unless ``exit_code``); each code is registered once."""
+    where = str(sys._getframe(1).f_globals.get("__name__", ""))
+    known = REGISTRY.get(code)
+    if known is not None and (known.where, known.family.__name__) != (where, family.__name__):
+        msg = f"error code {code} is registered twice: {known.where} and {where}"
+        raise ValueError(msg)
+    entry = ErrorCode(family, code, _paragraphs(summary),
+                      family.exit_code if exit_code is None else exit_code, where)
+    REGISTRY[code] = entry
+    return entry
+
+
+POLICY_DENIED = register(CanalError, "POLICY_DENIED", """
+    The policy refuses the command and it cannot be confirmed. Nothing was run (a result, not raised).
+    """, exit_code=ExitCode.POLICY_DENIED)
 
 
 class ConfirmationRequired(CanalError):

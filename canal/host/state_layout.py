@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from canal.core.errors import CanalError, ExitCode
+from canal.core.errors import CanalError, ExitCode, register
 from canal.core.fsutil import fsync_dir, private_dir
 from canal.core.locking import LockTimeout, file_lock
 from canal.host.paths import PROJECTS, project_key
@@ -32,19 +32,16 @@ FLAT_NAMES = ("audit", "state", "trash", "outputs", "approvals", "trusted-config
 LOCK_NAME = ".layout.lock"
 
 
-class StateLayoutError(CanalError):
-    """``CANAL_STATE_DIR`` holds one project's state at its top (the layout before each project had
-    its own folder), and Canal cannot tell it belongs to one project alone; nothing was moved or deleted."""
-
-    code = "STATE_DIR_MIXED"
-    exit_code = ExitCode.CANAL_ERROR
+STATE_DIR_MIXED = register(CanalError, "STATE_DIR_MIXED", """
+    ``CANAL_STATE_DIR`` holds one project's state at its top (the layout before each project had
+    its own folder), and Canal cannot tell it belongs to one project alone; nothing was moved or deleted.
+    """, exit_code=ExitCode.CANAL_ERROR)
 
 
-class StateUnclaimedError(StateLayoutError):
-    """``CANAL_STATE_DIR`` holds state at its top (the old flat layout) that names no project at all;
-    nothing was moved or deleted."""
-
-    code = "STATE_DIR_UNCLAIMED"
+STATE_DIR_UNCLAIMED = register(CanalError, "STATE_DIR_UNCLAIMED", """
+    ``CANAL_STATE_DIR`` holds state at its top (the old flat layout) that names no project at all;
+    nothing was moved or deleted.
+    """)
 
 
 def flat_entries(root: Path) -> list[Path]:
@@ -63,7 +60,7 @@ def settle_layout(root: Path) -> None:
                 _move(root, entries, owner(root, entries))
     except LockTimeout as exc:
         msg = f"{root} is being reorganised by another canal process (its lock {exc.path} is held)"
-        raise StateLayoutError(msg, hint="try again in a moment", details={"state_root": str(root)}) from exc
+        raise STATE_DIR_MIXED(msg, hint="try again in a moment", details={"state_root": str(root)}) from exc
 
 
 def owner(root: Path, entries: list[Path]) -> str:
@@ -78,11 +75,11 @@ def owner(root: Path, entries: list[Path]) -> str:
     if not named:
         msg = (f"{root} holds state of the old layout ({listed}) that names no project: Canal cannot tell "
                "whose it is. Nothing was moved or deleted")
-        raise StateUnclaimedError(msg, hint=f"move it aside, then run again: {aside}", details=details)
+        raise STATE_DIR_UNCLAIMED(msg, hint=f"move it aside, then run again: {aside}", details=details)
     msg = (f"{root} holds the state of {len(named)} projects in one folder ({', '.join(named)}: the "
            f"layout before each project had its own folder). Canal cannot tell whose records are whose, "
            "so nothing was moved or deleted")
-    raise StateLayoutError(msg, hint=f"move the mixed state aside, then run again: {aside}", details=details)
+    raise STATE_DIR_MIXED(msg, hint=f"move the mixed state aside, then run again: {aside}", details=details)
 
 
 def _claims(root: Path) -> Iterator[str]:
@@ -125,7 +122,7 @@ def _move(root: Path, entries: list[Path], key: str) -> None:
     if taken:
         msg = (f"{root} holds state of the old layout for {key}, and its folder {target} already holds "
                f"{', '.join(taken)}: Canal does not merge them. Nothing was moved or deleted")
-        raise StateLayoutError(msg, hint=f"move the old entries aside, then run again: "
+        raise STATE_DIR_MIXED(msg, hint=f"move the old entries aside, then run again: "
                                f"{_aside_command(root, entries)}",
                                details={"state_root": str(root), "projects": [key], "taken": taken})
     private_dir(target)

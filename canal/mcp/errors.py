@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from canal.core.errors import CanalError, ExitCode
+from canal.core.errors import CanalError, ExitCode, register
 
 
 class McpToolError(CanalError):
@@ -13,31 +13,19 @@ class McpToolError(CanalError):
     exit_code = ExitCode.USAGE
 
 
-class ArgumentMissing(McpToolError):
-    code = "ARGUMENT_MISSING"
+ARGUMENT_MISSING = register(McpToolError, "ARGUMENT_MISSING", "Argument missing.")
 
+ARGUMENT_INVALID = register(McpToolError, "ARGUMENT_INVALID", "Argument invalid.")
 
-class ArgumentInvalid(McpToolError):
-    code = "ARGUMENT_INVALID"
+ARGUMENT_UNKNOWN = register(McpToolError, "ARGUMENT_UNKNOWN", "Argument unknown.")
 
+SANDBOX_UNKNOWN = register(McpToolError, "SANDBOX_UNKNOWN", """
+    MCP's ``sandbox`` argument names the project's own sandbox, one already made, or a fork (made with
+    fork); a new name starts nothing.
+    """)
 
-class ArgumentUnknown(McpToolError):
-    code = "ARGUMENT_UNKNOWN"
+TOOL_UNKNOWN = register(McpToolError, "TOOL_UNKNOWN", "Tool unknown.")
 
-
-class SandboxUnknown(McpToolError):
-    """MCP's ``sandbox`` argument names the project's own sandbox, one already made, or a fork (made with
-    fork); a new name starts nothing."""
-
-    code = "SANDBOX_UNKNOWN"
-
-
-class ToolUnknown(McpToolError):
-    code = "TOOL_UNKNOWN"
-
-
-class ConfirmationDeclined(McpToolError):
-    """The person asked through the client said no (or dismissed the question)."""
-
-    code = "CONFIRMATION_DECLINED"
-    exit_code = ExitCode.CONFIRMATION_REQUIRED
+CONFIRMATION_DECLINED = register(McpToolError, "CONFIRMATION_DECLINED", """
+    The person asked through the client said no (or dismissed the question).
+    """, exit_code=ExitCode.CONFIRMATION_REQUIRED)

@@ -8,7 +8,7 @@ with fork, and a person with ``canal up NAME``.
 from __future__ import annotations
 
 from canal.core.next import act
-from canal.mcp.errors import SandboxUnknown
+from canal.mcp.errors import SANDBOX_UNKNOWN
 from canal.runtime.api import Canal
 
 
@@ -20,7 +20,7 @@ def existing_sandboxes(canal: Canal) -> list[str]:
 
 def existing_sandbox(canal: Canal, name: str | None) -> str | None:
     """``name`` when it is None (the project's own sandbox) or names an existing one; else
-    ``SandboxUnknown`` with the list of existing ones."""
+    ``SANDBOX_UNKNOWN`` with the list of existing ones."""
     if name is None or name == canal.ref().name:
         return name
     known = existing_sandboxes(canal)
@@ -28,5 +28,5 @@ def existing_sandbox(canal: Canal, name: str | None) -> str | None:
         return name
     msg = (f"No sandbox or fork named {name} in this project (there are: {', '.join(known)}). "
            "Nothing was run.")
-    raise SandboxUnknown(msg, hint="leave sandbox out for the project's own sandbox, or make a fork first",
+    raise SANDBOX_UNKNOWN(msg, hint="leave sandbox out for the project's own sandbox, or make a fork first",
                          next=act("fork.start", name=name), details={"sandbox": name, "existing": known})

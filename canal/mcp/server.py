@@ -29,7 +29,7 @@ from canal.core.next import act
 from canal.mcp import approval, capabilities
 from canal.mcp import schemas as s
 from canal.mcp.descriptions import INSTRUCTIONS
-from canal.mcp.errors import ConfirmationDeclined, ToolUnknown
+from canal.mcp.errors import CONFIRMATION_DECLINED, TOOL_UNKNOWN
 from canal.mcp.hostpaths import HostPaths
 from canal.mcp.operations import Operations, Reply
 from canal.mcp.reversible import Reversible
@@ -38,7 +38,7 @@ from canal.mcp.tools import BY_NAME, TOOLS, ToolSpec, parse_args
 from canal.mcp.words import error_data, error_text
 from canal.mcp.workflow import WorkflowTool
 from canal.runtime.api import Canal
-from canal.runtime.errors import InternalError
+from canal.runtime.errors import INTERNAL_ERROR
 from canal.runtime.run.interrupt import Interrupt, current, interruptible
 
 log = logging.getLogger("canal.mcp")
@@ -143,7 +143,7 @@ class CanalMcp:
         spec = BY_NAME.get(name)
         if spec is None:
             msg = f"there is no tool {name!r}. Tools: {', '.join(BY_NAME)}"
-            raise ToolUnknown(msg, hint='call list_capabilities {} for the project\'s own tools',
+            raise TOOL_UNKNOWN(msg, hint='call list_capabilities {} for the project\'s own tools',
                               details={"tool": name})
         args = parse_args(spec, arguments)
         handler = self._handlers[name]
@@ -203,7 +203,7 @@ class CanalMcp:
             client = approval.client_name(ctx.session)
             await self.blocking(lambda: approval.record_decline(approvals, token, client))
             msg = f"the person declined {shown.command!r} when asked in {client}. Nothing was run."
-            raise ConfirmationDeclined(msg, hint="do not retry it; ask the user what to do instead",
+            raise CONFIRMATION_DECLINED(msg, hint="do not retry it; ask the user what to do instead",
                                        details={"token": token})
         approver = approval.approver_for(answer, ctx.session)
         await self.blocking(lambda: approvals.approve(token, approver))
@@ -217,7 +217,7 @@ def error_reply(exc: Exception, tool: str) -> Reply:
         log.exception("tool %s failed unexpectedly", tool)
         msg = f"{tool} failed inside Canal: {type(exc).__name__}: {exc}"
         persists = "if it persists, report it with the server's log (stderr)"
-        exc = InternalError(msg, next=act("doctor", persists))
+        exc = INTERNAL_ERROR(msg, next=act("doctor", persists))
     return Reply(error_text(exc, tool), error_data(exc, tool), is_error=True)
 
 

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from canal.mcp import descriptions as d
 from canal.mcp import schemas as s
 from canal.mcp import tasks as t
-from canal.mcp.errors import ArgumentInvalid, ArgumentMissing, ArgumentUnknown, McpToolError
+from canal.mcp.errors import ARGUMENT_INVALID, ARGUMENT_MISSING, ARGUMENT_UNKNOWN, McpToolError
 
 
 @dataclass(frozen=True)
@@ -157,14 +157,14 @@ def _argument_error(spec: ToolSpec, exc: ValidationError) -> McpToolError:
                              "message": e["msg"]} for e in problems]}
     if first["type"] == "missing":
         msg = f"{spec.name}: the argument {field} is missing. {field}: {_field_doc(spec, field)}"
-        return ArgumentMissing(msg, hint=hint, details=details)
+        return ARGUMENT_MISSING(msg, hint=hint, details=details)
     if first["type"] == "extra_forbidden":
         msg = f"{spec.name}: unknown argument {field}. {spec.name} takes {_accepted(spec)}."
-        return ArgumentUnknown(msg, hint=hint, details=details)
+        return ARGUMENT_UNKNOWN(msg, hint=hint, details=details)
     got = json.dumps(first.get("input"), default=str)
     if len(got) > 80:
         got = got[:77] + "..."
     lines = [f"{spec.name}: {field or 'arguments'} is invalid: {first['msg']} (got {got}).",
              f"{field}: {_field_doc(spec, field)}" if field else f"{spec.name} takes {_accepted(spec)}."]
     lines.extend(f"also: {'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in problems[1:])
-    return ArgumentInvalid("\n".join(lines), hint=hint, details=details)
+    return ARGUMENT_INVALID("\n".join(lines), hint=hint, details=details)

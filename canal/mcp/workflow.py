@@ -13,7 +13,7 @@ from typing import Any
 from canal.core.next import act, say_all
 from canal.mcp import schemas as s
 from canal.mcp.args import coerce_fields
-from canal.mcp.errors import ArgumentMissing
+from canal.mcp.errors import ARGUMENT_MISSING
 from canal.mcp.operations import Confirmation, Reply, confirmation_text, rerun_words
 from canal.mcp.words import Words
 from canal.runtime.api import Canal
@@ -83,7 +83,7 @@ class WorkflowTool:
         if not args.name:
             msg = (f"workflow: action \"start\" needs name, the workflow to start. Workflows here:\n"
                    f"{_names(engine.list_workflows())}")
-            raise ArgumentMissing(msg, hint='call workflow {"action": "start", "name": "NAME"}',
+            raise ARGUMENT_MISSING(msg, hint='call workflow {"action": "start", "name": "NAME"}',
                                   details={"tool": TOOL, "field": "name"})
         view = engine.start(args.name, unattended=self.canal.unattended)
         return _reply(view, start_body(view))
@@ -131,7 +131,7 @@ def _require(value: str | None, field: str, action: str, example: dict[str, str]
         return value
     doc = s.WorkflowArgs.model_fields[field].description
     msg = f"workflow: action \"{action}\" needs {field}. {field}: {doc}"
-    raise ArgumentMissing(msg, hint=f"call workflow {json.dumps(example)}",
+    raise ARGUMENT_MISSING(msg, hint=f"call workflow {json.dumps(example)}",
                           details={"tool": TOOL, "field": field})
 
 

@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from canal.core.errors import CanalError
+from canal.core.errors import CanalError, register
 from canal.core.next import act
 
 
 class PolicyError(CanalError):
-    code: ClassVar[str] = "POLICY_ERROR"
-    exit_code: ClassVar[int] = 2
+    code = "POLICY_ERROR"
+    exit_code = 2
 
 
 class PolicyLoadError(PolicyError):
     """A policy file could not be loaded: bad YAML, unknown field, bad CEL or a failing example."""
 
-    code: ClassVar[str] = "POLICY_INVALID"
+    code = "POLICY_INVALID"
 
     def __init__(self, message: str, *, file: str = "", rule: str = "", line: int = 0, column: int = 0,
                  hint: str = "") -> None:
@@ -28,5 +26,4 @@ class PolicyLoadError(PolicyError):
         self.column = column
 
 
-class PolicyNotFoundError(PolicyError):
-    code: ClassVar[str] = "POLICY_NOT_FOUND"
+POLICY_NOT_FOUND = register(PolicyError, "POLICY_NOT_FOUND", "Policy not found.")

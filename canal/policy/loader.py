@@ -13,7 +13,7 @@ from typing import Literal
 from canal.core.next import act
 from canal.policy.cel.celenv import CelCompileError, compile_expression
 from canal.policy.engine import CompiledRule, Policy, canonical
-from canal.policy.errors import PolicyLoadError, PolicyNotFoundError
+from canal.policy.errors import POLICY_NOT_FOUND, PolicyLoadError
 from canal.policy.rules import PolicyFile, Positions, read_policy_file
 from canal.policy.shell.syntax import SyntaxChecker, bash_n
 from canal.policy.toolcalls import example_call
@@ -27,7 +27,7 @@ _Spec = tuple[Path, PolicyFile, Positions]
 def profile_path(name: str) -> Path:
     if name not in PROFILES:
         msg = f"no shipped profile named {name!r}; shipped: {', '.join(PROFILES)}"
-        raise PolicyNotFoundError(msg, next=act("policy.show"), details={"profile": name})
+        raise POLICY_NOT_FOUND(msg, next=act("policy.show"), details={"profile": name})
     return Path(str(resources.files("canal.policy").joinpath("profiles", f"{name}.yaml")))
 
 

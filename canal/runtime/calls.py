@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import ConfigDict, PydanticUserError, TypeAdapter, ValidationError
 
 from canal.runtime import surface
-from canal.runtime.errors import ApiCallInvalid
+from canal.runtime.errors import API_CALL_INVALID
 
 LOCAL_ONLY = frozenset({"close"})  # nothing is held between calls: the remote client's close is its own
 _BYTES = ConfigDict(ser_json_bytes="base64", val_json_bytes="base64")
@@ -51,7 +51,7 @@ class Operation:
         unknown = sorted(set(raw) - set(self.params))
         if unknown:
             msg = f"{self.name}() takes no argument {unknown[0]!r}"
-            raise ApiCallInvalid(msg, details={"call": self.name, "argument": unknown[0]})
+            raise API_CALL_INVALID(msg, details={"call": self.name, "argument": unknown[0]})
         values = {}
         for name, value in raw.items():
             try:
@@ -59,12 +59,12 @@ class Operation:
             except ValidationError as exc:
                 first = exc.errors()[0]
                 msg = f"{self.name}(): argument {name!r}: {first['msg']} (given {str(value)[:80]!r})"
-                raise ApiCallInvalid(msg, details={"call": self.name, "argument": name}) from exc
+                raise API_CALL_INVALID(msg, details={"call": self.name, "argument": name}) from exc
         try:
             self.signature.bind(**values)
         except TypeError as exc:
             msg = f"{self.name}(): {exc}"
-            raise ApiCallInvalid(msg, details={"call": self.name}) from exc
+            raise API_CALL_INVALID(msg, details={"call": self.name}) from exc
         return values
 
     def dump_result(self, value: Any) -> Any:
@@ -102,7 +102,7 @@ def operation(name: str) -> Operation:
     op = operations().get(name)
     if op is None:
         msg = f"the API has no call {name!r}"
-        raise ApiCallInvalid(msg, hint="The calls are those of canal.runtime.surface; a client of another "
+        raise API_CALL_INVALID(msg, hint="The calls are those of canal.runtime.surface; a client of another "
                              "build than the server's would send others.", details={"call": name})
     return op
 

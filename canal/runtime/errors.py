@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
 
-from canal.core.errors import CanalError, ExitCode
+from canal.core.errors import CanalError, ExitCode, register
 from canal.core.next import Say, describe, say_all
 
 Redact = Callable[[str], str]
@@ -24,35 +24,26 @@ class ConfigError(CanalError):
     exit_code = ExitCode.USAGE
 
 
-class ProfileLoosened(ConfigError):
-    """A profile override (``canal mcp --profile``) may make the project's policy stricter, never looser."""
+PROFILE_LOOSER_THAN_PROJECT = register(ConfigError, "PROFILE_LOOSER_THAN_PROJECT", """
+    A profile override (``canal mcp --profile``) may make the project's policy stricter, never looser.
+    """)
 
-    code = "PROFILE_LOOSER_THAN_PROJECT"
+STATE_DIR_UNUSABLE = register(CanalError, "STATE_DIR_UNUSABLE",
+                              "The state folder Canal keeps for the project cannot be used.")
 
+SANDBOX_LIMIT_REACHED = register(CanalError, "SANDBOX_LIMIT_REACHED", """
+    The project already runs as many sandboxes as canal.yaml's limits.sandboxes allows; nothing was
+    started.
+    """)
 
-class StateDirError(CanalError):
-    code = "STATE_DIR_UNUSABLE"
+API_CALL_INVALID = register(CanalError, "API_CALL_INVALID", """
+    A call of the Python API through the server that its signature does not allow (an unknown call or
+    argument, a value of the wrong type): refused before anything ran.
+    """, exit_code=ExitCode.USAGE)
 
-
-class SandboxLimit(CanalError):
-    """The project already runs as many sandboxes as canal.yaml's limits.sandboxes allows; nothing was
-    started."""
-
-    code = "SANDBOX_LIMIT_REACHED"
-
-
-class ApiCallInvalid(CanalError):
-    """A call of the Python API through the server that its signature does not allow (an unknown call or
-    argument, a value of the wrong type): refused before anything ran."""
-
-    code = "API_CALL_INVALID"
-    exit_code = ExitCode.USAGE
-
-
-class InternalError(CanalError):
-    """Canal failed in a way it did not expect (a bug); the server's log has the traceback."""
-
-    code = "INTERNAL_ERROR"
+INTERNAL_ERROR = register(CanalError, "INTERNAL_ERROR", """
+    Canal failed in a way it did not expect (a bug); the server's log has the traceback.
+    """)
 
 
 def format_error(code: str, message: str, hint: str = "") -> str:

@@ -28,7 +28,7 @@ from canal.host.files import (
     view_path,
     write_file,
 )
-from canal.host.files.errors import FileIOError
+from canal.host.files.errors import FILE_IO_ERROR
 from canal.host.trash import RemoveOutcome, RestoreResult, Trash, TrashEntry, remove_paths
 from canal.runtime.services import Services
 from canal.runtime.trust.snapshot import settings_files
@@ -45,7 +45,7 @@ def _os_refusal(op: str, path: object) -> Iterator[None]:
         msg = f"Could not {op} {path}: {why}."
         hint = "check the name, the folder's permissions and the free space, then try again"
         details = {"operation": op, "path": str(path), "errno": errno.errorcode.get(exc.errno or 0, "")}
-        raise FileIOError(msg, hint=hint, details=details) from None
+        raise FILE_IO_ERROR(msg, hint=hint, details=details) from None
 
 
 class FileOps:

@@ -20,7 +20,7 @@ from canal.host.approvals import DecisionSummary
 from canal.host.approvals.verify import approve_ways
 from canal.host.checkpoints import Change
 from canal.host.files import Protected
-from canal.host.files.errors import ProtectedPath
+from canal.host.files.errors import PATH_PROTECTED
 from canal.host.forks import ApplyResult
 from canal.runtime.run.result import ConfirmationView, iso_time
 from canal.runtime.trust.snapshot import settings_files
@@ -81,6 +81,6 @@ def _refuse_protected(canal: Canal, name: str, chosen: Sequence[Change]) -> None
            "nothing was applied.")
     others = sorted({c.path for c in chosen} - {path for path, _ in hits})
     actions = [act("fork.apply", name=name, paths=others[:20])] if others else []
-    raise ProtectedPath(msg, hint="a person applies them (the same apply, run in a terminal), or apply "
+    raise PATH_PROTECTED(msg, hint="a person applies them (the same apply, run in a terminal), or apply "
                         "only the other paths", next=actions,
                         details={"fork": name, "protected": [path for path, _ in hits], "others": others})

@@ -28,20 +28,15 @@ from canal.runtime.calls import Operation, operations
 from canal.runtime.settings.project import find_project_dir
 from canal.runtime.surface import SUB_APIS, CanalAPI
 
-_CLASSES: dict[tuple[str, int], type[CanalError]] = {}
-
 
 def remote_error(data: Mapping[str, Any]) -> CanalError:
     """The server's error JSON as a ``CanalError`` carrying the same code and exit code."""
-    code, exit_code = str(data.get("code") or "CANAL_ERROR"), int(data.get("exit_code") or 125)
-    cls = _CLASSES.get((code, exit_code))
-    if cls is None:
-        cls = _CLASSES[(code, exit_code)] = type(f"Remote_{code}", (CanalError,),
-                                                 {"code": code, "exit_code": exit_code})
     actions = [NextAction(a["kind"], dict(a.get("args") or {}), str(a.get("note") or ""))
                for a in data.get("next") or []]
-    return cls(str(data.get("message") or ""), hint=str(data.get("hint") or ""), next=actions,
-               details=dict(data.get("details") or {}))
+    error = CanalError(str(data.get("message") or ""), hint=str(data.get("hint") or ""), next=actions,
+                       details=dict(data.get("details") or {}))
+    error.code, error.exit_code = str(data.get("code") or "CANAL_ERROR"), int(data.get("exit_code") or 125)
+    return error
 
 
 Caller = Callable[[str, dict[str, Any]], Any]

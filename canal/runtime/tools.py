@@ -18,7 +18,7 @@ from canal.core.next import Say
 from canal.runtime.run.result import RunResult
 from canal.workflows.tools import ToolDefinition, ToolMeta, ToolRegistry, prepare_call, tool_meta
 from canal.workflows.tools.discover import DiscoverResult, discover
-from canal.workflows.tools.errors import ToolRunnerUnavailable
+from canal.workflows.tools.errors import TOOL_RUNNER_UNAVAILABLE
 from canal.workflows.tools.meta import FieldMeta
 
 if TYPE_CHECKING:
@@ -73,8 +73,8 @@ class Tools:
         if definition.image is not None:
             msg = (f"tool {definition.name} asks for image {definition.image!r}; per-tool images are not "
                    "supported yet. Nothing ran.")
-            raise ToolRunnerUnavailable(msg, hint=f"remove image: from tools/{definition.name}.yaml, or use "
-                                        "the default image", details={"tool": definition.name})
+            raise TOOL_RUNNER_UNAVAILABLE(msg, hint=f"remove image: from tools/{definition.name}.yaml, or "
+                                          "use the default image", details={"tool": definition.name})
         prepared = prepare_call(definition, args)
         merged = {**(env or {}), **prepared.env}
         return self.canal.run_argv(prepared.argv, env=merged or None,

@@ -102,7 +102,7 @@ class SandboxBackend(Protocol):
     """Creates, runs commands in, and removes sandboxes. Names carry the ``canal-`` prefix."""
 
     def create(self, name: str, spec: SandboxSpec) -> SandboxInfo:
-        """Create and start a sandbox. Raises ``SandboxExists``, ``MountRefused``, ``ImageNotFound``..."""
+        """Create and start a sandbox. Raises ``SandboxExists``, ``MOUNT_REFUSED``, ``ImageNotFound``..."""
         ...
 
     def get(self, name: str) -> SandboxInfo | None: ...
@@ -173,7 +173,7 @@ class SandboxBackend(Protocol):
 
     def put_files(self, name: str, files: Mapping[str, bytes], *, dest: str = "/workspace",
                   max_bytes: int = MAX_TRANSFER_BYTES) -> None:
-        """Write ``files`` (relative path -> content) under ``dest``. Raises ``FileTransferRefused``."""
+        """Write ``files`` (relative path -> content) under ``dest``. Raises ``FILE_TRANSFER_REFUSED``."""
         ...
 
     def get_files(self, name: str, path: str, *, max_bytes: int = MAX_TRANSFER_BYTES) -> dict[str, bytes]:

@@ -26,7 +26,7 @@ from typing import NoReturn
 from urllib.parse import quote, urlsplit
 
 from canal.core.errors import SettingRefused
-from canal.sandbox.errors import UpstreamCredentialsUnusable
+from canal.sandbox.errors import UPSTREAM_PROXY_CREDENTIALS_UNUSABLE
 
 SETTING = "sandbox.network.upstream_proxy"
 ENV_CREDENTIALS = "CANAL_UPSTREAM_PROXY_CREDENTIALS"
@@ -138,4 +138,4 @@ def _read_file(path: Path, forbidden: Sequence[Path]) -> str:
 def _refuse(why: str, fix: str) -> NoReturn:
     msg = f"The upstream proxy's credentials {why}; nothing was started or built."
     details = {"setting": SETTING, "env": [ENV_CREDENTIALS, ENV_CREDENTIALS_FILE]}
-    raise UpstreamCredentialsUnusable(msg, hint=f"{fix} (docs/egress.md)", details=details)
+    raise UPSTREAM_PROXY_CREDENTIALS_UNUSABLE(msg, hint=f"{fix} (docs/egress.md)", details=details)

@@ -6,14 +6,12 @@ says what happened, ``hint`` the next command to run, ``details`` the same for `
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from canal.core.errors import CanalError
+from canal.core.errors import CanalError, register
 
 
 class SandboxError(CanalError):
-    code: ClassVar[str] = "SANDBOX_ERROR"
-    exit_code: ClassVar[int] = 125
+    code = "SANDBOX_ERROR"
+    exit_code = 125
 
 
 class EngineUnavailable(SandboxError):
@@ -35,30 +33,23 @@ class SpecInvalid(SandboxError):
     exit_code = 2
 
 
-class MountRefused(SpecInvalid):
-    """A mount would expose the host: the Docker socket, a system folder, or Canal's own state."""
+MOUNT_REFUSED = register(SpecInvalid, "MOUNT_REFUSED", """
+    A mount would expose the host: the Docker socket, a system folder, or Canal's own state.
+    """)
 
-    code = "MOUNT_REFUSED"
+RUNTIME_UNKNOWN = register(SpecInvalid, "RUNTIME_UNKNOWN", """
+    The spec names a container runtime the engine does not have.
+    """)
 
+RUNTIME_FAILED = register(SandboxError, "RUNTIME_FAILED", """
+    The container runtime refused to start a sandbox the engine accepted (a runsc that cannot run
+    this kind of sandbox on this host, for example).
+    """)
 
-class RuntimeUnknown(SpecInvalid):
-    """The spec names a container runtime the engine does not have."""
-
-    code = "RUNTIME_UNKNOWN"
-
-
-class RuntimeFailed(SandboxError):
-    """The container runtime refused to start a sandbox the engine accepted (a runsc that cannot run
-    this kind of sandbox on this host, for example)."""
-
-    code = "RUNTIME_FAILED"
-
-
-class EgressProxyFailed(SandboxError):
-    """The egress proxy of an allowlist sandbox did not start; the sandbox was not started either (never
-    with a wider network instead)."""
-
-    code = "EGRESS_PROXY_FAILED"
+EGRESS_PROXY_FAILED = register(SandboxError, "EGRESS_PROXY_FAILED", """
+    The egress proxy of an allowlist sandbox did not start; the sandbox was not started either (never
+    with a wider network instead).
+    """)
 
 
 class SandboxNotFound(SandboxError):
@@ -73,17 +64,13 @@ class SandboxNotRunning(SandboxError):
     code = "SANDBOX_NOT_RUNNING"
 
 
-class FileTransferRefused(SandboxError):
-    """A put or get of files was too large or named a path outside what is allowed."""
+FILE_TRANSFER_REFUSED = register(SandboxError, "FILE_TRANSFER_REFUSED", """
+    A put or get of files was too large or named a path outside what is allowed.
+    """, exit_code=2)
 
-    code = "FILE_TRANSFER_REFUSED"
-    exit_code = 2
-
-
-class SessionFailed(SandboxError):
-    """The in-container session could not be started or answered with something unreadable."""
-
-    code = "SESSION_FAILED"
+SESSION_FAILED = register(SandboxError, "SESSION_FAILED", """
+    The in-container session could not be started or answered with something unreadable.
+    """)
 
 
 class EngineError(SandboxError):
@@ -92,16 +79,12 @@ class EngineError(SandboxError):
     code = "ENGINE_ERROR"
 
 
-class TaskStartFailed(SandboxError):
-    """A background task could not be started (the session moved, or its background agent failed)."""
+TASK_START_FAILED = register(SandboxError, "TASK_START_FAILED", """
+    A background task could not be started (the session moved, or its background agent failed).
+    """)
 
-    code = "TASK_START_FAILED"
-
-
-class UpstreamCredentialsUnusable(SandboxError):
-    """The upstream proxy's credentials (``CANAL_UPSTREAM_PROXY_CREDENTIALS`` or the file
+UPSTREAM_PROXY_CREDENTIALS_UNUSABLE = register(SandboxError, "UPSTREAM_PROXY_CREDENTIALS_UNUSABLE", """
+    The upstream proxy's credentials (``CANAL_UPSTREAM_PROXY_CREDENTIALS`` or the file
     ``CANAL_UPSTREAM_PROXY_CREDENTIALS_FILE`` names) cannot be used: unreadable, open to others, or not
-    ``user:password``. Nothing was started or built."""
-
-    code = "UPSTREAM_PROXY_CREDENTIALS_UNUSABLE"
-    exit_code = 2
+    ``user:password``. Nothing was started or built.
+    """, exit_code=2)

@@ -29,7 +29,7 @@ from canal.sandbox.backend import (
     check_name,
 )
 from canal.sandbox.egress_squid import EgressAttempt, EgressRead, ProxyState
-from canal.sandbox.errors import FileTransferRefused, ImageNotFound, SandboxExists, SandboxNotFound
+from canal.sandbox.errors import FILE_TRANSFER_REFUSED, ImageNotFound, SandboxExists, SandboxNotFound
 from canal.sandbox.files import check_relative
 from canal.sandbox.images import CANAL_IMAGES, BuiltImage, Progress, PrunedImage
 from canal.sandbox.result import ExecResult, SessionState
@@ -232,7 +232,7 @@ class FakeBackend:
         total = sum(len(v) for v in files.values())
         if total > max_bytes:
             msg = f"Refused to send {total} bytes: the limit is {max_bytes}."
-            raise FileTransferRefused(msg, hint="send fewer or smaller files, or raise max_bytes")
+            raise FILE_TRANSFER_REFUSED(msg, hint="send fewer or smaller files, or raise max_bytes")
         for rel, data in files.items():
             box.files[str(PurePosixPath(dest, check_relative(rel)))] = bytes(data)
 
@@ -243,10 +243,10 @@ class FakeBackend:
                  if PurePosixPath(p) == root or PurePosixPath(p).is_relative_to(root)}
         if not found:
             msg = f"Could not read {path} in {name}: no such file."
-            raise FileTransferRefused(msg, hint="check the path", details={"path": path})
+            raise FILE_TRANSFER_REFUSED(msg, hint="check the path", details={"path": path})
         if sum(len(d) for d in found.values()) > max_bytes:
             msg = f"Refused to read {path}: larger than {max_bytes} bytes."
-            raise FileTransferRefused(msg, hint="read a smaller path, or raise max_bytes")
+            raise FILE_TRANSFER_REFUSED(msg, hint="read a smaller path, or raise max_bytes")
         return found
 
 

@@ -9,11 +9,11 @@ from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import BinaryIO
 
-from canal.sandbox.errors import FileTransferRefused
+from canal.sandbox.errors import FILE_TRANSFER_REFUSED, SandboxError
 
 
-def _refuse(message: str, **details: object) -> FileTransferRefused:
-    return FileTransferRefused(message, hint="send fewer or smaller files, or raise max_bytes",
+def _refuse(message: str, **details: object) -> SandboxError:
+    return FILE_TRANSFER_REFUSED(message, hint="send fewer or smaller files, or raise max_bytes",
                                details=details)
 
 

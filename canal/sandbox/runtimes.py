@@ -12,7 +12,7 @@ one runsc binary behaves differently by flag:
   namespace). Reachability is the namespace's, as under runc; the cost is a wider host-kernel surface.
 - ``runsc``: the plain registration gVisor's own install writes.
 
-A runsc sandbox never silently becomes a runc one: when no registration fits, ``RuntimeUnknown`` says
+A runsc sandbox never silently becomes a runc one: when no registration fits, ``RUNTIME_UNKNOWN`` says
 how to register one.
 """
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from canal.core.next import act
-from canal.sandbox.errors import RuntimeFailed, RuntimeUnknown, SandboxError
+from canal.sandbox.errors import RUNTIME_FAILED, RUNTIME_UNKNOWN, SandboxError
 
 GVISOR = "runsc"
 RUNSC_BINARY = "/usr/bin/runsc"
@@ -58,7 +58,7 @@ def candidates(requested: str, *, networked: bool) -> tuple[str, ...]:
 
 
 def engine_runtime(requested: str, *, networked: bool, installed: Sequence[str]) -> str:
-    """The engine registration for ``requested``; ``RuntimeUnknown`` (never runc instead) when none."""
+    """The engine registration for ``requested``; ``RUNTIME_UNKNOWN`` (never runc instead) when none."""
     for name in candidates(requested, networked=networked):
         if name in installed:
             return name
@@ -66,7 +66,7 @@ def engine_runtime(requested: str, *, networked: bool, installed: Sequence[str])
     msg = (f"The engine has no container runtime {wanted!r} for runtime: {requested}; "
            f"registered: {', '.join(installed) or '(none)'}. Nothing was started.")
     hint = REGISTER_HINT if requested == GVISOR else "use runtime: runc, or register the runtime with dockerd"
-    raise RuntimeUnknown(msg, hint=hint, next=act("doctor", "to check") if requested == GVISOR else (),
+    raise RUNTIME_UNKNOWN(msg, hint=hint, next=act("doctor", "to check") if requested == GVISOR else (),
                          details={"runtime": requested, "wanted": list(candidates(
         requested, networked=networked)), "installed": list(installed)})
 
@@ -89,4 +89,4 @@ def runtime_failure(exc: SandboxError, runtime: str) -> SandboxError:
         return exc
     msg = (f"gVisor (engine runtime {runtime!r}) refused to start a networked sandbox: "
            f"{ROOT_NETNS_REFUSAL}. Nothing was started.")
-    return RuntimeFailed(msg, hint=HOSTINET_HINT, details={**exc.details, "runtime": runtime})
+    return RUNTIME_FAILED(msg, hint=HOSTINET_HINT, details={**exc.details, "runtime": runtime})

@@ -16,7 +16,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 
 from canal.core.errors import SettingRefused
 from canal.sandbox.egress import NetworkSpec
-from canal.sandbox.errors import MountRefused
+from canal.sandbox.errors import MOUNT_REFUSED, SpecInvalid
 from canal.sandbox.images import DEFAULT_IMAGE
 
 DEFAULT_WORKDIR = "/workspace"
@@ -188,15 +188,15 @@ def _docker_socket_paths() -> list[Path]:
     return paths
 
 
-def _refuse(mount: Mount, why: str, protected: Path) -> MountRefused:
+def _refuse(mount: Mount, why: str, protected: Path) -> SpecInvalid:
     msg = f"Refused to mount {mount.source} at {mount.target}: {why} ({protected})."
-    return MountRefused(msg, hint="mount a project folder that holds neither system files nor Canal state",
+    return MOUNT_REFUSED(msg, hint="mount a project folder that holds neither system files nor Canal state",
                         details={"source": str(mount.source), "target": mount.target,
                                  "protected": str(protected), "reason": why})
 
 
 def check_mount(mount: Mount, protected: Iterable[Path] = ()) -> None:
-    """Raise ``MountRefused`` if ``mount`` would expose the host. Symlinks are resolved first."""
+    """Raise ``MOUNT_REFUSED`` if ``mount`` would expose the host. Symlinks are resolved first."""
     source = mount.source.expanduser().resolve()
     if source == Path("/"):
         raise _refuse(mount, "the host root folder", source)
@@ -215,6 +215,6 @@ def check_mount(mount: Mount, protected: Iterable[Path] = ()) -> None:
 
 
 def check_mounts(spec: SandboxSpec, protected: Sequence[Path] = ()) -> None:
-    """Check every mount of ``spec``; the first refused one raises ``MountRefused``."""
+    """Check every mount of ``spec``; the first refused one raises ``MOUNT_REFUSED``."""
     for mount in spec.mounts:
         check_mount(mount, protected)

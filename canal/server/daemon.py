@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from canal.client import wire
-from canal.client.errors import ServerPeerRefused
+from canal.client.errors import SERVER_PEER_REFUSED
 from canal.client.paths import ServerPaths
 from canal.runtime.errors import format_error
 from canal.server.conn import Connection
@@ -169,7 +169,7 @@ class Daemon:
     def _refuse(self, conn: Connection, uid: int) -> None:
         log.warning("refused a connection from uid %d (pid %d): this server serves uid %d only",
                     uid, conn.peer_pid, os.geteuid())
-        refused = ServerPeerRefused(
+        refused = SERVER_PEER_REFUSED(
             f"This Canal server serves uid {os.geteuid()} only; your uid is {uid}. Nothing was run.",
             hint="run canal as yourself: your own server starts in your own runtime folder")
         conn.send(wire.STDERR, (format_error(refused.code, refused.message, refused.hint) + "\n").encode())

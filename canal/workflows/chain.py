@@ -13,11 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from canal.core.errors import PolicyDenied
+from canal.core.errors import POLICY_DENIED
 from canal.workflows.errors import (
-    ConfirmationUnattendedError,
-    StepErrorError,
-    StepFailedError,
+    CONFIRMATION_UNATTENDED,
+    STEP_ERROR,
+    STEP_FAILED,
     TemplateError,
 )
 from canal.workflows.model import StepDef
@@ -109,10 +109,10 @@ class Runner:
             if outcome.status == "confirmation_required":
                 return self.wait_for_confirmation(h, step, outcome)
             if outcome.status == "denied":
-                return self.fail(h, step, PolicyDenied.code, outcome.reason or "policy denied the step")
+                return self.fail(h, step, POLICY_DENIED.code, outcome.reason or "policy denied the step")
             if attempt - first + 1 >= step.retry.attempts:
                 failed = outcome.status == "failed"
-                code = StepFailedError.code if failed else outcome.code or StepErrorError.code
+                code = STEP_FAILED.code if failed else outcome.code or STEP_ERROR.code
                 return self.fail(h, step, code, outcome.reason or f"exit code {outcome.exit_code}")
             self.event(h, "workflow.step.retry", step=step.id, attempt=attempt, status=outcome.status)
 
@@ -172,7 +172,7 @@ class Runner:
         record.attempts -= 1  # nothing ran
         if h.doc.unattended:
             record.status = "failed"
-            return self.fail(h, step, ConfirmationUnattendedError.code,
+            return self.fail(h, step, CONFIRMATION_UNATTENDED.code,
                              "policy requires confirmation and the run is unattended: "
                              + (outcome.confirmation_reason or outcome.reason))
         record.status = "awaiting_confirmation"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from canal.core.fsutil import atomic_write, make_dirs_owned
 from canal.core.next import act
-from canal.workflows.errors import StepNotFoundError, WorkflowError, WorkflowExistsError
+from canal.workflows.errors import STEP_NOT_FOUND, WORKFLOW_EXISTS, WorkflowError
 from canal.workflows.frontmatter import FrontMatterError, parse
 from canal.workflows.loader import MANIFEST, REFERENCES, STEP_FILE, step_files
 from canal.workflows.model import NAME_PATTERN, STEP_ID_PATTERN, StepType
@@ -45,7 +45,7 @@ def init_workflow(root: Path, name: str, description: str = "") -> Path:
     folder = root / name
     if folder.exists():
         msg = f"{folder} already exists"
-        raise WorkflowExistsError(msg, next=act("workflow.add_step", name=name, type="interactive"))
+        raise WORKFLOW_EXISTS(msg, next=act("workflow.add_step", name=name, type="interactive"))
     make_dirs_owned(folder / REFERENCES, mode=0o700)  # owned like the project, as the files are
     summary = description or "TODO: one line saying what this workflow does"
     _write(folder / MANIFEST, f"---\nname: {name}\ndescription: \"{_yaml_text(summary)}\"\nversion: \"1\"\n"
@@ -80,13 +80,13 @@ def add_step(folder: Path, step_id: str, step_type: StepType, *, after: str | No
     ids = [sid for _, sid in steps]
     if step_id in ids:
         msg = f"step id '{step_id}' is already used"
-        raise WorkflowExistsError(msg, hint="pick another id",
+        raise WORKFLOW_EXISTS(msg, hint="pick another id",
                                   next=act("workflow.add_step", name=folder.name, type=step_type))
     index = len(steps)
     if after is not None:
         if after not in ids:
             msg = f"no step '{after}' in {folder.name} (steps: {', '.join(ids) or 'none'})"
-            raise StepNotFoundError(msg, next=act("workflow.validate", name=folder.name))
+            raise STEP_NOT_FOUND(msg, next=act("workflow.validate", name=folder.name))
         index = ids.index(after) + 1
     paths: list[Path | None] = [p for p, _ in steps]
     paths.insert(index, None)

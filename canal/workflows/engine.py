@@ -15,12 +15,13 @@ from typing import Any
 from canal.core.next import act
 from canal.workflows.chain import Handle, Runner
 from canal.workflows.errors import (
-    ConfirmationPendingError,
-    ConfirmTokenMismatchError,
-    GateRejectedError,
-    RunBusyError,
-    RunFinishedError,
-    RunNeedsAttentionError,
+    CONFIRM_TOKEN_MISMATCH,
+    CONFIRMATION_PENDING,
+    GATE_REJECTED,
+    RUN_BUSY,
+    RUN_FINISHED,
+    RUN_NEEDS_ATTENTION,
+    WorkflowError,
 )
 from canal.workflows.fields import ValidationOutcome, validate_fields
 from canal.workflows.hints import next_for
@@ -101,10 +102,10 @@ class Engine:
         status = h.doc.status
         if status in TERMINAL:
             msg = f"run {run_id} is {status}; it cannot advance"
-            raise RunFinishedError(msg, next=act("workflow.show", run_id=run_id), details={"status": status})
+            raise RUN_FINISHED(msg, next=act("workflow.show", run_id=run_id), details={"status": status})
         if status == "running":
             msg = f"run {run_id} is running step {h.doc.current_step} in another process"
-            raise RunBusyError(msg, next=act("workflow.current", run_id=run_id),
+            raise RUN_BUSY(msg, next=act("workflow.current", run_id=run_id),
                                details={"step": h.doc.current_step})
         if status == "needs_attention":
             self._retry_interrupted(h, runner, retry)
@@ -126,7 +127,7 @@ class Engine:
         doc = h.doc
         if not retry:
             msg = f"run {doc.run_id} needs attention: {doc.attention}"
-            raise RunNeedsAttentionError(msg, **_next(doc), details={"step": doc.current_step})
+            raise RUN_NEEDS_ATTENTION(msg, **_next(doc), details={"step": doc.current_step})
         doc.status, doc.attention = "ready", None
         runner.event(h, "workflow.run.retry_requested", step=doc.current_step)
 
@@ -137,11 +138,11 @@ class Engine:
         details = view.model_dump() if view else {}
         if confirm is None:
             msg = f"step {pending.step} waits for confirmation: {details.get('reason', '')}. Nothing was run."
-            raise ConfirmationPendingError(msg, **_next(h.doc), details=details)
+            raise CONFIRMATION_PENDING(msg, **_next(h.doc), details=details)
         if not hmac.compare_digest(confirm.encode(), pending.token.encode()):
             # never the right token here: whoever guesses must not be handed it
             msg = f"that token is not the one step {pending.step} waits for. Nothing was run."
-            raise ConfirmTokenMismatchError(
+            raise CONFIRM_TOKEN_MISMATCH(
                 msg, hint=f"ask the user, then use the token from the confirmation of step {pending.step}",
                 next=act("workflow.advance", run_id=h.doc.run_id, confirm="TOKEN"),
                 details={"step": pending.step, "run_id": h.doc.run_id})
@@ -201,10 +202,10 @@ class Engine:
         h = self._open(run_id, runner)
         if h.doc.status in TERMINAL:
             msg = f"run {run_id} is already {h.doc.status}"
-            raise RunFinishedError(msg, next=act("workflow.show", run_id=run_id))
+            raise RUN_FINISHED(msg, next=act("workflow.show", run_id=run_id))
         if h.doc.status == "running":
             msg = f"run {run_id} is running step {h.doc.current_step} in another process"
-            raise RunBusyError(msg, hint="wait", next=act("workflow.abort", run_id=run_id))
+            raise RUN_BUSY(msg, hint="wait", next=act("workflow.abort", run_id=run_id))
         h.doc.status, h.doc.confirmation, h.doc.owner = "aborted", None, None
         runner.save(h)
         runner.event(h, "workflow.run.aborted", step=h.doc.current_step, reason=reason)
@@ -220,13 +221,13 @@ class Engine:
         return sorted(out, key=lambda r: r.updated_at, reverse=True)
 
 
-def _rejection(doc: RunDoc, step: StepDef, outcome: ValidationOutcome) -> GateRejectedError:
+def _rejection(doc: RunDoc, step: StepDef, outcome: ValidationOutcome) -> WorkflowError:
     lines = [f"step {step.id} rejected the gate data; nothing was saved."]
     lines += [f"  missing {name}: {desc or step.fields[name].type}" for name, desc in outcome.missing]
     lines += [f"  invalid {p.field}: {p.problem}" for p in outcome.errors]
     if outcome.dropped:
         lines.append(f"  dropped (not in the gate): {', '.join(outcome.dropped)}")
-    return GateRejectedError(
+    return GATE_REJECTED(
         "\n".join(lines), **_next(doc),
         details={"step": step.id,
                  "missing": [{"field": name, "desc": desc} for name, desc in outcome.missing],

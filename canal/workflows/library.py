@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from canal.core.next import act
-from canal.workflows.errors import WorkflowNotFoundError
+from canal.workflows.errors import WORKFLOW_NOT_FOUND
 from canal.workflows.loader import MANIFEST
 
 
@@ -35,7 +35,7 @@ def find_workflow(name: str, roots: Sequence[Path]) -> Path:
         return found[name]
     known = ", ".join(sorted(found)) or "none"
     msg = f"no workflow named '{name}' (known: {known})"
-    raise WorkflowNotFoundError(
+    raise WORKFLOW_NOT_FOUND(
         msg,
         next=[act("workflow.list"), act("workflow.init", "to create one", name="NAME")],
         details={"name": name, "known": sorted(found), "roots": [str(r) for r in roots]},

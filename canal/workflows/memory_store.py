@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from canal.core.next import act
-from canal.workflows.errors import RunConflictError, RunNotFoundError
+from canal.workflows.errors import RUN_CONFLICT, RUN_NOT_FOUND
 from canal.workflows.ports import JsonPath, StoredRun
 
 
@@ -24,13 +24,13 @@ class MemoryRunStore:
     def create(self, run_id: str, doc: Mapping[str, Any], *, sensitive_paths: Sequence[JsonPath]) -> int:
         if run_id in self._docs:
             msg = f"run {run_id} already exists"
-            raise RunConflictError(msg)
+            raise RUN_CONFLICT(msg)
         return self._put(run_id, doc, 1, sensitive_paths)
 
     def load(self, run_id: str) -> StoredRun:
         if run_id not in self._docs:
             msg = f"no run {run_id}"
-            raise RunNotFoundError(msg, next=act("workflow.runs"))
+            raise RUN_NOT_FOUND(msg, next=act("workflow.runs"))
         text, revision = self._docs[run_id]
         return StoredRun(doc=json.loads(text), revision=revision)
 
@@ -38,11 +38,11 @@ class MemoryRunStore:
              sensitive_paths: Sequence[JsonPath]) -> int:
         if run_id not in self._docs:
             msg = f"no run {run_id}"
-            raise RunNotFoundError(msg, next=act("workflow.runs"))
+            raise RUN_NOT_FOUND(msg, next=act("workflow.runs"))
         current = self._docs[run_id][1]
         if current != expected_revision:
             msg = f"run {run_id} changed (revision {current}, expected {expected_revision})"
-            raise RunConflictError(msg,
+            raise RUN_CONFLICT(msg,
                                    next=act("workflow.current", run_id=run_id))
         return self._put(run_id, doc, current + 1, sensitive_paths)
 

@@ -81,8 +81,8 @@ class StoredRun:
 class RunStore(Protocol):
     """Run documents by id. ``sensitive_paths`` are JSON paths (keys) whose values must be sealed at rest.
 
-    ``create`` raises ``RunConflictError`` when the id exists; ``load`` raises ``RunNotFoundError``;
-    ``save`` raises ``RunConflictError`` when the stored revision is not ``expected_revision``.
+    ``create`` raises ``RUN_CONFLICT`` when the id exists; ``load`` raises ``RUN_NOT_FOUND``;
+    ``save`` raises ``RUN_CONFLICT`` when the stored revision is not ``expected_revision``.
     Revisions start at 1 and grow by one per save.
     """
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from canal.core.next import act
-from canal.workflows.errors import TemplateError, WorkflowInvalidError
+from canal.workflows.errors import WORKFLOW_INVALID, TemplateError
 from canal.workflows.fields import FieldSpec, validate_fields
 from canal.workflows.frontmatter import FrontMatter, PathKey
 from canal.workflows.loader import Loaded, Problem, load
@@ -184,12 +184,12 @@ def validate(root: Path, catalog: ToolCatalog | None = None) -> Report:
 
 
 def load_valid(root: Path, catalog: ToolCatalog | None = None) -> Definition:
-    """The definition, or ``WorkflowInvalidError`` listing every problem."""
+    """The definition, or ``WORKFLOW_INVALID`` listing every problem."""
     report = validate(root, catalog)
     if report.ok and report.definition is not None:
         return report.definition
     lines = [str(problem) for problem in report.problems]
-    raise WorkflowInvalidError(
+    raise WORKFLOW_INVALID(
         f"workflow at {root} has {len(lines)} problem(s):\n" + "\n".join(lines),
         hint="fix the files", next=act("workflow.validate", name=root.name),
         details={"problems": [problem.as_dict() for problem in report.problems]},

@@ -21,7 +21,8 @@ from canal.runtime.tools import Tools
 from canal.runtime.wfrun.executor import CanalStepExecutor
 from canal.runtime.wfrun.factory import ProjectTools
 from canal.workflows.ports import StepRequest
-from canal.workflows.tools.errors import ToolArgsInvalid, ToolRunnerUnavailable
+from canal.workflows.tools.errors import TOOL_ARGS_INVALID, TOOL_RUNNER_UNAVAILABLE
+from tests.error_codes import raises_code
 
 TOOLS = {
     "imaged": 'description: Needs its own image\nimage: "example/own:1"\nparameters: {}\nrun: ["true"]\n',
@@ -61,14 +62,14 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 @pytest.mark.parametrize(("tool", "args", "error"), [
-    ("imaged", {}, ToolRunnerUnavailable), ("stamp", {}, ToolArgsInvalid),
+    ("imaged", {}, TOOL_RUNNER_UNAVAILABLE), ("stamp", {}, TOOL_ARGS_INVALID),
     # issue 39, finding 5: a number filling a whole argv element obeys the option rule as a string does
-    ("lister", {"n": -5}, ToolArgsInvalid), ("scaled", {"f": -0.5}, ToolArgsInvalid),
+    ("lister", {"n": -5}, TOOL_ARGS_INVALID), ("scaled", {"f": -0.5}, TOOL_ARGS_INVALID),
 ])
 def test_every_door_calls_the_one_call_tool_and_reports_the_same_code(
         project: Path, calls: list[str], tool: str, args: dict[str, Any], error: type[Exception]) -> None:
     code = error.code  # type: ignore[attr-defined]
-    with Canal(project) as canal, pytest.raises(error):
+    with Canal(project) as canal, raises_code(error):
         canal.call_tool(tool, args)
 
     done = CliRunner().invoke(cli, ["tool", "call", tool, "--args", json.dumps(args)])
@@ -76,7 +77,7 @@ def test_every_door_calls_the_one_call_tool_and_reports_the_same_code(
     assert done.exit_code == error.exit_code  # type: ignore[attr-defined]
 
     with Canal(project) as canal:
-        with pytest.raises(error) as raised:
+        with raises_code(error) as raised:
             call_capability(canal, s.CallCapabilityArgs(name=tool, arguments=args))
         assert error_reply(raised.value, "call_capability").data["code"] == code
 

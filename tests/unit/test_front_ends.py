@@ -8,9 +8,8 @@ import json
 import subprocess
 import sys
 
-import pytest
-
-from canal.cli.shared import FrontEndMissing, front_end
+from canal.cli.shared import FRONT_END_MISSING, front_end
+from tests.error_codes import raises_code
 
 
 def test_the_mcp_verb_finds_the_mcp_server_by_its_entry_point() -> None:
@@ -26,7 +25,7 @@ def test_the_console_verb_finds_the_web_console_by_its_entry_point() -> None:
 
 
 def test_an_unknown_front_end_is_a_typed_error() -> None:
-    with pytest.raises(FrontEndMissing) as info:
+    with raises_code(FRONT_END_MISSING) as info:
         front_end("no-such-front-end")
     assert info.value.code == "FRONT_END_MISSING"
 

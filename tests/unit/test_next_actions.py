@@ -72,12 +72,16 @@ def test_confirmation_names_the_token_and_who_gives_it() -> None:
 
 
 def _literals(path: Path) -> list[str]:
-    """Every string constant of a module, docstrings left out."""
+    """Every string constant of a module, docstrings and error codes' summaries (for docs/errors.md,
+    ``register(Family, CODE, summary)``) left out."""
     tree = ast.parse(path.read_text())
     docs = {id(node.body[0].value) for node in ast.walk(tree)
             if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
             and node.body and isinstance(node.body[0], ast.Expr)
             and isinstance(node.body[0].value, ast.Constant)}
+    docs |= {id(node.args[2]) for node in ast.walk(tree)
+             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+             and node.func.id in ("register", "register_code") and len(node.args) >= 3}
     return [n.value for n in ast.walk(tree)
             if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs]
 

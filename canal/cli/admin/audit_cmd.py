@@ -14,9 +14,9 @@ from canal.core.display import visible
 from canal.core.duration import EXAMPLES
 from canal.core.fsutil import atomic_write
 from canal.host.audit import (
-    AuditLogForeignError,
-    AuditLogMissingError,
-    AuditTamperedError,
+    AUDIT_LOG_FOREIGN,
+    AUDIT_LOG_MISSING,
+    AUDIT_TAMPERED,
     make_checkpoint,
     parse_line,
     read_checkpoint,
@@ -208,7 +208,7 @@ def _raise_if_copy_differs(copy: ExportReport) -> None:
         return
     p = copy.problem
     msg = f"audit export {copy.path}, line {p.line}: {p.kind}: {p.message}"
-    raise AuditTamperedError(msg, hint=f"keep {copy.path} and the log as evidence; compare them with: "
+    raise AUDIT_TAMPERED(msg, hint=f"keep {copy.path} and the log as evidence; compare them with: "
                              "canal audit show --json", details=copy.to_json())
 
 
@@ -217,7 +217,7 @@ def _raise_if_tampered(report: VerifyReport) -> None:
         return
     p = report.problem
     msg = f"audit log {report.path}, line {p.line}: {p.kind}: {p.message}"
-    error = AuditLogForeignError if p.kind in ("foreign", "unbound") else AuditTamperedError
+    error = AUDIT_LOG_FOREIGN if p.kind in ("foreign", "unbound") else AUDIT_TAMPERED
     raise error(msg, hint=f"inspect it with: canal audit show --json; keep a copy of "
                 f"{report.path} as evidence before anything else", details=report.to_json())
 
@@ -229,7 +229,7 @@ def _raise_if_missing(report: VerifyReport, project: Services) -> None:
     what = "empty" if Path(report.path).exists() else "missing"
     msg = (f"audit log {report.path} is {what}, but the project has state that its runs recorded "
            f"({project.state_dir}): the log was emptied or deleted")
-    raise AuditLogMissingError(msg, hint=f"restore {report.path} from a backup, or compare with an "
+    raise AUDIT_LOG_MISSING(msg, hint=f"restore {report.path} from a backup, or compare with an "
                                "off-host checkpoint: canal audit verify --checkpoint FILE",
                                details=report.to_json())
 

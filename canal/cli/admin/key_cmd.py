@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from canal.cli.shared import App, echo_json, json_option, pass_app
-from canal.host.keys import KeyRetireRefusedError
+from canal.host.keys import KEY_RETIRE_REFUSED
 from canal.host.sealed import SealedError
 from canal.runtime.services import sealed_store_for
 
@@ -85,7 +85,7 @@ def retire(app: App, key_id: str, as_json: bool) -> None:
              for d in store.ids() if _key_of(store, d) in (key_id, None)]  # unreadable: assume in use
     if users:
         msg = f"{len(users)} state file(s) are still sealed under {key_id}: {', '.join(users[:5])}"
-        raise KeyRetireRefusedError(msg, hint="canal key rotate (re-seals them), then retire again",
+        raise KEY_RETIRE_REFUSED(msg, hint="canal key rotate (re-seals them), then retire again",
                                     details={"files": users})
     info = ks.retire(key_id)
     if as_json:

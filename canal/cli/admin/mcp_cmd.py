@@ -13,7 +13,7 @@ import sys
 
 import click
 
-from canal.cli.shared import App, FrontEndMissing, front_end, pass_app
+from canal.cli.shared import FRONT_END_MISSING, App, front_end, pass_app
 from canal.runtime.settings.config import STRICTNESS
 
 
@@ -47,7 +47,7 @@ def mcp(app: App, sandbox: str, profile: str | None, unattended: bool, no_elicit
     serve(canal, elicit=not no_elicit)
 
 
-__all__ = ["FrontEndMissing", "front_end", "mcp"]
+__all__ = ["FRONT_END_MISSING", "front_end", "mcp"]
 
 
 def register(cli: click.Group) -> None:

@@ -12,24 +12,20 @@ import click
 
 from canal.cli.shared import App, echo_json, front_end, json_option, pass_app
 from canal.core.errors import CanalError
+from canal.core.errors import register as register_code
 
 ENV_KEY = "CANAL_SWEREX_API_KEY"
 MIN_KEY = 16
 
 
-class SwerexApiKeyMissing(CanalError):
-    """``canal swerex serve`` starts only with an API key of at least 16 characters in
-    ``CANAL_SWEREX_API_KEY``: every caller must present it (``X-API-Key``)."""
+SWEREX_API_KEY_MISSING = register_code(CanalError, "SWEREX_API_KEY_MISSING", """
+    ``canal swerex serve`` starts only with an API key of at least 16 characters in
+    ``CANAL_SWEREX_API_KEY``: every caller must present it (``X-API-Key``).
+    """, exit_code=2)
 
-    code = "SWEREX_API_KEY_MISSING"
-    exit_code = 2
-
-
-class SwerexHostRefused(CanalError):
-    """``canal swerex serve --host`` takes a loopback address only: the endpoint runs commands."""
-
-    code = "SWEREX_HOST_REFUSED"
-    exit_code = 2
+SWEREX_HOST_REFUSED = register_code(CanalError, "SWEREX_HOST_REFUSED", """
+    ``canal swerex serve --host`` takes a loopback address only: the endpoint runs commands.
+    """, exit_code=2)
 
 
 @click.group("swerex")
@@ -54,15 +50,16 @@ def serve(app: App, host: str, port: int, as_json: bool) -> None:
     if len(key) < MIN_KEY:
         state = "unset" if not key else "shorter than 16 characters"
         msg = f"No API key: {ENV_KEY} is {state}; nothing served."
-        raise SwerexApiKeyMissing(msg, hint=f"export {ENV_KEY}=$(openssl rand -hex 16), give the same value "
-                                  "to RemoteRuntime(auth_token=...), then run canal swerex serve again")
+        raise SWEREX_API_KEY_MISSING(msg, hint=f"export {ENV_KEY}=$(openssl rand -hex 16), give the same "
+                                     "value to RemoteRuntime(auth_token=...), then run canal swerex serve "
+                                     "again")
     try:
         loopback = ipaddress.ip_address(host).is_loopback
     except ValueError:
         loopback = host == "localhost"
     if not loopback:
         msg = f"--host {host} is not a loopback address; nothing served (the endpoint runs commands)."
-        raise SwerexHostRefused(msg, hint="serve on 127.0.0.1 and reach it through an SSH tunnel or a "
+        raise SWEREX_HOST_REFUSED(msg, hint="serve on 127.0.0.1 and reach it through an SSH tunnel or a "
                                 "proxy of yours that authenticates callers")
 
     def ready(url: str) -> None:

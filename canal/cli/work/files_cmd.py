@@ -17,7 +17,7 @@ from canal.cli.shared import App, emit, json_option, pass_app
 from canal.cli.words import say
 from canal.core.duration import EXAMPLES, parse_duration
 from canal.core.next import act
-from canal.host.files.errors import InvalidRange
+from canal.host.files.errors import INVALID_RANGE
 from canal.host.files.fileio import DEFAULT_MAX_BYTES
 from canal.host.trash import RemoveOutcome
 
@@ -167,7 +167,7 @@ def parse_range(text: str | None, path: str) -> tuple[int | None, int | None]:
         end = int(last) if last else (None if sep else start)
     except ValueError:
         msg = f"--range {text!r} is not A:B with line numbers."
-        raise InvalidRange(msg, hint=f"canal view {path} --range 1:40", details={"range": text}) from None
+        raise INVALID_RANGE(msg, hint=f"canal view {path} --range 1:40", details={"range": text}) from None
     return start, end
 
 

@@ -35,11 +35,11 @@ def served_tasks(app: App) -> Tasks:
     """The project's tasks, which must live in the Canal server to outlive this call."""
     tasks = app.canal.tasks
     if not tasks.persistent:
-        from canal.runtime.tasks import TasksNeedServer
+        from canal.runtime.tasks import TASKS_NEED_SERVER
 
         msg = ("A background task outlives the call that starts it, so it lives in the Canal server; "
                "this call runs without one (CANAL_NO_SERVER=1).")
-        raise TasksNeedServer(msg, hint="unset CANAL_NO_SERVER, then run the command again "
+        raise TASKS_NEED_SERVER(msg, hint="unset CANAL_NO_SERVER, then run the command again "
                               "(the Python API in-process has tasks too: Canal(...).tasks)")
     return tasks
 

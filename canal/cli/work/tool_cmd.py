@@ -14,7 +14,7 @@ from canal.core.next import act
 from canal.runtime.run.result import RunResult
 from canal.runtime.tools import example_args, meta_lines
 from canal.workflows.tools import ToolMeta
-from canal.workflows.tools.errors import ToolArgsInvalid
+from canal.workflows.tools.errors import TOOL_ARGS_INVALID
 
 
 @click.group("tool")
@@ -80,10 +80,11 @@ def parse_args_json(tool_name: str, raw: str) -> dict[str, Any]:
         data = json.loads(raw)
     except ValueError as exc:
         msg = f"--args is not JSON: {exc}"
-        raise ToolArgsInvalid(msg, hint=f"canal tool meta {tool_name}", details={"tool": tool_name}) from None
+        raise TOOL_ARGS_INVALID(msg, hint=f"canal tool meta {tool_name}",
+                                details={"tool": tool_name}) from None
     if not isinstance(data, dict):
         msg = "--args must be a JSON object of field values"
-        raise ToolArgsInvalid(msg, hint=f"canal tool meta {tool_name}", details={"tool": tool_name})
+        raise TOOL_ARGS_INVALID(msg, hint=f"canal tool meta {tool_name}", details={"tool": tool_name})
     return data
 
 

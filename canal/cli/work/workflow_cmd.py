@@ -15,11 +15,12 @@ from canal.cli import workflow_render as render
 from canal.cli.gate_input import read_gate_data, warn_sensitive_on_argv
 from canal.cli.shared import App, echo_json, pass_app, stderr_is_tty
 from canal.core.errors import ExitCode
+from canal.core.errors import register as register_code
 from canal.runtime.wfrun import open_engine, workflow_roots
 from canal.runtime.wfrun.factory import PROJECT_WORKFLOWS, ProjectTools
 from canal.workflows.creator import add_step, init_workflow
 from canal.workflows.engine import Engine
-from canal.workflows.errors import WorkflowError, WorkflowNotFoundError
+from canal.workflows.errors import WORKFLOW_NOT_FOUND, WorkflowError
 from canal.workflows.library import find_workflow, workflow_dirs
 from canal.workflows.model import StepType
 from canal.workflows.rundoc import TERMINAL
@@ -28,8 +29,7 @@ from canal.workflows.validate import validate as validate_folder
 STEP_FAILED_EXIT = 1  # the run stopped on a failed step (or needs attention), like a command's own failure
 
 
-class NoActiveRunError(WorkflowError):
-    code = "NO_ACTIVE_RUN"
+NO_ACTIVE_RUN = register_code(WorkflowError, "NO_ACTIVE_RUN", "No active run.")
 
 
 def _engine(app: App, *, show_steps: bool = False) -> Engine:
@@ -46,7 +46,7 @@ def _resolve_run(engine: Engine, run_id: str | None) -> str:
         if summary.status not in TERMINAL:
             return summary.run_id
     msg = "no active workflow run (every run is finished, or none was started)"
-    raise NoActiveRunError(msg, hint="canal workflow runs   or   canal workflow start NAME")
+    raise NO_ACTIVE_RUN(msg, hint="canal workflow runs   or   canal workflow start NAME")
 
 
 def _run_exit(status: str) -> None:
@@ -282,7 +282,7 @@ def add_step_cmd(app: App, name: str, step_id: str, step_type: StepType, after: 
     folder = _project_workflows(app) / name
     if not folder.is_dir():
         msg = f"no workflow {name} in {folder.parent}"
-        raise WorkflowNotFoundError(msg, hint=f"canal workflow init {name}")
+        raise WORKFLOW_NOT_FOUND(msg, hint=f"canal workflow init {name}")
     path = add_step(folder, step_id, step_type, after=after)
     click.echo(f"created {path}\nNext: edit it, then: canal workflow validate {name}")
 

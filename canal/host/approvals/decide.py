@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from canal.core.next import NextAction, act
-from canal.host.approvals.errors import ApprovalError, ApproverUnverifiedError
+from canal.host.approvals.errors import APPROVER_UNVERIFIED, ApprovalError
 from canal.host.approvals.model import Approver, Pending
 from canal.host.approvals.service import ApprovalService
 from canal.host.approvals.verify import by_peer_uid, by_signature
@@ -39,7 +39,7 @@ def identify(service: ApprovalService, token: str, decision: Decision, proof: Pr
     if proof.peer_uid is not None:
         return by_peer_uid(service.settings, proof.peer_uid, agent_uid)
     msg = "approving needs an approver's proof: a terminal alone does not count"
-    raise ApproverUnverifiedError(msg, hint=NO_PROOF_HINT, next=no_proof_next("approve", token))
+    raise APPROVER_UNVERIFIED(msg, hint=NO_PROOF_HINT, next=no_proof_next("approve", token))
 
 
 def decide(service: ApprovalService, token: str, decision: Decision, reason: str, proof: Proof,

@@ -8,22 +8,17 @@ person, then re-run.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from canal.core.errors import CanalError, ExitCode
+from canal.core.errors import CanalError, ExitCode, register
 
 
 class ApprovalError(CanalError):
-    code: ClassVar[str] = "APPROVAL_INVALID"
-    exit_code: ClassVar[int] = ExitCode.APPROVAL_INVALID
+    code = "APPROVAL_INVALID"
+    exit_code = ExitCode.APPROVAL_INVALID
 
 
-class ApprovalExpiredError(ApprovalError):
-    code = "APPROVAL_EXPIRED"
+APPROVAL_EXPIRED = register(ApprovalError, "APPROVAL_EXPIRED", "Approval expired.")
 
-
-class ApprovalReusedError(ApprovalError):
-    code = "APPROVAL_REUSED"
+APPROVAL_REUSED = register(ApprovalError, "APPROVAL_REUSED", "Approval reused.")
 
 
 class ApprovalForgedError(ApprovalError):
@@ -32,95 +27,63 @@ class ApprovalForgedError(ApprovalError):
     code = "APPROVAL_FORGED"
 
 
-class ApprovalMismatchError(ApprovalError):
-    """The token was issued for another command, sandbox, working directory or policy."""
+APPROVAL_MISMATCH = register(ApprovalError, "APPROVAL_MISMATCH", """
+    The token was issued for another command, sandbox, working directory or policy.
+    """)
 
-    code = "APPROVAL_MISMATCH"
+APPROVAL_PENDING = register(ApprovalError, "APPROVAL_PENDING", """
+    Human approval mode: the token is valid but no person has approved it yet.
+    """, exit_code=ExitCode.CONFIRMATION_REQUIRED)
 
+APPROVER_UNVERIFIED = register(ApprovalError, "APPROVER_UNVERIFIED", """
+    An approval without any approver proof (a terminal is none), where approvers are needed.
+    """)
 
-class ApprovalPendingError(ApprovalError):
-    """Human approval mode: the token is valid but no person has approved it yet."""
+APPROVAL_STORE_FAILED = register(ApprovalError, "APPROVAL_STORE_FAILED", """
+    The approvals folder could not be read or written.
+    """, exit_code=ExitCode.CANAL_ERROR)
 
-    code = "APPROVAL_PENDING"
-    exit_code = ExitCode.CONFIRMATION_REQUIRED
+APPROVER_IS_AGENT = register(ApprovalError, "APPROVER_IS_AGENT", """
+    The approving client runs as the agent's own OS user (SO_PEERCRED): the agent cannot approve.
+    """)
 
+APPROVER_UNKNOWN = register(ApprovalError, "APPROVER_UNKNOWN", """
+    The approving OS user is not an approver of this project (canal.yaml).
+    """)
 
-class ApproverUnverifiedError(ApprovalError):
-    """An approval without any approver proof (a terminal is none), where approvers are needed."""
+APPROVERS_NOT_CONFIGURED = register(ApprovalError, "APPROVERS_NOT_CONFIGURED", """
+    Human approval needs ``approvals.approvers`` in canal.yaml: nobody can prove who they are.
+    """)
 
-    code = "APPROVER_UNVERIFIED"
+SIGNATURE_INVALID = register(ApprovalError, "SIGNATURE_INVALID", """
+    An SSH signature that does not verify (forged, tampered, another message or namespace).
+    """)
 
+SIGNER_NOT_ALLOWED = register(ApprovalError, "SIGNER_NOT_ALLOWED", """
+    An SSH signature by a key that no approver of this project has (not in allowed_signers).
+    """)
 
-class ApprovalStoreError(ApprovalError):
-    """The approvals folder could not be read or written."""
+SIGNATURE_REPLAYED = register(ApprovalError, "SIGNATURE_REPLAYED", """
+    A signature that was already used (the same approval sent twice, or an old one sent again).
+    """)
 
-    code = "APPROVAL_STORE_FAILED"
-    exit_code = ExitCode.CANAL_ERROR
+PASSKEY_UNKNOWN = register(ApprovalError, "PASSKEY_UNKNOWN", """
+    A passkey (WebAuthn credential) that no approver of this project has in canal.yaml.
+    """)
 
+PASSKEY_INVALID = register(ApprovalError, "PASSKEY_INVALID", """
+    A passkey assertion or registration that does not verify (signature, origin, user verification,
+    or a sign count that went back: a cloned authenticator).
+    """)
 
-class ApproverIsAgentError(ApprovalError):
-    """The approving client runs as the agent's own OS user (SO_PEERCRED): the agent cannot approve."""
+PASSKEY_REPLAYED = register(ApprovalError, "PASSKEY_REPLAYED", """
+    A passkey assertion whose challenge the console did not hand out, or already used, or that expired.
+    """)
 
-    code = "APPROVER_IS_AGENT"
+APPROVAL_DENIED = register(ApprovalError, "APPROVAL_DENIED", """
+    A person denied the confirmation; the message carries their reason.
+    """)
 
-
-class ApproverUnknownError(ApprovalError):
-    """The approving OS user is not an approver of this project (canal.yaml)."""
-
-    code = "APPROVER_UNKNOWN"
-
-
-class ApproversNotConfiguredError(ApprovalError):
-    """Human approval needs ``approvals.approvers`` in canal.yaml: nobody can prove who they are."""
-
-    code = "APPROVERS_NOT_CONFIGURED"
-
-
-class SignatureInvalidError(ApprovalError):
-    """An SSH signature that does not verify (forged, tampered, another message or namespace)."""
-
-    code = "SIGNATURE_INVALID"
-
-
-class SignerNotAllowedError(ApprovalError):
-    """An SSH signature by a key that no approver of this project has (not in allowed_signers)."""
-
-    code = "SIGNER_NOT_ALLOWED"
-
-
-class SignatureReplayedError(ApprovalError):
-    """A signature that was already used (the same approval sent twice, or an old one sent again)."""
-
-    code = "SIGNATURE_REPLAYED"
-
-
-class PasskeyUnknownError(ApprovalError):
-    """A passkey (WebAuthn credential) that no approver of this project has in canal.yaml."""
-
-    code = "PASSKEY_UNKNOWN"
-
-
-class PasskeyInvalidError(ApprovalError):
-    """A passkey assertion or registration that does not verify (signature, origin, user verification,
-    or a sign count that went back: a cloned authenticator)."""
-
-    code = "PASSKEY_INVALID"
-
-
-class PasskeyReplayedError(ApprovalError):
-    """A passkey assertion whose challenge the console did not hand out, or already used, or that expired."""
-
-    code = "PASSKEY_REPLAYED"
-
-
-class ApprovalDeniedError(ApprovalError):
-    """A person denied the confirmation; the message carries their reason."""
-
-    code = "APPROVAL_DENIED"
-
-
-class ApprovalDoorUnreachableError(ApprovalError):
-    """``canal approve --for USER``: no Canal server of that user answers on its approval door."""
-
-    code = "APPROVAL_DOOR_UNREACHABLE"
-    exit_code = ExitCode.CANAL_ERROR
+APPROVAL_DOOR_UNREACHABLE = register(ApprovalError, "APPROVAL_DOOR_UNREACHABLE", """
+    ``canal approve --for USER``: no Canal server of that user answers on its approval door.
+    """, exit_code=ExitCode.CANAL_ERROR)

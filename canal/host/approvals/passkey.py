@@ -32,7 +32,7 @@ from webauthn.helpers.structs import (
 )
 
 from canal.core.next import act
-from canal.host.approvals.errors import PasskeyInvalidError, PasskeyUnknownError
+from canal.host.approvals.errors import PASSKEY_INVALID, PASSKEY_UNKNOWN
 from canal.host.approvals.identities import ApprovalsSettings, ApproverSpec
 
 RP_ID = "localhost"
@@ -87,7 +87,7 @@ def verify_registration(credential: dict[str, Any], challenge: bytes, port: int)
                                             require_user_verification=True)
     except (WebAuthnException, ValueError, KeyError, TypeError) as exc:
         msg = f"the new passkey's registration does not verify: {exc}"
-        raise PasskeyInvalidError(msg, hint="register again; the authenticator must verify the user") from exc
+        raise PASSKEY_INVALID(msg, hint="register again; the authenticator must verify the user") from exc
     return f"{bytes_to_base64url(done.credential_id)}:{bytes_to_base64url(done.credential_public_key)}"
 
 
@@ -107,7 +107,7 @@ def claimed_challenge(credential: dict[str, Any]) -> str:
         challenge = json.loads(raw)["challenge"]
     except (KeyError, TypeError, ValueError) as exc:
         msg = "the passkey response carries no readable client data"
-        raise PasskeyInvalidError(msg, hint="use the console's own page to sign") from exc
+        raise PASSKEY_INVALID(msg, hint="use the console's own page to sign") from exc
     return str(challenge)
 
 
@@ -119,7 +119,7 @@ def verify_assertion(settings: ApprovalsSettings, credential: dict[str, Any], ch
     if found is None or (only is not None and found[0].name != only):
         who = f"approver {only}" if only else "any approver"
         msg = f"the passkey {cred_id[:16]}... is not one of {who}'s in canal.yaml"
-        raise PasskeyUnknownError(msg, hint=ENROL_HINT, next=ENROL_NEXT, details={"credential_id": cred_id})
+        raise PASSKEY_UNKNOWN(msg, hint=ENROL_HINT, next=ENROL_NEXT, details={"credential_id": cred_id})
     approver, key = found
     try:
         done = verify_authentication_response(
@@ -128,7 +128,7 @@ def verify_assertion(settings: ApprovalsSettings, credential: dict[str, Any], ch
             credential_current_sign_count=sign_count, require_user_verification=True)
     except (WebAuthnException, ValueError, KeyError, TypeError) as exc:
         msg = f"the passkey assertion of {approver.name} does not verify: {exc}"
-        raise PasskeyInvalidError(msg, hint="sign again on the console's page",
+        raise PASSKEY_INVALID(msg, hint="sign again on the console's page",
                                   details={"credential_id": cred_id}) from exc
     response = credential["response"]
     evidence = {"credential_id": cred_id, "rp_id": RP_ID, "origin": origin_for(port),
@@ -154,4 +154,4 @@ def verify_evidence(evidence: dict[str, Any], public_key: str) -> None:
             require_user_verification=True)
     except (WebAuthnException, ValueError, KeyError, TypeError) as exc:
         msg = f"the recorded passkey decision does not verify: {exc}"
-        raise PasskeyInvalidError(msg, hint="the record was altered, or signed by another key") from exc
+        raise PASSKEY_INVALID(msg, hint="the record was altered, or signed by another key") from exc

@@ -22,14 +22,15 @@ from canal.core.errors import CanalError
 from canal.core.next import act
 from canal.host.approvals import token as tokens
 from canal.host.approvals.errors import (
-    ApprovalDeniedError,
-    ApprovalExpiredError,
+    APPROVAL_DENIED,
+    APPROVAL_EXPIRED,
+    APPROVAL_MISMATCH,
+    APPROVAL_PENDING,
+    APPROVAL_REUSED,
+    APPROVER_UNVERIFIED,
+    SIGNATURE_REPLAYED,
+    ApprovalError,
     ApprovalForgedError,
-    ApprovalMismatchError,
-    ApprovalPendingError,
-    ApprovalReusedError,
-    ApproverUnverifiedError,
-    SignatureReplayedError,
 )
 from canal.host.approvals.identities import STRONG_METHODS, ApprovalsSettings
 from canal.host.approvals.model import Approval, Approver, DecisionSummary, Pending
@@ -124,14 +125,14 @@ class ApprovalService:
         if self.settings.approvers and approver.how not in STRONG_METHODS:
             msg = (f"{approver.how} is not a way to approve in this project: its approvers prove who they "
                    "are with another OS user, an SSH signature or a passkey")
-            raise ApproverUnverifiedError(msg, hint="see docs/approvals.md")
+            raise APPROVER_UNVERIFIED(msg, hint="see docs/approvals.md")
 
     def _not_replayed(self, token: str, rec: ApprovalRecord, approver: Approver) -> None:
         sig = approver.evidence.get("signature_sha256")
         before = rec.approved_by.evidence.get("signature_sha256") if rec.approved_by is not None else None
         if sig is not None and sig == before:
             msg = f"this signature was already used for {token}; a signature counts once"
-            raise SignatureReplayedError(msg, hint="nothing to do: the decision is recorded",
+            raise SIGNATURE_REPLAYED(msg, hint="nothing to do: the decision is recorded",
                                          details={"token": token})
 
     def show(self, token: str) -> Pending:
@@ -151,7 +152,7 @@ class ApprovalService:
                 raise _denied(token, rec)
             if "human" in (rec.mode, self._mode) and rec.approved_by is None:
                 msg = f"token {token} waits for a person's approval; nothing was run"
-                raise ApprovalPendingError(msg, hint="ask a person to approve it",
+                raise APPROVAL_PENDING(msg, hint="ask a person to approve it",
                                            next=act("approve", "then repeat the same call with its token",
                                                     token=token),
                                            details={"token": token, "expires_at": rec.expires_at})
@@ -176,11 +177,11 @@ class ApprovalService:
             raise ApprovalForgedError(msg, next=fresh, details={"token": token})
         if rec.status == "consumed":
             msg = f"token {token} was already used; a token confirms one run only"
-            raise ApprovalReusedError(msg, next=fresh, details={"token": token, "used_at": rec.consumed_at})
+            raise APPROVAL_REUSED(msg, next=fresh, details={"token": token, "used_at": rec.consumed_at})
         if self._clock() >= rec.expires_at:
             msg = f"token {token} expired; confirmations last {round(rec.expires_at - rec.created_at)} s"
             details = {"token": token, "expired_at": rec.expires_at}
-            raise ApprovalExpiredError(msg, next=fresh, details=details)
+            raise APPROVAL_EXPIRED(msg, next=fresh, details=details)
         return rec
 
     def _check_binding(self, token: str, rec: ApprovalRecord, command: str, sandbox: str, cwd: str,
@@ -193,7 +194,7 @@ class ApprovalService:
             msg = (f"token {token} was issued for another {', '.join(differs)} "
                    f"(it confirms: {visible(rec.command)} in sandbox {rec.sandbox}, cwd {visible(rec.cwd)}); "
                    "nothing was run")
-            raise ApprovalMismatchError(msg, hint="for this command, its own token",
+            raise APPROVAL_MISMATCH(msg, hint="for this command, its own token",
                                         next=act("retry", fresh_token=True),
                                         details={"token": token, "differs": differs})
 
@@ -222,10 +223,10 @@ class ApprovalService:
                                        **extra}, actor=extra.get("approver") or "canal")
 
 
-def _denied(token: str, rec: ApprovalRecord) -> ApprovalDeniedError:
+def _denied(token: str, rec: ApprovalRecord) -> ApprovalError:
     by = rec.approved_by
     who = "a person" if by is None else f"{by.user} ({by.how})"
     reason = "" if by is None else by.reason
     msg = f"{who} denied {rec.command!r}: {reason}. Nothing was run."
-    return ApprovalDeniedError(msg, hint="do not retry it; take the reason into account or ask the person",
+    return APPROVAL_DENIED(msg, hint="do not retry it; take the reason into account or ask the person",
                                details={"token": token, "denied_by": who, "reason": reason})

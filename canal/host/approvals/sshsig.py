@@ -26,7 +26,7 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from canal.host.approvals.errors import SignatureInvalidError, SignerNotAllowedError
+from canal.host.approvals.errors import SIGNATURE_INVALID, SIGNER_NOT_ALLOWED
 from canal.host.approvals.identities import ApproverSpec
 
 NAMESPACE = "canal-approval"
@@ -56,7 +56,7 @@ def _keygen() -> str:
     found = shutil.which("ssh-keygen")
     if found is None:
         msg = "ssh-keygen is not installed on this host: SSH-signed approvals cannot be checked"
-        raise SignatureInvalidError(msg, hint="apt-get install openssh-client")
+        raise SIGNATURE_INVALID(msg, hint="apt-get install openssh-client")
     return found
 
 
@@ -69,7 +69,7 @@ def sign(message: bytes, key_file: Path) -> str:
     done = _run([_keygen(), "-Y", "sign", "-q", "-f", str(key_file), "-n", NAMESPACE], message)
     if done.returncode != 0:
         msg = f"ssh-keygen could not sign with {key_file}: {done.stderr.decode(errors='replace').strip()}"
-        raise SignatureInvalidError(msg, hint="check the key path (and touch the security key if it asks)")
+        raise SIGNATURE_INVALID(msg, hint="check the key path (and touch the security key if it asks)")
     return done.stdout.decode()
 
 
@@ -78,7 +78,7 @@ def verify(message: bytes, signature: str, approvers: Iterable[ApproverSpec]) ->
     signers = {a.name: a for a in approvers if a.ssh_key is not None}
     if not signature.strip().startswith("-----BEGIN SSH SIGNATURE-----") or len(signature) > MAX_SIGNATURE:
         msg = "the signature is not an SSH signature (ssh-keygen -Y sign output)"
-        raise SignatureInvalidError(msg, hint=f"sign with: ssh-keygen -Y sign -n {NAMESPACE} -f KEY")
+        raise SIGNATURE_INVALID(msg, hint=f"sign with: ssh-keygen -Y sign -n {NAMESPACE} -f KEY")
     with tempfile.TemporaryDirectory(prefix="canal-sshsig-") as tmp:
         allowed = Path(tmp) / "allowed_signers"
         sig = Path(tmp) / "approval.sig"
@@ -91,12 +91,12 @@ def verify(message: bytes, signature: str, approvers: Iterable[ApproverSpec]) ->
         names = [n for n in found.stdout.decode(errors="replace").split() if n in signers]
         if found.returncode != 0 or not names:
             msg = "the signature was made by a key that is not an approver's (not in allowed_signers)"
-            raise SignerNotAllowedError(msg, hint="add the approver's public key to approvals.approvers "
+            raise SIGNER_NOT_ALLOWED(msg, hint="add the approver's public key to approvals.approvers "
                                         "in canal.yaml (an approver approves that change)")
         checked = _run([_keygen(), "-Y", "verify", "-f", str(allowed), "-I", names[0], "-n", NAMESPACE,
                         "-s", str(sig)], message)
     if checked.returncode != 0:
         msg = (f"the signature by {names[0]}'s key does not verify over this approval (tampered, or made "
                "for another token, decision or project)")
-        raise SignatureInvalidError(msg, hint="sign exactly the text --print-message shows for this token")
+        raise SIGNATURE_INVALID(msg, hint="sign exactly the text --print-message shows for this token")
     return signers[names[0]]

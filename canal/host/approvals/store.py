@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from canal.core.fsutil import FILE_MODE, atomic_write, private_dir
-from canal.host.approvals.errors import ApprovalForgedError, ApprovalStoreError
+from canal.host.approvals.errors import APPROVAL_STORE_FAILED, ApprovalForgedError
 
 Status = Literal["pending", "approved", "denied", "consumed"]
 Mode = Literal["agent", "human"]
@@ -84,7 +84,7 @@ class ApprovalStore:
             atomic_write(self.path(rec.token_id), signed.model_dump_json().encode())
         except OSError as exc:
             msg = f"could not write the approval record {self.path(rec.token_id)}: {exc.strerror}"
-            raise ApprovalStoreError(msg, hint=f"fix permissions or free space in {self.folder}") from exc
+            raise APPROVAL_STORE_FAILED(msg, hint=f"fix permissions or free space in {self.folder}") from exc
 
     def load(self, token_id: str) -> ApprovalRecord | None:
         try:
@@ -93,7 +93,7 @@ class ApprovalStore:
             return None
         except OSError as exc:
             msg = f"could not read the approval record for {token_id}: {exc.strerror}"
-            raise ApprovalStoreError(msg, hint=f"check permissions on {self.folder}") from exc
+            raise APPROVAL_STORE_FAILED(msg, hint=f"check permissions on {self.folder}") from exc
         return self._verified(token_id, raw)
 
     def _verified(self, token_id: str, raw: bytes) -> ApprovalRecord:
@@ -128,7 +128,7 @@ class ApprovalStore:
                          FILE_MODE)
         except OSError as exc:
             msg = f"could not open the approvals folder {self.folder}: {exc.strerror}"
-            raise ApprovalStoreError(msg, hint=f"fix permissions on {self.folder.parent}") from exc
+            raise APPROVAL_STORE_FAILED(msg, hint=f"fix permissions on {self.folder.parent}") from exc
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield

@@ -38,7 +38,7 @@ def token_for(key: bytes, token_id: str) -> str:
 
 
 def parse(key: bytes, token: str) -> str:
-    """The token's record id; ``APPROVAL_FORGED`` when it is malformed or its tag is not ours."""
+    """The token's record id; ``ApprovalForgedError`` when it is malformed or its tag is not ours."""
     found = TOKEN.match(token.strip().lower())
     if found is None or not hmac.compare_digest(_tag(key, found.group(1)), found.group(2)):
         msg = f"{token!r} is not a confirmation token issued by this host"

@@ -10,9 +10,9 @@ import os
 import pwd
 
 from canal.host.approvals.errors import (
-    ApproverIsAgentError,
-    ApproversNotConfiguredError,
-    ApproverUnknownError,
+    APPROVER_IS_AGENT,
+    APPROVER_UNKNOWN,
+    APPROVERS_NOT_CONFIGURED,
 )
 from canal.host.approvals.identities import ApprovalsSettings
 from canal.host.approvals.model import Approver
@@ -31,7 +31,7 @@ def _user_name(uid: int) -> str:
 def require_configured(settings: ApprovalsSettings) -> None:
     if not settings.approvers:
         msg = "this project names no approvers, so no person can prove who they are"
-        raise ApproversNotConfiguredError(msg, hint=CONFIGURE_HINT)
+        raise APPROVERS_NOT_CONFIGURED(msg, hint=CONFIGURE_HINT)
 
 
 def by_peer_uid(settings: ApprovalsSettings, peer_uid: int, agent_uid: int) -> Approver:
@@ -39,13 +39,13 @@ def by_peer_uid(settings: ApprovalsSettings, peer_uid: int, agent_uid: int) -> A
     if peer_uid == agent_uid:
         msg = (f"the approving client runs as {_user_name(peer_uid)} (uid {peer_uid}), the agent's own user: "
                "the agent cannot approve its own commands")
-        raise ApproverIsAgentError(msg, hint="an approver decides it as their own OS user, naming the "
+        raise APPROVER_IS_AGENT(msg, hint="an approver decides it as their own OS user, naming the "
                                    f"agent's user {_user_name(agent_uid)}, or signs it with their key")
     require_configured(settings)
     found = settings.by_uid(peer_uid)
     if found is None:
         msg = f"{_user_name(peer_uid)} (uid {peer_uid}) is not an approver of this project"
-        raise ApproverUnknownError(msg, hint=CONFIGURE_HINT, details={"uid": peer_uid})
+        raise APPROVER_UNKNOWN(msg, hint=CONFIGURE_HINT, details={"uid": peer_uid})
     evidence = {"uid": peer_uid, "os_user": _user_name(peer_uid)}
     return Approver(user=found.name, how="os-user", evidence=evidence)
 

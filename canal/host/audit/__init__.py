@@ -2,15 +2,15 @@
 
 from canal.host.audit.checkpoint import Checkpoint, make_checkpoint, read_checkpoint
 from canal.host.audit.errors import (
+    AUDIT_CHECKPOINT_INVALID,
+    AUDIT_KEY_UNAVAILABLE,
+    AUDIT_LOG_CORRUPT,
+    AUDIT_LOG_FOREIGN,
+    AUDIT_LOG_MISSING,
+    AUDIT_RECORD_INVALID,
+    AUDIT_TAMPERED,
+    AUDIT_WRITE_FAILED,
     AuditError,
-    AuditKeyError,
-    AuditLogCorruptError,
-    AuditLogForeignError,
-    AuditLogMissingError,
-    AuditRecordInvalidError,
-    AuditTamperedError,
-    AuditWriteError,
-    CheckpointInvalidError,
 )
 from canal.host.audit.events import Decision, RunCompleted, RunStarted, summarize
 from canal.host.audit.log import AuditLog, audit_path
@@ -18,18 +18,18 @@ from canal.host.audit.record import OPENED_EVENT, Record, parse_line
 from canal.host.audit.verify import Head, Problem, VerifyReport, verify_log
 
 __all__ = [
+    "AUDIT_CHECKPOINT_INVALID",
+    "AUDIT_KEY_UNAVAILABLE",
+    "AUDIT_LOG_CORRUPT",
+    "AUDIT_LOG_FOREIGN",
+    "AUDIT_LOG_MISSING",
+    "AUDIT_RECORD_INVALID",
+    "AUDIT_TAMPERED",
+    "AUDIT_WRITE_FAILED",
     "OPENED_EVENT",
     "AuditError",
-    "AuditKeyError",
     "AuditLog",
-    "AuditLogCorruptError",
-    "AuditLogForeignError",
-    "AuditLogMissingError",
-    "AuditRecordInvalidError",
-    "AuditTamperedError",
-    "AuditWriteError",
     "Checkpoint",
-    "CheckpointInvalidError",
     "Decision",
     "Head",
     "Problem",

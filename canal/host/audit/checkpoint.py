@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from canal.core.next import act
-from canal.host.audit.errors import CheckpointInvalidError
+from canal.host.audit.errors import AUDIT_CHECKPOINT_INVALID
 from canal.host.audit.record import canonical, sign
 from canal.host.audit.verify import Head
 
@@ -57,11 +57,11 @@ def read_checkpoint(text: str, key: bytes, key_id: str) -> Checkpoint:
         cp = Checkpoint.model_validate(raw)
     except (json.JSONDecodeError, ValidationError) as exc:
         msg = f"not a Canal audit checkpoint: {exc.__class__.__name__}"
-        raise CheckpointInvalidError(msg, hint=hint, next=fresh) from exc
+        raise AUDIT_CHECKPOINT_INVALID(msg, hint=hint, next=fresh) from exc
     if cp.kind != CHECKPOINT_KIND or cp.v != 1:
         msg = f"unknown checkpoint kind {cp.kind!r} version {cp.v}"
-        raise CheckpointInvalidError(msg, hint=hint, next=fresh)
+        raise AUDIT_CHECKPOINT_INVALID(msg, hint=hint, next=fresh)
     if cp.key_id != key_id or not hmac.compare_digest(sign(key, _payload(cp)), cp.mac):
         msg = f"the checkpoint's signature does not verify with this host's key {key_id!r}"
-        raise CheckpointInvalidError(msg, hint=hint, next=fresh, details={"checkpoint_key_id": cp.key_id})
+        raise AUDIT_CHECKPOINT_INVALID(msg, hint=hint, next=fresh, details={"checkpoint_key_id": cp.key_id})
     return cp

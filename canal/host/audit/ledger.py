@@ -19,7 +19,7 @@ from typing import Any
 
 from canal.core.fsutil import atomic_write
 from canal.core.next import act
-from canal.host.audit.errors import AuditTamperedError
+from canal.host.audit.errors import AUDIT_TAMPERED
 from canal.host.audit.reader import iter_lines, record_ending_at
 from canal.host.audit.record import GENESIS_HASH, MalformedRecord, Record, canonical, parse_line, sign
 from canal.host.audit.verify import Head, check_record
@@ -61,7 +61,7 @@ class RevisionIndex:
         if size < state.offset:
             msg = (f"the audit log {self._log} is shorter ({size} bytes) than its revision index "
                    f"({state.offset} bytes): records were removed")
-            raise AuditTamperedError(msg, next=act("audit.verify"), details={"path": str(self._log)})
+            raise AUDIT_TAMPERED(msg, next=act("audit.verify"), details={"path": str(self._log)})
         if from_index and state.offset > 0:
             self._check_anchor(state)
         if size > state.offset:
@@ -80,7 +80,7 @@ class RevisionIndex:
             problem = check_record(rec, self._key, self._key_id, state.head, self._earlier)
             if problem is not None:
                 msg = f"audit log {self._log}: {problem[1]}"
-                raise AuditTamperedError(msg, next=act("audit.verify"),
+                raise AUDIT_TAMPERED(msg, next=act("audit.verify"),
                                          details={"kind": problem[0], "seq": rec.seq})
             if rec.event == REVISION_EVENT:
                 state.docs[str(rec.data["doc"])] = (int(rec.data["revision"]), str(rec.data["digest"]))
@@ -106,7 +106,7 @@ class RevisionIndex:
         msg = (f"the audit log {self._log} no longer holds record {state.head.seq} where its revision "
                "index saw it: the log was rewritten or replaced")
         verify = act("audit.verify", f"if the log was reset on purpose, delete {self._index} to rebuild it")
-        raise AuditTamperedError(msg, next=verify, details={"path": str(self._log)})
+        raise AUDIT_TAMPERED(msg, next=verify, details={"path": str(self._log)})
 
     def _save(self, state: _State) -> None:
         body = {"v": 1, "key_id": self._key_id, "offset": state.offset, "seq": state.head.seq,
@@ -127,4 +127,4 @@ def _parsed(text: bytes, seq: int, path: Path) -> Record:
         return parse_line(text)
     except MalformedRecord as exc:
         msg = f"audit log {path}: the line after record {seq - 1} is not a record ({exc})"
-        raise AuditTamperedError(msg, next=act("audit.verify"), details={"kind": "corrupt"}) from exc
+        raise AUDIT_TAMPERED(msg, next=act("audit.verify"), details={"kind": "corrupt"}) from exc

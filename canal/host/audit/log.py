@@ -19,7 +19,7 @@ from typing import Any
 
 from canal.core.fsutil import FILE_MODE, fsync_dir, private_dir
 from canal.core.next import act
-from canal.host.audit.errors import AuditLogCorruptError, AuditRecordInvalidError, AuditWriteError
+from canal.host.audit.errors import AUDIT_LOG_CORRUPT, AUDIT_RECORD_INVALID, AUDIT_WRITE_FAILED, AuditError
 from canal.host.audit.ledger import RevisionIndex
 from canal.host.audit.reader import Line, iter_lines, last_line
 from canal.host.audit.record import (
@@ -86,7 +86,7 @@ class AuditLog:
         """
         if not EVENT_NAME.match(event):
             msg = f"event name {event!r} is not dotted lower case like 'run.started'"
-            raise AuditRecordInvalidError(msg, details={"event": event})
+            raise AUDIT_RECORD_INVALID(msg, details={"event": event})
         record = self._append(event, _redact_values(data, self._redact), actor, durable)
         for listener in self.listeners:
             listener(event)
@@ -159,7 +159,7 @@ class AuditLog:
             return build_line(body, self._key)
         except (TypeError, ValueError) as exc:
             msg = f"data of event {event} is not plain JSON: {exc}"
-            raise AuditRecordInvalidError(msg, details={"event": event}) from exc
+            raise AUDIT_RECORD_INVALID(msg, details={"event": event}) from exc
 
     def _open(self) -> int:
         try:
@@ -185,12 +185,12 @@ class AuditLog:
         verify = act("audit.verify", f"then move {self.path.name} aside to start a new log")
         if not line.complete:
             msg = f"the last line of {self.path} is partial (a torn write); no record can be chained to it"
-            raise AuditLogCorruptError(msg, next=verify, details={"path": str(self.path)})
+            raise AUDIT_LOG_CORRUPT(msg, next=verify, details={"path": str(self.path)})
         try:
             last = parse_line(line.text)
         except MalformedRecord as exc:
             msg = f"the last line of {self.path} is not a record ({exc})"
-            raise AuditLogCorruptError(msg, next=verify, details={"path": str(self.path)}) from exc
+            raise AUDIT_LOG_CORRUPT(msg, next=verify, details={"path": str(self.path)}) from exc
         return last.seq, last.hash
 
 
@@ -221,9 +221,9 @@ def _write_durably(fd: int, line: bytes, size_before: int, path: Path, event: st
         raise _write_failed(path, f"write {event}", exc) from exc
 
 
-def _write_failed(path: Path, step: str, exc: OSError) -> AuditWriteError:
+def _write_failed(path: Path, step: str, exc: OSError) -> AuditError:
     msg = f"could not {step} the audit log {path}: {exc.strerror or exc}. Nothing was run without its record."
-    return AuditWriteError(msg, hint=f"free disk space or fix permissions on {path.parent}, then retry",
+    return AUDIT_WRITE_FAILED(msg, hint=f"free disk space or fix permissions on {path.parent}, then retry",
                            details={"path": str(path), "step": step, "errno": exc.errno})
 
 

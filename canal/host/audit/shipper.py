@@ -81,7 +81,7 @@ class OtlpShipper:
             thread.join(self.settings.timeout_s)
 
     def ship(self) -> Shipped:
-        """Send every matching record after the cursor; raises ``AUDIT_EXPORT_FAILED`` if the collector
+        """Send every matching record after the cursor; raises ``AuditExportError`` if the collector
         does not accept a batch (the cursor then stays at the last accepted one)."""
         url = self.settings.logs_url()
         with self._locked():

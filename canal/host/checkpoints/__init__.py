@@ -2,11 +2,11 @@
 can be undone (``canal checkpoints``, ``canal diff``, ``canal undo``). See docs/checkpoints.md."""
 
 from canal.host.checkpoints.errors import (
+    CHECKPOINT_FAILED,
+    CHECKPOINT_NOT_FOUND,
+    WORKSPACE_TOO_BIG,
     CheckpointError,
-    CheckpointFailed,
-    CheckpointNotFound,
     CheckpointStoreCorrupt,
-    WorkspaceTooBig,
 )
 from canal.host.checkpoints.models import (
     Change,
@@ -23,11 +23,12 @@ from canal.host.checkpoints.settings import CheckpointSettings
 from canal.host.checkpoints.store import CheckpointStore
 
 __all__ = [
+    "CHECKPOINT_FAILED",
+    "CHECKPOINT_NOT_FOUND",
+    "WORKSPACE_TOO_BIG",
     "Change",
     "Checkpoint",
     "CheckpointError",
-    "CheckpointFailed",
-    "CheckpointNotFound",
     "CheckpointSettings",
     "CheckpointStore",
     "CheckpointStoreCorrupt",
@@ -38,5 +39,4 @@ __all__ = [
     "Keys",
     "NotCovered",
     "UndoResult",
-    "WorkspaceTooBig",
 ]

@@ -2,25 +2,22 @@
 
 from __future__ import annotations
 
-from canal.core.errors import CanalError, ExitCode
+from canal.core.errors import CanalError, ExitCode, register
 
 
 class CheckpointError(CanalError):
     code = "CHECKPOINT_ERROR"
 
 
-class CheckpointNotFound(CheckpointError):
-    """No checkpoint has that id (never taken, or pruned by retention)."""
-
-    code = "CHECKPOINT_NOT_FOUND"
-    exit_code = ExitCode.USAGE
+CHECKPOINT_NOT_FOUND = register(CheckpointError, "CHECKPOINT_NOT_FOUND", """
+    No checkpoint has that id (never taken, or pruned by retention).
+    """, exit_code=ExitCode.USAGE)
 
 
-class CheckpointFailed(CheckpointError):
-    """A checkpoint could not be written (disk full, store unwritable, file unreadable); the command that
-    needed it did not run."""
-
-    code = "CHECKPOINT_FAILED"
+CHECKPOINT_FAILED = register(CheckpointError, "CHECKPOINT_FAILED", """
+    A checkpoint could not be written (disk full, store unwritable, file unreadable); the command that
+    needed it did not run.
+    """)
 
 
 class CheckpointStoreCorrupt(CheckpointError):
@@ -30,35 +27,23 @@ class CheckpointStoreCorrupt(CheckpointError):
     code = "CHECKPOINT_STORE_CORRUPT"
 
 
-class WorkspaceTooBig(CheckpointError):
-    """The workspace exceeds the checkpoint caps (files or bytes); nothing ran unprotected."""
+WORKSPACE_TOO_BIG = register(CheckpointError, "WORKSPACE_TOO_BIG", """
+    The workspace exceeds the checkpoint caps (files or bytes); nothing ran unprotected.
+    """, exit_code=ExitCode.USAGE)
 
-    code = "WORKSPACE_TOO_BIG"
-    exit_code = ExitCode.USAGE
+CHECKPOINT_PRUNED = register(CheckpointError, "CHECKPOINT_PRUNED", """
+    That checkpoint was pruned by retention (older than the oldest kept); nothing was restored.
+    """, exit_code=ExitCode.USAGE)
 
+NOTHING_TO_UNDO = register(CheckpointError, "NOTHING_TO_UNDO", """
+    ``undo`` with no checkpoint named found none after which anything changed; nothing was restored.
+    """, exit_code=ExitCode.USAGE)
 
-class CheckpointPruned(CheckpointNotFound):
-    """That checkpoint was pruned by retention (older than the oldest kept); nothing was restored."""
+CHECKPOINT_STORE_FULL = register(CheckpointError, "CHECKPOINT_STORE_FULL", """
+    The checkpoint store would go past ``max_store_bytes``, and every checkpoint it could drop is inside
+    the retention floor or pinned; the command did not run and no older checkpoint was dropped.
+    """)
 
-    code = "CHECKPOINT_PRUNED"
-
-
-class NothingToUndo(CheckpointError):
-    """``undo`` with no checkpoint named found none after which anything changed; nothing was restored."""
-
-    code = "NOTHING_TO_UNDO"
-    exit_code = ExitCode.USAGE
-
-
-class CheckpointStoreFull(CheckpointError):
-    """The checkpoint store would go past ``max_store_bytes``, and every checkpoint it could drop is inside
-    the retention floor or pinned; the command did not run and no older checkpoint was dropped."""
-
-    code = "CHECKPOINT_STORE_FULL"
-
-
-class PruneRefused(CheckpointError):
-    """Pruning inside the retention floor is a person's act (at a terminal); nothing was pruned."""
-
-    code = "CHECKPOINT_PRUNE_REFUSED"
-    exit_code = ExitCode.USAGE
+CHECKPOINT_PRUNE_REFUSED = register(CheckpointError, "CHECKPOINT_PRUNE_REFUSED", """
+    Pruning inside the retention floor is a person's act (at a terminal); nothing was pruned.
+    """, exit_code=ExitCode.USAGE)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from canal.core.fsutil import private_dir
 from canal.core.next import act
-from canal.host.checkpoints.errors import CheckpointFailed, CheckpointStoreCorrupt
+from canal.host.checkpoints.errors import CHECKPOINT_FAILED, CheckpointError, CheckpointStoreCorrupt
 
 _CHUNK = 1024 * 1024
 FSYNC_EACH = 64
@@ -284,10 +284,10 @@ def disk_full(exc: OSError) -> bool:
     return exc.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
-def failed(exc: OSError, where: Path) -> CheckpointFailed:
+def failed(exc: OSError, where: Path) -> CheckpointError:
     why = "the disk is full" if disk_full(exc) else (exc.strerror or str(exc))
     msg = f"Could not write the checkpoint ({why}, in {where}); the command was not run unprotected."
     hint = ("free disk space or prune old checkpoints, then run the command again"
             if disk_full(exc) else f"check the folder {where}, then run the command again")
     prune = [act("checkpoints", "prunes old checkpoints", prune=True)] if disk_full(exc) else []
-    return CheckpointFailed(msg, hint=hint, next=prune, details={"errno": exc.errno, "folder": str(where)})
+    return CHECKPOINT_FAILED(msg, hint=hint, next=prune, details={"errno": exc.errno, "folder": str(where)})

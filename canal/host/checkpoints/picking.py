@@ -9,7 +9,12 @@ from typing import TYPE_CHECKING
 
 from canal.core.next import act
 from canal.host.checkpoints import compare
-from canal.host.checkpoints.errors import CheckpointStoreFull, NothingToUndo, PruneRefused
+from canal.host.checkpoints.errors import (
+    CHECKPOINT_PRUNE_REFUSED,
+    CHECKPOINT_STORE_FULL,
+    NOTHING_TO_UNDO,
+    CheckpointError,
+)
 from canal.host.checkpoints.models import Checkpoint
 
 if TYPE_CHECKING:
@@ -41,14 +46,14 @@ def pick_undo(store: CheckpointStore) -> tuple[Checkpoint, list[str]]:
         skipped.append(a.id)
     if not records:
         msg = "This project has no checkpoint yet: there is nothing to undo."
-        raise NothingToUndo(msg, hint="run a command first: a checkpoint is taken before it")
+        raise NOTHING_TO_UNDO(msg, hint="run a command first: a checkpoint is taken before it")
     msg = (f"Nothing changed in the workspace after any of the {len(records)} checkpoint(s) kept: "
            "there is nothing to undo. Nothing was restored.")
-    raise NothingToUndo(msg, hint="see what each command changed", next=act("checkpoints"),
+    raise NOTHING_TO_UNDO(msg, hint="see what each command changed", next=act("checkpoints"),
                         details={"checked": [c.id for c in records]})
 
 
-def store_full(store: CheckpointStore, dropped: Checkpoint) -> CheckpointStoreFull:
+def store_full(store: CheckpointStore, dropped: Checkpoint) -> CheckpointError:
     settings = store.settings
     msg = (f"The checkpoint store would go past its cap (checkpoints.max_store_bytes = "
            f"{settings.max_store_bytes} bytes), and every older checkpoint is inside the retention floor "
@@ -57,7 +62,7 @@ def store_full(store: CheckpointStore, dropped: Checkpoint) -> CheckpointStoreFu
     oldest = store.list()[0].id if store.list() else dropped.id
     hint = ("ask the user: a person raises checkpoints.max_store_bytes in canal.yaml and approves it, or "
             "prunes the old checkpoints at a terminal")
-    return CheckpointStoreFull(msg, hint=hint, next=[act("checkpoints", "shows what each one holds"),
+    return CHECKPOINT_STORE_FULL(msg, hint=hint, next=[act("checkpoints", "shows what each one holds"),
                                                      act("checkpoints", "a person, at a terminal: drops "
                                                          "every checkpoint before that one", prune=True,
                                                          before=_after(store, oldest)),
@@ -65,12 +70,12 @@ def store_full(store: CheckpointStore, dropped: Checkpoint) -> CheckpointStoreFu
                                details={"max_store_bytes": settings.max_store_bytes, "oldest": oldest})
 
 
-def prune_refused(inside: list[str], before: str) -> PruneRefused:
+def prune_refused(inside: list[str], before: str) -> CheckpointError:
     shown = ", ".join(inside[:10]) + (f" and {len(inside) - 10} more" if len(inside) > 10 else "")
     msg = (f"Pruning before {before} would drop checkpoints inside the retention floor or pinned ({shown}): "
            "that is a person's act, at a terminal. Nothing was pruned.")
     hint = "ask the user to prune at their terminal; pruning without --before applies retention only"
-    return PruneRefused(msg, hint=hint, next=act("checkpoints", prune=True),
+    return CHECKPOINT_PRUNE_REFUSED(msg, hint=hint, next=act("checkpoints", prune=True),
                         details={"inside_floor": inside, "before": before})
 
 

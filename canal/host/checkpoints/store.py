@@ -23,11 +23,12 @@ from canal.core.fsutil import atomic_write, private_dir
 from canal.core.next import act
 from canal.host.checkpoints import compare, retention
 from canal.host.checkpoints.errors import (
-    CheckpointFailed,
-    CheckpointNotFound,
-    CheckpointPruned,
+    CHECKPOINT_FAILED,
+    CHECKPOINT_NOT_FOUND,
+    CHECKPOINT_PRUNED,
+    WORKSPACE_TOO_BIG,
+    CheckpointError,
     CheckpointStoreCorrupt,
-    WorkspaceTooBig,
 )
 from canal.host.checkpoints.ignore import Ignorer
 from canal.host.checkpoints.models import (
@@ -184,7 +185,7 @@ class CheckpointStore:
             msg = f"The workspace {self.workspace} is too big to checkpoint: {exc}. Nothing ran."
             hint = ("exclude build outputs or data in canal.yaml (checkpoints.exclude) or raise the cap "
                     "(docs/checkpoints.md), then run again")
-            raise WorkspaceTooBig(msg, hint=hint,
+            raise WORKSPACE_TOO_BIG(msg, hint=hint,
                                   details={"workspace": str(self.workspace), "cap": str(exc)}) from None
         except OSError as exc:
             raise failed(exc, self.root) from None
@@ -245,7 +246,7 @@ class CheckpointStore:
         if cp_id is None:
             if not paths:
                 msg = "This project has no checkpoint yet."
-                raise CheckpointNotFound(msg, hint="run a command first: a checkpoint is taken before it")
+                raise CHECKPOINT_NOT_FOUND(msg, hint="run a command first: a checkpoint is taken before it")
             return read_record(paths[-1], self.keys)
         seq = parse_id(cp_id)
         path = self._record_path(seq) if seq is not None else None
@@ -395,7 +396,7 @@ class CheckpointStore:
             os.close(fd)
 
 
-def _not_found(cp_id: str, seq: int | None, paths: builtins.list[Path]) -> CheckpointNotFound:
+def _not_found(cp_id: str, seq: int | None, paths: builtins.list[Path]) -> CheckpointError:
     oldest = int(paths[0].stem) if paths else None
     newest = int(paths[-1].stem) if paths else None
     details = {"id": cp_id, "oldest": oldest, "newest": newest}
@@ -403,14 +404,14 @@ def _not_found(cp_id: str, seq: int | None, paths: builtins.list[Path]) -> Check
     if seq is not None and oldest is not None and seq < oldest:
         msg = (f"Checkpoint {cp_id}: it was pruned (the oldest kept is {ID_PREFIX}{oldest}). "
                "Nothing was restored.")
-        return CheckpointPruned(msg, hint="undo to a checkpoint that is kept", next=kept, details=details)
+        return CHECKPOINT_PRUNED(msg, hint="undo to a checkpoint that is kept", next=kept, details=details)
     msg = f"Checkpoint {cp_id}: no checkpoint has that id. Nothing was restored."
     hint = "pick one from the list" if newest else "run a command first: a checkpoint is taken before it"
-    return CheckpointNotFound(msg, hint=hint, next=kept, details=details)
+    return CHECKPOINT_NOT_FOUND(msg, hint=hint, next=kept, details=details)
 
 
 def _now() -> str:
     return datetime.now(tz=UTC).isoformat(timespec="milliseconds")
 
 
-__all__ = ["CheckpointFailed", "CheckpointStore", "parse_id"]
+__all__ = ["CHECKPOINT_FAILED", "CheckpointStore", "parse_id"]

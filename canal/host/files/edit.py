@@ -9,7 +9,14 @@ from pathlib import Path
 from canal.core.next import act
 from canal.host.files.confine import Located, Workspace
 from canal.host.files.diff import file_diff, split_lines
-from canal.host.files.errors import AmbiguousMatch, EmptyOldString, FileChanged, NoChange, StringNotFound
+from canal.host.files.errors import (
+    AMBIGUOUS_MATCH,
+    EMPTY_OLD_STRING,
+    FILE_CHANGED,
+    NO_CHANGE,
+    STRING_NOT_FOUND,
+    FileOpError,
+)
 from canal.host.files.fileio import (
     DEFAULT_MAX_BYTES,
     Snapshot,
@@ -67,7 +74,7 @@ def _check_expected(loc: Located, snap: Snapshot, expect_sha256: str | None) -> 
     if expect_sha256 is not None and expect_sha256 != snap.sha256:
         msg = f"{loc.display} changed since you read it (sha256 {snap.sha256[:12]}, expected " \
               f"{expect_sha256[:12]}); nothing was written."
-        raise FileChanged(msg, next=act("view", "read it again, then retry", path=loc.display),
+        raise FILE_CHANGED(msg, next=act("view", "read it again, then retry", path=loc.display),
                           details={"path": loc.display, "expected_sha256": expect_sha256,
                                    "found_sha256": snap.sha256})
 
@@ -75,11 +82,11 @@ def _check_expected(loc: Located, snap: Snapshot, expect_sha256: str | None) -> 
 def _check_strings(loc: Located, old: str, new: str) -> None:
     if not old:
         msg = f"The old text for {loc.display} is empty; there is nothing to find."
-        raise EmptyOldString(msg, next=act("write", "to replace the whole file", path=loc.display),
+        raise EMPTY_OLD_STRING(msg, next=act("write", "to replace the whole file", path=loc.display),
                              details={"path": loc.display})
     if old == new:
         msg = f"The old and new text are the same; {loc.display} was not changed."
-        raise NoChange(msg, next=act("view", path=loc.display), details={"path": loc.display})
+        raise NO_CHANGE(msg, next=act("view", path=loc.display), details={"path": loc.display})
 
 
 def _occurrences(text: str, old: str) -> list[int]:
@@ -102,11 +109,11 @@ def line_numbers(text: str, positions: Sequence[int]) -> list[int]:
     return numbers
 
 
-def _ambiguous(loc: Located, text: str, positions: list[int]) -> AmbiguousMatch:
+def _ambiguous(loc: Located, text: str, positions: list[int]) -> FileOpError:
     lines = line_numbers(text, positions)
     shown = ", ".join(map(str, lines[:20])) + (", ..." if len(lines) > 20 else "")
     msg = f"The old text occurs {len(positions)} times in {loc.display} (lines {shown}); nothing was changed."
-    return AmbiguousMatch(msg, hint="add surrounding lines to the old text so it matches once, or replace "
+    return AMBIGUOUS_MATCH(msg, hint="add surrounding lines to the old text so it matches once, or replace "
                           "every one", next=act("edit", path=loc.display, all=True),
                           details={"path": loc.display, "count": len(positions), "lines": lines})
 
@@ -130,13 +137,14 @@ def closest_lines(text: str, old: str, *, count: int = CLOSEST_COUNT,
     return [(line, window) for _, line, window in scored[:count]]
 
 
-def _not_found(loc: Located, text: str, old: str, redactor: Redactor) -> StringNotFound:
+def _not_found(loc: Located, text: str, old: str, redactor: Redactor) -> FileOpError:
     close = closest_lines(text, old)
     shown = [(line, redactor(window)) for line, window in close]
     msg = f"The old text was not found in {loc.display}; nothing was changed."
     if shown:
         msg += " Closest lines:\n" + "\n".join(_numbered(line, window) for line, window in shown)
-    return StringNotFound(msg, next=act("view", "copy the exact text, whitespace included", path=loc.display),
+    return STRING_NOT_FOUND(msg, next=act("view", "copy the exact text, whitespace included",
+                            path=loc.display),
                           details={"path": loc.display,
                                    "closest": [{"line": line, "text": window} for line, window in shown]})
 

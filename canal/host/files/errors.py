@@ -6,7 +6,7 @@ happened, a ``hint`` with the next command to run, and ``details`` for ``--json`
 
 from __future__ import annotations
 
-from canal.core.errors import CanalError, ExitCode
+from canal.core.errors import CanalError, ExitCode, register
 
 
 class FileOpError(CanalError):
@@ -28,54 +28,33 @@ class PathNotFound(FileOpError):
     code = "PATH_NOT_FOUND"
 
 
-class NotAFile(FileOpError):
-    code = "NOT_A_REGULAR_FILE"
+NOT_A_REGULAR_FILE = register(FileOpError, "NOT_A_REGULAR_FILE", "Not a file.")
 
 
 class IsADirectory(FileOpError):
     code = "IS_A_DIRECTORY"
 
 
-class StringNotFound(FileOpError):
-    code = "STRING_NOT_FOUND"
+STRING_NOT_FOUND = register(FileOpError, "STRING_NOT_FOUND", "String not found.")
 
+AMBIGUOUS_MATCH = register(FileOpError, "AMBIGUOUS_MATCH", "Ambiguous match.")
 
-class AmbiguousMatch(FileOpError):
-    code = "AMBIGUOUS_MATCH"
+NO_CHANGE = register(FileOpError, "NO_CHANGE", "No change.")
 
+EMPTY_OLD_STRING = register(FileOpError, "EMPTY_OLD_STRING", "Empty old string.")
 
-class NoChange(FileOpError):
-    code = "NO_CHANGE"
+FILE_CHANGED = register(FileOpError, "FILE_CHANGED", "File changed.")
 
+BINARY_FILE = register(FileOpError, "BINARY_FILE", "Binary file.")
 
-class EmptyOldString(FileOpError):
-    code = "EMPTY_OLD_STRING"
+FILE_TOO_LARGE = register(FileOpError, "FILE_TOO_LARGE", "File too large.")
 
+INVALID_RANGE = register(FileOpError, "INVALID_RANGE", "Invalid range.")
 
-class FileChanged(FileOpError):
-    code = "FILE_CHANGED"
+FILE_IO_ERROR = register(FileOpError, "FILE_IO_ERROR", """
+    The operating system refused an operation we expected to work (permissions, disk full).
+    """, exit_code=ExitCode.CANAL_ERROR)
 
-
-class BinaryFile(FileOpError):
-    code = "BINARY_FILE"
-
-
-class FileTooLarge(FileOpError):
-    code = "FILE_TOO_LARGE"
-
-
-class InvalidRange(FileOpError):
-    code = "INVALID_RANGE"
-
-
-class FileIOError(FileOpError):
-    """The operating system refused an operation we expected to work (permissions, disk full)."""
-
-    code = "FILE_IO_ERROR"
-    exit_code = ExitCode.CANAL_ERROR
-
-
-class ProtectedPath(FileOpError):
-    """The agent's file operations may not change Canal's settings or code-running git files."""
-
-    code = "PATH_PROTECTED"
+PATH_PROTECTED = register(FileOpError, "PATH_PROTECTED", """
+    The agent's file operations may not change Canal's settings or code-running git files.
+    """)

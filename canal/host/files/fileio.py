@@ -15,11 +15,12 @@ from canal.core.fsutil import adopt_owner, folder_owner
 from canal.core.next import act
 from canal.host.files.confine import Located, open_parent
 from canal.host.files.errors import (
-    BinaryFile,
-    FileChanged,
-    FileTooLarge,
+    BINARY_FILE,
+    FILE_CHANGED,
+    FILE_TOO_LARGE,
+    NOT_A_REGULAR_FILE,
+    FileOpError,
     IsADirectory,
-    NotAFile,
     PathNotFound,
     SymlinkEscape,
 )
@@ -56,7 +57,7 @@ def is_binary(data: bytes) -> bool:
 def decode_text(snap: Snapshot, loc: Located, action: str) -> str:
     if is_binary(snap.data):
         msg = f"{loc.display} is a binary file ({len(snap.data)} bytes); {action} works on UTF-8 text only."
-        raise BinaryFile(msg, next=act("view", "shows its size and type", path=loc.display),
+        raise BINARY_FILE(msg, next=act("view", "shows its size and type", path=loc.display),
                          details={"path": loc.display, "size": len(snap.data)})
     return snap.data.decode("utf-8")
 
@@ -108,15 +109,16 @@ def check_regular(st: os.stat_result, loc: Located, max_bytes: int) -> None:
         raise _is_dir(loc)
     if not stat.S_ISREG(st.st_mode):
         msg = f"{loc.display} is not a regular file (a device, pipe or socket)."
-        raise NotAFile(msg, next=act("view", path=str(loc.rel.parent)), details={"path": loc.display})
+        raise NOT_A_REGULAR_FILE(msg, next=act("view", path=str(loc.rel.parent)),
+                                 details={"path": loc.display})
     check_size(st.st_size, loc, max_bytes)
 
 
 def check_size(size: int, loc: Located, max_bytes: int) -> None:
     if size > max_bytes:
         msg = f"{loc.display} is {size} bytes, over the {max_bytes}-byte limit for this operation."
-        raise FileTooLarge(msg, hint="work on it inside the sandbox (the limit is storage.file_per_operation "
-                                "in canal.yaml, which a person may raise)",
+        raise FILE_TOO_LARGE(msg, hint="work on it inside the sandbox (the limit is "
+                             "storage.file_per_operation in canal.yaml, which a person may raise)",
                            next=act("run", command=f"sed -n 1,50p {shlex.quote(loc.display)}"),
                            details={"path": loc.display, "size": size, "limit": max_bytes})
 
@@ -193,7 +195,7 @@ def _write_temp(dfd: int, name: str, data: bytes, mode: int, owner: tuple[int, i
     os.close(fd)
 
 
-def _changed(loc: Located, expected: str | None, found: str | None) -> FileChanged:
+def _changed(loc: Located, expected: str | None, found: str | None) -> FileOpError:
     if expected is None:
         what = "was created by someone else"
     elif found is None:
@@ -201,5 +203,5 @@ def _changed(loc: Located, expected: str | None, found: str | None) -> FileChang
     else:
         what = "changed"
     msg = f"{loc.display} {what} since it was read; nothing was written."
-    return FileChanged(msg, next=act("view", "read it again, then retry", path=loc.display),
+    return FILE_CHANGED(msg, next=act("view", "read it again, then retry", path=loc.display),
                        details={"path": loc.display, "expected_sha256": expected, "found_sha256": found})

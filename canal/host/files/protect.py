@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 
 from canal.core.next import act
 from canal.host.files.confine import Located
-from canal.host.files.errors import ProtectedPath
+from canal.host.files.errors import PATH_PROTECTED
 
 CONFIG_NAME = "canal.yaml"  # runtime.settings.project's; files sits below it in the layers
 GIT_FOLDER = ".git"
@@ -60,7 +60,7 @@ class Protected:
         msg = f"{shown} is {reason}: the agent's file operations may not {action} it. Nothing was changed."
         hint = "ask a person to make this change (they run the same command in a terminal)"
         approve = act("config.approve", "a change to canal.yaml or a policy file needs this too")
-        raise ProtectedPath(msg, hint=hint, next=approve,
+        raise PATH_PROTECTED(msg, hint=hint, next=approve,
                             details={"path": loc.display, "protected": inner or loc.display,
                                                      "action": action})
 

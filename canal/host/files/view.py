@@ -10,7 +10,7 @@ from pathlib import Path
 from canal.core.next import act
 from canal.host.files.confine import Located, Workspace, open_parent
 from canal.host.files.diff import split_lines
-from canal.host.files.errors import InvalidRange, IsADirectory
+from canal.host.files.errors import INVALID_RANGE, IsADirectory
 from canal.host.files.fileio import DEFAULT_MAX_BYTES, is_binary, read_file
 from canal.host.files.models import BinaryView, DirEntry, DirView, TextView, ViewResult
 from canal.host.ports import Redactor, no_redaction
@@ -43,7 +43,7 @@ def _window(loc: Located, total: int, start: int | None, end: int | None, max_li
     first = start or 1
     if first < 1 or (end is not None and end < first) or (total and first > total):
         msg = f"The range {start}:{end} does not fit {loc.display}, which has {total} lines."
-        raise InvalidRange(msg,
+        raise INVALID_RANGE(msg,
                            next=act("view", path=loc.display, range=f"1:{min(max(total, 1), max_lines)}"),
                            details={"path": loc.display, "total_lines": total})
     last = min(total, end if end is not None else first + max_lines - 1, first + max_lines - 1)

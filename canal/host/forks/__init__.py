@@ -3,15 +3,26 @@ autonomous subagents. Its changes come back as a patch; ``apply`` carries them t
 through the confirmation flow. See docs/checkpoints.md#forks."""
 
 from canal.host.forks.errors import (
-           ForkConflict,
+           FORK_CONFLICT,
+           FORK_EXISTS,
+           FORK_NOT_FOUND,
+           FORK_OF_FORK,
+           FORK_UNSUPPORTED,
            ForkError,
-           ForkExists,
-           ForkNotFound,
-           ForkOfFork,
-           ForkUnsupported,
 )
 from canal.host.forks.models import ApplyResult, Conflict, Fork, ForkChanges
 from canal.host.forks.store import ForkStore
 
-__all__ = ["ApplyResult", "Conflict", "Fork", "ForkChanges", "ForkConflict", "ForkError", "ForkExists",
-           "ForkNotFound", "ForkOfFork", "ForkStore", "ForkUnsupported"]
+__all__ = [
+           "FORK_CONFLICT",
+           "FORK_EXISTS",
+           "FORK_NOT_FOUND",
+           "FORK_OF_FORK",
+           "FORK_UNSUPPORTED",
+           "ApplyResult",
+           "Conflict",
+           "Fork",
+           "ForkChanges",
+           "ForkError",
+           "ForkStore",
+]

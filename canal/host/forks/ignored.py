@@ -25,7 +25,7 @@ from typing import Literal, NamedTuple
 from canal.core.next import act
 from canal.host.checkpoints.restore import unprivileged
 from canal.host.checkpoints.scan import Entry
-from canal.host.forks.errors import ForkNoSpace
+from canal.host.forks.errors import FORK_NO_SPACE
 
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _CHUNK = 1 << 20
@@ -61,7 +61,8 @@ def carry(project: Path, entries: Mapping[str, Entry], dest: Path, *, link: bool
         msg = (f"The project's paths no checkpoint holds (gitignored folders such as .venv, files over the "
                f"size cap: {files} files, {size // 1_000_000} MB) do not fit the state disk "
                f"({free // 1_000_000} MB free) for a copy in the fork. Nothing was made.")
-        raise ForkNoSpace(msg, hint="free space on the state disk (or put the state folder on the project's "
+        raise FORK_NO_SPACE(msg,
+                            hint="free space on the state disk (or put the state folder on the project's "
                           "filesystem, where they are linked, not copied), then fork again",
                           next=act("gc"), details={"files": files, "bytes": size, "free": free,
                                                    "paths": [t for t, _ in tops[:20]]})

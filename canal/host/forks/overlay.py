@@ -19,7 +19,7 @@ from pathlib import Path
 from canal.host.checkpoints.objects import ObjectStore
 from canal.host.checkpoints.restore import unprivileged
 from canal.host.checkpoints.scan import Entry, Key
-from canal.host.forks.errors import ForkUnsupported
+from canal.host.forks.errors import FORK_UNSUPPORTED
 
 # redirect_dir=off: renaming a lower folder fails with EXDEV and tools fall back to copy + delete, so
 # the upper layer never holds redirects; metacopy=off: a chmod copies the whole file up.
@@ -133,7 +133,7 @@ def mount(lower: Path, upper: Path, work: Path, merged: Path, root_st: os.stat_r
     for folder in (lower, upper, work, *([below] if below else [])):
         if any(c in str(folder) for c in ",:\\"):
             msg = f"The folder {folder} has a character overlayfs options cannot carry (, : or \\)."
-            raise ForkUnsupported(msg, hint="set CANAL_STATE_DIR to a plain path, then fork again")
+            raise FORK_UNSUPPORTED(msg, hint="set CANAL_STATE_DIR to a plain path, then fork again")
     lowers = f"{lower}:{below}" if below is not None else str(lower)
     options = f"lowerdir={lowers},upperdir={upper},workdir={work},{OPTIONS}"
     done = subprocess.run(["mount", "-t", "overlay", "overlay", "-o", options, str(merged)],
@@ -141,7 +141,7 @@ def mount(lower: Path, upper: Path, work: Path, merged: Path, root_st: os.stat_r
     if done.returncode != 0:
         why = done.stderr.strip() or f"mount exited {done.returncode}"
         msg = f"Could not mount the fork's copy-on-write workspace: {why}."
-        raise ForkUnsupported(msg, hint="forks need kernel overlayfs and Canal running as root on this host "
+        raise FORK_UNSUPPORTED(msg, hint="forks need kernel overlayfs and Canal running as root on this host "
                               "(docs/checkpoints.md#forks)", details={"mount": why})
 
 

@@ -40,7 +40,7 @@ from canal.host.checkpoints.restore import restore
 from canal.host.checkpoints.scan import Entry, IndexItem, Scanner
 from canal.host.checkpoints.store import CheckpointStore
 from canal.host.forks import overlay
-from canal.host.forks.errors import ForkConflict, ForkExists, ForkNotFound, ForkOfFork
+from canal.host.forks.errors import FORK_CONFLICT, FORK_EXISTS, FORK_NOT_FOUND, FORK_OF_FORK, ForkError
 from canal.host.forks.ignored import Carried, carry
 from canal.host.forks.models import ApplyResult, Conflict, Fork, ForkChanges
 from canal.host.forks.plan import conflicts, selected
@@ -77,11 +77,11 @@ class ForkStore:
         checkpoint (slower to make, the same isolation); the fork's ``mode`` says which it got."""
         if name in RESERVED or self.is_fork(name):
             msg = f"A sandbox named {name} already exists" + (" (a fork)" if self.is_fork(name) else "") + "."
-            raise ForkExists(msg, hint="pick another name, or discard the old fork",
+            raise FORK_EXISTS(msg, hint="pick another name, or discard the old fork",
                              next=act("fork.discard", name=name), details={"name": name})
         if from_id is not None and self.is_fork(from_id):
             msg = f"{from_id} is a fork; a fork is made from the project or one of its checkpoints."
-            raise ForkOfFork(msg, hint="apply it first, then fork the project",
+            raise FORK_OF_FORK(msg, hint="apply it first, then fork the project",
                              next=act("fork.apply", name=from_id),
                              details={"from": from_id})
         cp = (self.checkpoints.get(from_id) if from_id is not None
@@ -114,7 +114,7 @@ class ForkStore:
             fork = Fork.model_validate(raw)
         except FileNotFoundError:
             msg = f"No fork named {name}."
-            raise ForkNotFound(msg, next=[act("ps", "lists the sandboxes, forks included"),
+            raise FORK_NOT_FOUND(msg, next=[act("ps", "lists the sandboxes, forks included"),
                                           act("fork.start", "makes one", name="NAME")],
                                details={"name": name}) from None
         except (ValueError, ValidationError):
@@ -188,7 +188,7 @@ class ForkStore:
         chosen = selected(compare.changes(base, now), paths, base, now)
         if expect is not None and _digest([[c.path, c.kind, now.get(c.path)] for c in chosen]) != expect:
             msg = f"Fork {name} changed after its changes were approved; nothing was applied."
-            raise ForkConflict(msg, next=act("fork.changes", "review again, then apply", name=name))
+            raise FORK_CONFLICT(msg, next=act("fork.changes", "review again, then apply", name=name))
         checkpoint = self.checkpoints.take(kind="apply", command=f"apply {name}", actor=actor)
         real = self.checkpoints.manifest(checkpoint)
         clash = conflicts(chosen, compare.changes(base, real))
@@ -317,7 +317,7 @@ class ForkStore:
             os.close(fd)
 
 
-def _conflict(name: str, clash: list[Conflict], checkpoint: str) -> ForkConflict:
+def _conflict(name: str, clash: list[Conflict], checkpoint: str) -> ForkError:
     shown = "; ".join(f"{c.path} (fork: {c.fork}; project: {c.project})" for c in clash[:10])
     more = f" and {len(clash) - 10} more" if len(clash) > 10 else ""
     msg = (f"The real project changed since fork {name} was made, at paths the fork changed too: "
@@ -325,7 +325,7 @@ def _conflict(name: str, clash: list[Conflict], checkpoint: str) -> ForkConflict
     hint = "look at both, then apply only the other paths or discard the fork"
     look = [act("fork.changes", name=name), act("diff", checkpoint=checkpoint),
             act("fork.apply", name=name, paths=["PATH..."])]
-    return ForkConflict(msg, hint=hint, next=look, details={"conflicts": [c.model_dump() for c in clash]})
+    return FORK_CONFLICT(msg, hint=hint, next=look, details={"conflicts": [c.model_dump() for c in clash]})
 
 
 def _generation(lowers: Path) -> str:

@@ -5,25 +5,25 @@ Keys live in ``CANAL_KEY`` (base64 of 32 bytes) or in a key ring file under the 
 """
 
 from canal.host.keys.errors import (
-    KeyEnvInvalidError,
-    KeyFileInsecureError,
-    KeyFileInvalidError,
-    KeyRetireRefusedError,
-    KeyRotateUnavailableError,
+    KEY_ENV_INVALID,
+    KEY_FILE_INSECURE,
+    KEY_FILE_INVALID,
+    KEY_RETIRE_REFUSED,
+    KEY_ROTATE_UNAVAILABLE,
+    KEY_UNKNOWN,
     KeyStoreError,
-    KeyUnknownError,
 )
 from canal.host.keys.store import KeyInfo, KeyStore, key_id_of
 
 __all__ = [
-    "KeyEnvInvalidError",
-    "KeyFileInsecureError",
-    "KeyFileInvalidError",
+    "KEY_ENV_INVALID",
+    "KEY_FILE_INSECURE",
+    "KEY_FILE_INVALID",
+    "KEY_RETIRE_REFUSED",
+    "KEY_ROTATE_UNAVAILABLE",
+    "KEY_UNKNOWN",
     "KeyInfo",
-    "KeyRetireRefusedError",
-    "KeyRotateUnavailableError",
     "KeyStore",
     "KeyStoreError",
-    "KeyUnknownError",
     "key_id_of",
 ]

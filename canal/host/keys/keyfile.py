@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from canal.core.fsutil import FILE_MODE, atomic_write, fsync_dir, private_dir
-from canal.host.keys.errors import KeyFileInsecureError, KeyFileInvalidError
+from canal.host.keys.errors import KEY_FILE_INSECURE, KEY_FILE_INVALID
 
 RING_FORMAT = "canal.keyring/1"
 KeyState = Literal["primary", "decrypt-only", "retired"]
@@ -47,16 +47,16 @@ def check_private(path: Path, *, folder: bool = False) -> None:
     mode = "700" if folder else "600"
     if not kind_ok:
         msg = f"refusing {path}: it is not a plain {'folder' if folder else 'file'} (a symlink?)"
-        raise KeyFileInsecureError(msg, hint=f"replace {path} with a real {'folder' if folder else 'file'}",
+        raise KEY_FILE_INSECURE(msg, hint=f"replace {path} with a real {'folder' if folder else 'file'}",
                                    details={"path": str(path)})
     if st.st_uid != os.getuid():
         msg = f"refusing {path}: it is owned by uid {st.st_uid}, not by you (uid {os.getuid()})"
-        raise KeyFileInsecureError(msg, hint=f"chown $(id -u) {path} && chmod {mode} {path}",
+        raise KEY_FILE_INSECURE(msg, hint=f"chown $(id -u) {path} && chmod {mode} {path}",
                                    details={"path": str(path), "owner": st.st_uid})
     if loose:
         msg = (f"refusing {path}: its mode {stat.S_IMODE(st.st_mode):o} lets other users "
                f"{'write to' if folder else 'read'} it; a key must stay private")
-        raise KeyFileInsecureError(msg, hint=f"chmod {mode} {path}",
+        raise KEY_FILE_INSECURE(msg, hint=f"chmod {mode} {path}",
                                    details={"path": str(path), "mode": f"{stat.S_IMODE(st.st_mode):o}"})
 
 
@@ -68,7 +68,7 @@ def read_ring(path: Path) -> KeyRing:
         return KeyRing.model_validate_json(raw)
     except ValidationError as exc:
         msg = f"the key ring {path} cannot be read: {exc.errors()[0]['msg']}"
-        raise KeyFileInvalidError(msg, hint=f"restore {path} from a backup, or set CANAL_KEY",
+        raise KEY_FILE_INVALID(msg, hint=f"restore {path} from a backup, or set CANAL_KEY",
                                   details={"path": str(path)}) from exc
 
 

@@ -24,10 +24,11 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from canal.core.locking import file_lock
 from canal.core.next import act
 from canal.host.keys.errors import (
-    KeyEnvInvalidError,
-    KeyRetireRefusedError,
-    KeyRotateUnavailableError,
-    KeyUnknownError,
+    KEY_ENV_INVALID,
+    KEY_RETIRE_REFUSED,
+    KEY_ROTATE_UNAVAILABLE,
+    KEY_UNKNOWN,
+    KeyStoreError,
 )
 from canal.host.keys.keyfile import (
     KeyRecord,
@@ -141,7 +142,7 @@ class KeyStore:
                 raise self._unknown(key_id)
             if target.state == "primary":
                 msg = f"{key_id} is the primary key; rotate first so that another key becomes primary"
-                raise KeyRetireRefusedError(msg, next=act("key.rotate", f"then retire {key_id} again"))
+                raise KEY_RETIRE_REFUSED(msg, next=act("key.rotate", f"then retire {key_id} again"))
             done = target.model_copy(update={"state": "retired", "material": None, "retired": _now()})
             write_ring(self.ring_path, KeyRing(keys=[done if r is target else r for r in ring.keys]))
         self._records = None
@@ -150,13 +151,13 @@ class KeyStore:
     def _require_file(self, verb: str) -> None:
         if self.source == "env":
             msg = f"cannot {verb} a key given in {ENV_VAR}; only the key ring file can be rotated here"
-            raise KeyRotateUnavailableError(msg, hint=f"unset {ENV_VAR} to use the key ring, or set a new "
+            raise KEY_ROTATE_UNAVAILABLE(msg, hint=f"unset {ENV_VAR} to use the key ring, or set a new "
                                             f"{ENV_VAR} after re-sealing with the old one")
 
-    def _unknown(self, key_id: str) -> KeyUnknownError:
+    def _unknown(self, key_id: str) -> KeyStoreError:
         known = ", ".join(sorted(self._material)) or "none"
         msg = f"no usable key {key_id} (keys here: {known}); it was retired or belongs to another setup"
-        return KeyUnknownError(msg, next=act("key.show"), details={"key_id": key_id, "known": known})
+        return KEY_UNKNOWN(msg, next=act("key.show"), details={"key_id": key_id, "known": known})
 
     def _load(self) -> list[KeyRecord]:
         if self._records is None:
@@ -170,10 +171,10 @@ class KeyStore:
             raw = base64.b64decode(value, validate=True)
         except (binascii.Error, ValueError) as exc:
             msg = f"{ENV_VAR} is not valid base64"
-            raise KeyEnvInvalidError(msg, hint=NEW_KEY_HINT) from exc
+            raise KEY_ENV_INVALID(msg, hint=NEW_KEY_HINT) from exc
         if len(raw) != KEY_BYTES:
             msg = f"{ENV_VAR} holds {len(raw)} bytes; it must hold {KEY_BYTES}"
-            raise KeyEnvInvalidError(msg, hint=NEW_KEY_HINT)
+            raise KEY_ENV_INVALID(msg, hint=NEW_KEY_HINT)
         return [KeyRecord(id=key_id_of(raw), state="primary", created="", material=value)]
 
     def _from_file(self) -> list[KeyRecord]:

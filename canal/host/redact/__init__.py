@@ -3,7 +3,7 @@ upstream gitleaks config, with ``CANAL_REDACT_RULES``) plus entropy checks, repl
 by a stable placeholder ``[REDACTED_SECRET:<rule>:<id>]`` before text reaches state, audit or the agent."""
 
 from canal.host.redact.detector import PLACEHOLDER, Detector, Finding
-from canal.host.redact.errors import RedactRulesError
+from canal.host.redact.errors import REDACT_RULES_INVALID
 from canal.host.redact.redactor import ID_PURPOSE, Redactor, restore
 from canal.host.redact.rules import (
            ENV_VAR,
@@ -14,5 +14,18 @@ from canal.host.redact.rules import (
            parse_rules,
 )
 
-__all__ = ["ENV_VAR", "ID_PURPOSE", "PLACEHOLDER", "Detector", "Finding", "RedactRulesError", "Redactor",
-           "RuleSet", "builtin_rules", "default_rules", "merge_rules", "parse_rules", "restore"]
+__all__ = [
+           "ENV_VAR",
+           "ID_PURPOSE",
+           "PLACEHOLDER",
+           "REDACT_RULES_INVALID",
+           "Detector",
+           "Finding",
+           "Redactor",
+           "RuleSet",
+           "builtin_rules",
+           "default_rules",
+           "merge_rules",
+           "parse_rules",
+           "restore",
+]

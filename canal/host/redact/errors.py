@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from canal.core.errors import CanalError, ExitCode
+from canal.core.errors import CanalError, ExitCode, register
 
-
-class RedactRulesError(CanalError):
-    """A gitleaks-format rules file (built-in or from ``CANAL_REDACT_RULES``) is unreadable or invalid.
+REDACT_RULES_INVALID = register(CanalError, "REDACT_RULES_INVALID", """
+    A gitleaks-format rules file (built-in or from ``CANAL_REDACT_RULES``) is unreadable or invalid.
 
     ``details`` names the ``file`` and the ``rule``.
-    """
-
-    code = "REDACT_RULES_INVALID"
-    exit_code = ExitCode.USAGE
+    """, exit_code=ExitCode.USAGE)

@@ -23,7 +23,8 @@ from typing import Any, Literal
 import regex
 from pydantic import ValidationError
 
-from canal.host.redact.errors import RedactRulesError
+from canal.core.errors import CanalError
+from canal.host.redact.errors import REDACT_RULES_INVALID
 from canal.host.redact.schema import RawAllowlist, RawConfig, RawRule
 
 ENV_VAR = "CANAL_REDACT_RULES"
@@ -85,9 +86,9 @@ class RuleSet:
     sources: tuple[str, ...] = ()
 
 
-def _fail(source: str, what: str, rule: str = "", **details: object) -> RedactRulesError:
+def _fail(source: str, what: str, rule: str = "", **details: object) -> CanalError:
     where = f"rule {rule!r} of {source}" if rule else source
-    return RedactRulesError(
+    return REDACT_RULES_INVALID(
         f"Redaction rules file unusable: {where}: {what}",
         hint=f"fix or remove {source} (set by {ENV_VAR}), then run the command again",
         details={"file": source, "rule": rule, **details})

@@ -14,11 +14,12 @@ from canal.host.keys.store import KeyStore
 from canal.host.sealed import crypto
 from canal.host.sealed.envelope import Envelope
 from canal.host.sealed.errors import (
-    SealedFieldsChangedError,
-    SealedInvalidDocumentError,
-    SealedSwappedError,
-    SealedTamperedError,
-    SealedWrongKeyError,
+    SEALED_FIELDS_CHANGED,
+    SEALED_INVALID_DOCUMENT,
+    SEALED_SWAPPED,
+    SEALED_TAMPERED,
+    SEALED_WRONG_KEY,
+    SealedError,
 )
 from canal.host.sealed.paths import Path, pointer, unpointer
 
@@ -51,7 +52,7 @@ class _Split:
             for key, value in node.items():
                 if not isinstance(key, str):
                     msg = f"key {key!r} at {pointer(path) or '/'} is not a string"
-                    raise SealedInvalidDocumentError(msg, hint="use string keys only")
+                    raise SEALED_INVALID_DOCUMENT(msg, hint="use string keys only")
                 self.keys.append(key)
                 self._child(plain, disk, key, value, (*path, key))
             return plain, disk
@@ -64,7 +65,7 @@ class _Split:
         if isinstance(node, SCALARS):
             return node, node
         msg = f"value at {pointer(path) or '/'} is a {type(node).__name__}, not JSON"
-        raise SealedInvalidDocumentError(msg, hint="pass only dict, list, str, int, float, bool and None")
+        raise SEALED_INVALID_DOCUMENT(msg, hint="pass only dict, list, str, int, float, bool and None")
 
     def _child(self, plain: Any, disk: Any, key: Any, value: Any, path: Path) -> None:
         if self.is_sensitive(path):
@@ -121,7 +122,7 @@ def seal(doc: Any, *, doc_id: str, revision: int, keys: KeyStore, is_sensitive: 
         env.mac = crypto.mac(data_key, env.mac_payload(plain))
     except (TypeError, ValueError) as exc:
         msg = f"{doc_id} holds a value that is not JSON (or a NaN/infinite float): {exc}"
-        raise SealedInvalidDocumentError(msg, hint="pass only JSON values (no NaN or infinity)") from exc
+        raise SEALED_INVALID_DOCUMENT(msg, hint="pass only JSON values (no NaN or infinity)") from exc
     return env
 
 
@@ -129,7 +130,7 @@ def open_data_key(env: Envelope, keys: KeyStore) -> bytes:
     if not keys.has(env.key_id):
         msg = (f"{env.doc_id} was sealed under key {env.key_id}, which this key store does not hold "
                f"(it holds {_usable(keys)})")
-        raise SealedWrongKeyError(msg, hint="set CANAL_KEY or restore the key ring that sealed it",
+        raise SEALED_WRONG_KEY(msg, hint="set CANAL_KEY or restore the key ring that sealed it",
                                   next=act("key.show"), details={"doc_id": env.doc_id, "key_id": env.key_id})
     try:
         return crypto.unwrap(keys.material(env.key_id), env.key_id, env.doc_id, env.data_key)
@@ -151,7 +152,7 @@ def unseal(env: Envelope, keys: KeyStore) -> Any:
         parent[last] = _decrypt_at(aead, env, where, parent[last])
     if not crypto.mac_matches(data_key, env.mac_payload(plain), env.mac):
         msg = f"{env.doc_id} fails its integrity check: a readable field was added, deleted or edited"
-        raise SealedFieldsChangedError(msg, hint=_restore_hint(env), next=CHECK_OTHERS,
+        raise SEALED_FIELDS_CHANGED(msg, hint=_restore_hint(env), next=CHECK_OTHERS,
                                        details={"doc_id": env.doc_id})
     return plain
 
@@ -174,7 +175,7 @@ def _decrypt_at(aead: AESGCM, env: Envelope, where: str, text: Any) -> Any:
         origin = next((o for o in env.sealed if o != where and _opens(aead, env, o, text)), None)
         if origin is not None:
             msg = f"{env.doc_id}: the sealed value at {where} belongs at {origin}; values were swapped"
-            raise SealedSwappedError(msg, hint=_restore_hint(env), next=CHECK_OTHERS,
+            raise SEALED_SWAPPED(msg, hint=_restore_hint(env), next=CHECK_OTHERS,
                                      details={"doc_id": env.doc_id, "path": where, "origin": origin}) from exc
         raise _tampered(env, f"the sealed value at {where}", where) from exc
 
@@ -197,14 +198,14 @@ def _locate(root: Any, where: str, env: Envelope) -> tuple[Any, Any]:
         node[last]
     except (KeyError, IndexError, ValueError, TypeError) as exc:
         msg = f"{env.doc_id}: the sealed field {where} is missing; a field was deleted or moved"
-        raise SealedFieldsChangedError(msg, hint=_restore_hint(env), next=CHECK_OTHERS,
+        raise SEALED_FIELDS_CHANGED(msg, hint=_restore_hint(env), next=CHECK_OTHERS,
                                        details={"doc_id": env.doc_id, "path": where}) from exc
     return node, last
 
 
-def _tampered(env: Envelope, what: str, where: str) -> SealedTamperedError:
+def _tampered(env: Envelope, what: str, where: str) -> SealedError:
     msg = f"{env.doc_id}: {what} does not authenticate; the file was modified outside Canal"
-    return SealedTamperedError(msg, hint=_restore_hint(env), next=CHECK_OTHERS,
+    return SEALED_TAMPERED(msg, hint=_restore_hint(env), next=CHECK_OTHERS,
                                details={"doc_id": env.doc_id, "path": where})
 
 

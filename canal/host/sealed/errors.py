@@ -3,7 +3,7 @@ none of them is ever answered by accepting or overwriting the file."""
 
 from __future__ import annotations
 
-from canal.core.errors import CanalError, ExitCode
+from canal.core.errors import CanalError, ErrorCode, ExitCode, register
 
 
 class SealedError(CanalError):
@@ -15,34 +15,25 @@ class SealedNotFoundError(SealedError):
     code = "SEALED_NOT_FOUND"
 
 
-class SealedDeletedError(SealedError):
-    """The revision ledger knows the document but its file is gone."""
+SEALED_DELETED = register(SealedError, "SEALED_DELETED", """
+    The revision ledger knows the document but its file is gone.
+    """)
 
-    code = "SEALED_DELETED"
+SEALED_WRONG_KEY = register(SealedError, "SEALED_WRONG_KEY", """
+    The file was sealed under a key this key store does not hold.
+    """)
 
+SEALED_TAMPERED = register(SealedError, "SEALED_TAMPERED", """
+    A ciphertext (a value or the wrapped data key) fails authentication.
+    """)
 
-class SealedWrongKeyError(SealedError):
-    """The file was sealed under a key this key store does not hold."""
+SEALED_SWAPPED = register(SealedError, "SEALED_SWAPPED", """
+    A sealed value authenticates, but under another field's path: values were moved.
+    """)
 
-    code = "SEALED_WRONG_KEY"
-
-
-class SealedTamperedError(SealedError):
-    """A ciphertext (a value or the wrapped data key) fails authentication."""
-
-    code = "SEALED_TAMPERED"
-
-
-class SealedSwappedError(SealedError):
-    """A sealed value authenticates, but under another field's path: values were moved."""
-
-    code = "SEALED_SWAPPED"
-
-
-class SealedFieldsChangedError(SealedError):
-    """The HMAC over the plaintext fails: a field was added, deleted or edited."""
-
-    code = "SEALED_FIELDS_CHANGED"
+SEALED_FIELDS_CHANGED = register(SealedError, "SEALED_FIELDS_CHANGED", """
+    The HMAC over the plaintext fails: a field was added, deleted or edited.
+    """)
 
 
 class SealedRolledBackError(SealedError):
@@ -51,14 +42,11 @@ class SealedRolledBackError(SealedError):
     code = "SEALED_ROLLED_BACK"
 
 
-class SealedTruncatedError(SealedError):
-    """The file is empty, cut short or not JSON at all."""
+SEALED_TRUNCATED = register(SealedError, "SEALED_TRUNCATED", """
+    The file is empty, cut short or not JSON at all.
+    """)
 
-    code = "SEALED_TRUNCATED"
-
-
-class SealedUnknownVersionError(SealedError):
-    code = "SEALED_UNKNOWN_VERSION"
+SEALED_UNKNOWN_VERSION = register(SealedError, "SEALED_UNKNOWN_VERSION", "Sealed unknown version.")
 
 
 class SealedRevisionConflictError(SealedError):
@@ -68,20 +56,16 @@ class SealedRevisionConflictError(SealedError):
     exit_code = ExitCode.CANAL_ERROR
 
 
-class SealedLockTimeoutError(SealedError):
-    code = "SEALED_LOCK_TIMEOUT"
+SEALED_LOCK_TIMEOUT = register(SealedError, "SEALED_LOCK_TIMEOUT", "Sealed lock timeout.")
+
+SEALED_INVALID_DOCUMENT = register(SealedError, "SEALED_INVALID_DOCUMENT", """
+    The caller passed something that cannot be sealed (bad id, non-JSON value, bad path).
+    """, exit_code=ExitCode.USAGE)
 
 
-class SealedInvalidDocumentError(SealedError):
-    """The caller passed something that cannot be sealed (bad id, non-JSON value, bad path)."""
-
-    code = "SEALED_INVALID_DOCUMENT"
-    exit_code = ExitCode.USAGE
-
-
-SEALED_ERRORS: tuple[type[SealedError], ...] = (
-    SealedError, SealedNotFoundError, SealedDeletedError, SealedWrongKeyError, SealedTamperedError,
-    SealedSwappedError, SealedFieldsChangedError, SealedRolledBackError, SealedTruncatedError,
-    SealedUnknownVersionError, SealedRevisionConflictError, SealedLockTimeoutError,
-    SealedInvalidDocumentError,
+SEALED_ERRORS: tuple[type[SealedError] | ErrorCode[SealedError], ...] = (
+    SealedError, SealedNotFoundError, SEALED_DELETED, SEALED_WRONG_KEY, SEALED_TAMPERED,
+    SEALED_SWAPPED, SEALED_FIELDS_CHANGED, SealedRolledBackError, SEALED_TRUNCATED,
+    SEALED_UNKNOWN_VERSION, SealedRevisionConflictError, SEALED_LOCK_TIMEOUT,
+    SEALED_INVALID_DOCUMENT,
 )

@@ -27,15 +27,16 @@ from canal.host.sealed import codec
 from canal.host.sealed.crypto import FORMAT
 from canal.host.sealed.envelope import Envelope
 from canal.host.sealed.errors import (
-    SealedDeletedError,
-    SealedFieldsChangedError,
-    SealedInvalidDocumentError,
-    SealedLockTimeoutError,
+    SEALED_DELETED,
+    SEALED_FIELDS_CHANGED,
+    SEALED_INVALID_DOCUMENT,
+    SEALED_LOCK_TIMEOUT,
+    SEALED_TRUNCATED,
+    SEALED_UNKNOWN_VERSION,
+    SealedError,
     SealedNotFoundError,
     SealedRevisionConflictError,
     SealedRolledBackError,
-    SealedTruncatedError,
-    SealedUnknownVersionError,
 )
 from canal.host.sealed.paths import Sensitive, matcher
 
@@ -64,7 +65,7 @@ class SealedStore:
     def path_for(self, doc_id: str) -> Path:
         if not DOC_ID.match(doc_id) or ".." in doc_id:
             msg = f"{doc_id!r} is not a valid document id (letters, digits, '.', '_', '-'; 128 at most)"
-            raise SealedInvalidDocumentError(msg, next=act("state.verify", "lists the documents"))
+            raise SEALED_INVALID_DOCUMENT(msg, next=act("state.verify", "lists the documents"))
         return self.root / (doc_id + SUFFIX)
 
     def ids(self) -> list[str]:
@@ -191,10 +192,10 @@ class SealedStore:
                                         details={"doc_id": env.doc_id, "file_revision": env.revision,
                                                  "recorded_revision": latest[0]})
 
-    def _missing(self, doc_id: str) -> SealedNotFoundError | SealedDeletedError:
+    def _missing(self, doc_id: str) -> SealedNotFoundError | SealedError:
         if self.ledger is not None and (latest := self.ledger.latest_revision(doc_id)) is not None:
             msg = f"{doc_id} was at revision {latest[0]} but its file is gone: it was deleted outside Canal"
-            return SealedDeletedError(msg, hint=f"restore {self.path_for(doc_id)} from a backup",
+            return SEALED_DELETED(msg, hint=f"restore {self.path_for(doc_id)} from a backup",
                                       details={"doc_id": doc_id, "recorded_revision": latest[0]})
         msg = f"no sealed document {doc_id} in {self.root}"
         return SealedNotFoundError(msg, next=act("state.verify", "lists the documents"),
@@ -207,7 +208,7 @@ class SealedStore:
                 yield
         except LockTimeout as exc:
             msg = f"{doc_id} stayed locked by another process for {exc.waited:.1f}s"
-            raise SealedLockTimeoutError(msg, hint="retry; if it persists, look for a stuck canal process",
+            raise SEALED_LOCK_TIMEOUT(msg, hint="retry; if it persists, look for a stuck canal process",
                                          details={"lock": str(exc.path)}) from exc
 
 
@@ -224,22 +225,22 @@ def _parse(doc_id: str, raw: bytes) -> Envelope:
         data = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         msg = f"{doc_id}: the file is cut short or not JSON ({len(raw)} bytes)"
-        raise SealedTruncatedError(msg, hint=f"restore {doc_id} from a backup; Canal will not overwrite it",
+        raise SEALED_TRUNCATED(msg, hint=f"restore {doc_id} from a backup; Canal will not overwrite it",
                                    details={"doc_id": doc_id, "size": len(raw)}) from exc
     fmt = data.get("format") if isinstance(data, dict) else None
     if fmt != FORMAT:
         msg = f"{doc_id}: unknown sealed format {fmt!r}; this Canal reads {FORMAT}"
-        raise SealedUnknownVersionError(msg, hint="upgrade Canal (pip install -U canal) to read it",
+        raise SEALED_UNKNOWN_VERSION(msg, hint="upgrade Canal (pip install -U canal) to read it",
                                         details={"doc_id": doc_id, "format": str(fmt)})
     try:
         env = Envelope.model_validate(data)
     except ValidationError as exc:
         msg = f"{doc_id}: the file's header is damaged ({exc.errors()[0]['loc']}: {exc.errors()[0]['msg']})"
-        raise SealedFieldsChangedError(msg, hint=f"restore {doc_id} from a backup",
+        raise SEALED_FIELDS_CHANGED(msg, hint=f"restore {doc_id} from a backup",
                                        details={"doc_id": doc_id}) from exc
     if env.doc_id != doc_id:
         msg = f"the file of {doc_id} holds document {env.doc_id}: files were swapped or renamed"
-        raise SealedFieldsChangedError(msg, hint=f"restore {doc_id} from a backup",
+        raise SEALED_FIELDS_CHANGED(msg, hint=f"restore {doc_id} from a backup",
                                        details={"doc_id": doc_id})
     return env
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from canal.core.errors import ExitCode
+from canal.core.errors import ExitCode, register
 from canal.host.files.errors import FileOpError
 
 
@@ -10,8 +10,7 @@ class TrashError(FileOpError):
     code = "TRASH_ERROR"
 
 
-class TrashEntryNotFound(TrashError):
-    code = "TRASH_ENTRY_NOT_FOUND"
+TRASH_ENTRY_NOT_FOUND = register(TrashError, "TRASH_ENTRY_NOT_FOUND", "Trash entry not found.")
 
 
 class RestoreTargetExists(TrashError):
@@ -22,12 +21,9 @@ class CannotTrashWorkspace(TrashError):
     code = "CANNOT_TRASH_WORKSPACE"
 
 
-class IsAFolderNeedsRecursive(TrashError):
-    code = "FOLDER_NEEDS_RECURSIVE"
+FOLDER_NEEDS_RECURSIVE = register(TrashError, "FOLDER_NEEDS_RECURSIVE", "Is a folder needs recursive.")
 
-
-class UnsupportedFileType(TrashError):
-    code = "UNSUPPORTED_FILE_TYPE"
+UNSUPPORTED_FILE_TYPE = register(TrashError, "UNSUPPORTED_FILE_TYPE", "Unsupported file type.")
 
 
 class TrashCorrupt(TrashError):
@@ -37,13 +33,10 @@ class TrashCorrupt(TrashError):
     exit_code = ExitCode.CANAL_ERROR
 
 
-class TrashFull(TrashError):
-    """Keeping one more item would take the trash past storage.trash_total; nothing is evicted."""
+TRASH_FULL = register(TrashError, "TRASH_FULL", """
+    Keeping one more item would take the trash past storage.trash_total; nothing is evicted.
+    """)
 
-    code = "TRASH_FULL"
-
-
-class BackupTooLarge(TrashError):
-    """A confirmed command would back up more than storage.backup_per_command; it was not run."""
-
-    code = "BACKUP_TOO_LARGE"
+BACKUP_TOO_LARGE = register(TrashError, "BACKUP_TOO_LARGE", """
+    A confirmed command would back up more than storage.backup_per_command; it was not run.
+    """)

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from canal.host.storage.usage import format_size, tree_usage
-from canal.host.trash.errors import BackupTooLarge
+from canal.host.trash.errors import BACKUP_TOO_LARGE
 
 
 def check_backup_size(hosts: Iterable[Path], cap: int, project: Path) -> None:
@@ -21,6 +21,6 @@ def check_backup_size(hosts: Iterable[Path], cap: int, project: Path) -> None:
     msg = (f"backing up what this command deletes would take {format_size(total)} (the largest: {shown}, "
            f"{format_size(sizes[biggest])}), over the {format_size(cap)} a confirmed command may back up "
            "(storage.backup_per_command). Nothing was run.")
-    raise BackupTooLarge(msg, hint="delete less at once (name smaller paths), or ask a person to raise "
+    raise BACKUP_TOO_LARGE(msg, hint="delete less at once (name smaller paths), or ask a person to raise "
                          "storage.backup_per_command in canal.yaml, then ask for confirmation again",
                          details={"bytes": total, "limit": cap, "largest": str(shown)})

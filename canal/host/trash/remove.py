@@ -13,7 +13,7 @@ from canal.core.next import act
 from canal.host.files.confine import Located, Workspace, open_parent
 from canal.host.files.errors import PathNotFound
 from canal.host.files.protect import Protected
-from canal.host.trash.errors import IsAFolderNeedsRecursive
+from canal.host.trash.errors import FOLDER_NEEDS_RECURSIVE
 from canal.host.trash.record import TrashEntry
 from canal.host.trash.store import Trash
 
@@ -38,7 +38,7 @@ def remove_paths(trash: Trash, workspace: Path, paths: list[Path], *, recursive:
             guard.check(loc, "remove")
         if not recursive and _is_dir(loc):
             msg = f"{loc.display} is a folder; removing it needs -r."
-            raise IsAFolderNeedsRecursive(msg, next=act("remove", path=loc.display, recursive=True),
+            raise FOLDER_NEEDS_RECURSIVE(msg, next=act("remove", path=loc.display, recursive=True),
                                           details={"path": loc.display})
     outcomes: list[RemoveOutcome] = []
     for loc in located:

@@ -29,11 +29,11 @@ from canal.host.files.protect import Protected
 from canal.host.ports import AuditSink
 from canal.host.storage.usage import format_size, tree_usage
 from canal.host.trash.errors import (
+    TRASH_ENTRY_NOT_FOUND,
+    TRASH_FULL,
     CannotTrashWorkspace,
     RestoreTargetExists,
     TrashCorrupt,
-    TrashEntryNotFound,
-    TrashFull,
 )
 from canal.host.trash.record import ID_PATTERN, TrashEntry, digest, new_id, utc_now
 from canal.host.trash.transfer import adopt_tree, copy_entry, kind_of, lstat_at, move_entry, remove_entry
@@ -117,7 +117,7 @@ class Trash:
         if held + size > self.max_total:
             msg = (f"{display} ({format_size(size)}) does not fit in the trash: it holds {format_size(held)} "
                    f"of its {format_size(self.max_total)} (storage.trash_total). Nothing was changed.")
-            raise TrashFull(msg, hint="a person frees room, or raises storage.trash_total in canal.yaml",
+            raise TRASH_FULL(msg, hint="a person frees room, or raises storage.trash_total in canal.yaml",
                             next=[act("trash.purge", older_than="7d"), act("trash.list")],
                             details={"path": display, "size": size, "held": held, "limit": self.max_total})
 
@@ -147,7 +147,7 @@ class Trash:
         info = self.info_dir / f"{entry_id}.json"
         if not ID_PATTERN.match(entry_id) or not info.is_file():
             msg = f"No trash entry {entry_id!r}."
-            raise TrashEntryNotFound(msg, next=act("trash.list"), details={"id": entry_id})
+            raise TRASH_ENTRY_NOT_FOUND(msg, next=act("trash.list"), details={"id": entry_id})
         return self._load(info)
 
     def _load(self, info: Path) -> TrashEntry:

@@ -14,7 +14,7 @@ import shutil
 import stat
 
 from canal.core.next import act
-from canal.host.trash.errors import RestoreTargetExists, UnsupportedFileType
+from canal.host.trash.errors import UNSUPPORTED_FILE_TYPE, RestoreTargetExists
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _CLOEXEC
@@ -36,7 +36,7 @@ def kind_of(st: os.stat_result, name: str) -> str:
     if stat.S_ISREG(st.st_mode):
         return "file"
     msg = f"{name} is a device, pipe or socket; only files, folders and symlinks can be trashed."
-    raise UnsupportedFileType(msg, next=act("run", "the policy decides", command=f"rm {shlex.quote(name)}"),
+    raise UNSUPPORTED_FILE_TYPE(msg, next=act("run", "the policy decides", command=f"rm {shlex.quote(name)}"),
                               details={"name": name})
 
 

@@ -23,10 +23,10 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes
 
 from canal.runtime.corpnet.errors import (
-    CaCertNotPem,
-    CaCertOutsideProject,
-    CaCertPrivateKey,
-    HostCaBundleMissing,
+    CA_CERT_NOT_PEM,
+    CA_CERT_OUTSIDE_PROJECT,
+    CA_CERT_PRIVATE_KEY,
+    HOST_CA_BUNDLE_NOT_FOUND,
 )
 from canal.runtime.errors import ConfigError
 from canal.runtime.settings.project import CONFIG_NAME
@@ -72,8 +72,8 @@ def host_bundle() -> Path:
             return Path(candidate)
     msg = (f"{SETTING} names {HOST_BUNDLE!r}, but this host has no system CA bundle in any of "
            f"{', '.join(HOST_BUNDLES)}; nothing was built or run.")
-    raise HostCaBundleMissing(msg, hint=f"install the ca-certificates package, or list the CA's PEM file in "
-                              f"{SETTING} (docs/images.md)", details={"setting": SETTING})
+    raise HOST_CA_BUNDLE_NOT_FOUND(msg, hint=f"install the ca-certificates package, or list the CA's PEM "
+                                   f"file in {SETTING} (docs/images.md)", details={"setting": SETTING})
 
 
 def load(project_dir: Path, sources: Sequence[str]) -> list[CaFile]:
@@ -102,7 +102,7 @@ def _read_project_file(project_dir: Path, source: str) -> bytes:
         if exc.details.get("reason") == "unsafe":
             msg = (f"{SETTING}: {source} leads outside the project (a symlink or a folder that is not one); "
                    "nothing was approved, built or run.")
-            raise CaCertOutsideProject(msg, hint=f"put the PEM file itself inside the project, or use "
+            raise CA_CERT_OUTSIDE_PROJECT(msg, hint=f"put the PEM file itself inside the project, or use "
                                        f"{HOST_BUNDLE!r} for the host's bundle ({CONFIG_NAME})",
                                        details={"setting": SETTING, "file": source}) from None
         raise
@@ -114,8 +114,9 @@ def parse(data: bytes, source: str, *, host: bool = False) -> tuple[tuple[bytes,
     if _KEY.search(data):
         msg = (f"{where} holds a private key; a CA list is public certificates only, and it is copied into "
                "every sandbox image. Nothing was approved, built or run.")
-        raise CaCertPrivateKey(msg, hint="keep the key elsewhere and list a file with the CA's certificate "
-                               "(BEGIN CERTIFICATE) only", details={"setting": SETTING, "file": source})
+        raise CA_CERT_PRIVATE_KEY(msg, hint="keep the key elsewhere and list a file with the CA's "
+                                  "certificate (BEGIN CERTIFICATE) only",
+                                  details={"setting": SETTING, "file": source})
     blocks = _CERT.findall(data)
     if host:  # the host's bundle is the administrator's, as OpenSSL reads it: taken block by block
         certs = [block + b"\n" for block in blocks]
@@ -125,7 +126,7 @@ def parse(data: bytes, source: str, *, host: bool = False) -> tuple[tuple[bytes,
     if not certs:
         msg = (f"{where} is not a PEM certificate file (no BEGIN CERTIFICATE block that parses); nothing "
                "was approved, built or run.")
-        raise CaCertNotPem(msg, hint="convert it: openssl x509 -in corp.der -inform der -out corp.pem",
+        raise CA_CERT_NOT_PEM(msg, hint="convert it: openssl x509 -in corp.der -inform der -out corp.pem",
                            details={"setting": SETTING, "file": source})
     return tuple(certs), tuple(subjects)
 

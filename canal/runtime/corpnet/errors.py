@@ -2,51 +2,42 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from canal.core.errors import register
 from canal.runtime.errors import ConfigError
-from canal.sandbox.docker.project_image import MIRROR_NOT_HTTPS
-from canal.sandbox.egress_upstream import INLINE
-from canal.sandbox.spec import CA_OUTSIDE
+from canal.sandbox.docker import project_image
+
+CA_CERT_NOT_PEM = register(ConfigError, "CA_CERT_NOT_PEM", """
+    A file in ``sandbox.ca_certificates`` holds no PEM certificate (or one that does not parse).
+    """)
+
+CA_CERT_PRIVATE_KEY = register(ConfigError, "CA_CERT_PRIVATE_KEY", """
+    A file in ``sandbox.ca_certificates`` holds a private key: a CA list is public certificates only,
+    and what it names is copied into every sandbox image.
+    """)
+
+CA_CERT_OUTSIDE_PROJECT = register(ConfigError, "CA_CERT_OUTSIDE_PROJECT", """
+    A file in ``sandbox.ca_certificates`` lies outside the project (an absolute path, ``..``, or a
+    symlink leading out); the host's own bundle is named ``host``.
+    """)
+
+HOST_CA_BUNDLE_NOT_FOUND = register(ConfigError, "HOST_CA_BUNDLE_NOT_FOUND", """
+    ``sandbox.ca_certificates: [host]``, and this host has none of the usual system bundles.
+    """)
+
+UPSTREAM_PROXY_CREDENTIALS_INLINE = register(ConfigError, "UPSTREAM_PROXY_CREDENTIALS_INLINE", """
+    ``sandbox.network.upstream_proxy`` carries ``user:password@``: canal.yaml is in the workspace the
+    agent reads; credentials come from the environment or a file outside it.
+    """)
 
 
-class CaCertNotPem(ConfigError):
-    """A file in ``sandbox.ca_certificates`` holds no PEM certificate (or one that does not parse)."""
-
-    code = "CA_CERT_NOT_PEM"
-
-
-class CaCertPrivateKey(ConfigError):
-    """A file in ``sandbox.ca_certificates`` holds a private key: a CA list is public certificates only,
-    and what it names is copied into every sandbox image."""
-
-    code = "CA_CERT_PRIVATE_KEY"
-
-
-class CaCertOutsideProject(ConfigError):
-    """A file in ``sandbox.ca_certificates`` lies outside the project (an absolute path, ``..``, or a
-    symlink leading out); the host's own bundle is named ``host``."""
-
-    code = CA_OUTSIDE
-
-
-class HostCaBundleMissing(ConfigError):
-    """``sandbox.ca_certificates: [host]``, and this host has none of the usual system bundles."""
-
-    code = "HOST_CA_BUNDLE_NOT_FOUND"
-
-
-class UpstreamProxyCredentialsInline(ConfigError):
-    """``sandbox.network.upstream_proxy`` carries ``user:password@``: canal.yaml is in the workspace the
-    agent reads; credentials come from the environment or a file outside it."""
-
-    code = INLINE
-
-
-class MirrorNotHttps(ConfigError):
-    """``image.index_url`` or ``image.npm_registry`` is not an https URL."""
-
-    code = MIRROR_NOT_HTTPS
+# the code a validator below the application refuses a mirror with (``SettingRefused``)
+MIRROR_NOT_HTTPS = register(ConfigError, project_image.MIRROR_NOT_HTTPS, """
+    ``image.index_url`` or ``image.npm_registry`` is not an https URL.
+    """)
 
 
 # what a validator's SettingRefused code becomes when canal.yaml is loaded
-CODED: dict[str, type[ConfigError]] = {cls.code: cls for cls in (
-    CaCertOutsideProject, UpstreamProxyCredentialsInline, MirrorNotHttps)}
+CODED: dict[str, Callable[..., ConfigError]] = {cls.code: cls for cls in (
+    CA_CERT_OUTSIDE_PROJECT, UPSTREAM_PROXY_CREDENTIALS_INLINE, MIRROR_NOT_HTTPS)}

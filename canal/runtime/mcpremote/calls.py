@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_types import CallToolResult, JSONRPCError, TextContent, Tool
 
-from canal.core.errors import ConfirmationRequired, PolicyDenied
+from canal.core.errors import POLICY_DENIED, ConfirmationRequired
 from canal.core.mask import mask_exact
 from canal.core.next import NextAction, Say, act, say_all
 from canal.host.approvals import Approval, DecisionSummary
@@ -21,7 +21,7 @@ from canal.policy.decision import Decision
 from canal.policy.toolcalls import ToolCall
 from canal.presenter import present
 from canal.runtime.errors import format_error
-from canal.runtime.mcpremote.errors import ToolGone, ToolSchemaChanged
+from canal.runtime.mcpremote.errors import TOOL_GONE, TOOL_SCHEMA_CHANGED
 from canal.runtime.mcpremote.launch import connected, credentials, server_ref, server_settings
 from canal.runtime.run.result import ConfirmationView, DecisionView, RunResult, iso_time
 from canal.sandbox.result import CapturedOutput, EndReason, ExecResult
@@ -103,13 +103,13 @@ def _live(tools: list[Tool], definition: ToolDefinition) -> dict[str, Any]:
     if found is None:
         msg = (f"MCP server {binding.server} no longer lists {binding.tool} (tool {definition.name}); "
                "nothing was run.")
-        raise ToolGone(msg, hint="bring the catalog up to date", next=act("discover"),
+        raise TOOL_GONE(msg, hint="bring the catalog up to date", next=act("discover"),
                        details={"tool": definition.name, "server": binding.server})
     listed = found.model_dump(by_alias=True, exclude_none=True, mode="json")
     if schema_sha256(listed.get("inputSchema")) != binding.schema_sha256:
         msg = (f"tool {definition.name} takes other arguments than when its metadata was written "
                f"(MCP server {binding.server} changed it); nothing was run.")
-        raise ToolSchemaChanged(msg, hint="update the catalog, read the tool's fields again, then call it",
+        raise TOOL_SCHEMA_CHANGED(msg, hint="update the catalog, read the tool's fields again, then call it",
                                 next=[act("discover"), act("tool.meta", name=definition.name)],
                                 details={"tool": definition.name, "server": binding.server})
     return listed
@@ -165,7 +165,8 @@ def _denied(canal: Canal, decision: Decision, view: DecisionView, record: dict[s
     hint = "ask the user to make this call outside Canal, or use a tool the policy allows"
     actions: list[NextAction] = [act("tool.list")]
     message = f"{record['command']} matches {rules} ({decision.reason}). Nothing was run."
-    text = redact(format_error(PolicyDenied.code, message, say_all(actions, say, lead=hint) if say else hint))
+    words = say_all(actions, say, lead=hint) if say else hint
+    text = redact(format_error(POLICY_DENIED.code, message, words))
     return RunResult(status="denied", exit_code=None, reason=decision.reason, duration_s=0.0, decision=view,
                      sandbox=record["sandbox"], audit_id=audit_id, text=text, hint=hint, next=actions)
 

@@ -32,11 +32,12 @@ from pydantic import TypeAdapter, ValidationError
 
 from canal.core.next import act
 from canal.runtime.mcpremote.errors import (
-    McpProtocolError,
-    McpResultTooLarge,
-    McpServerNotMcp,
-    McpServerNotStarted,
-    McpServerTimeout,
+    MCP_PROTOCOL_ERROR,
+    MCP_RESULT_TOO_LARGE,
+    MCP_SERVER_NOT_MCP,
+    MCP_SERVER_NOT_STARTED,
+    MCP_SERVER_TIMEOUT,
+    McpBackendError,
 )
 from canal.sandbox.docker.stdio import ChannelTimeout, LineTooLong
 
@@ -64,7 +65,7 @@ class McpClient:
         self.channel = channel
         self.server = server
         self.timeout_s = timeout_s
-        self.on_timeout = on_timeout  # called before McpServerTimeout is raised (the sandbox is removed)
+        self.on_timeout = on_timeout  # called before MCP_SERVER_TIMEOUT is raised (the sandbox is removed)
         self._next_id = 0
         self.info: InitializeResult | None = None
 
@@ -87,7 +88,7 @@ class McpClient:
             if not cursor:
                 return tools
         msg = f"MCP server {self.server} listed more than {MAX_PAGES} pages of tools."
-        raise McpProtocolError(msg, hint="check the server's pagination (nextCursor)",
+        raise MCP_PROTOCOL_ERROR(msg, hint="check the server's pagination (nextCursor)",
                                details={"server": self.server})
 
     def call_tool(self, name: str, arguments: Mapping[str, Any]) -> CallToolResult | JSONRPCError:
@@ -125,7 +126,7 @@ class McpClient:
                     return message
                 msg = (f"MCP server {self.server} answered {method} with error {message.error.code}: "
                        f"{message.error.message}")
-                raise McpProtocolError(msg, hint="check the server's log (stderr) and its MCP version",
+                raise MCP_PROTOCOL_ERROR(msg, hint="check the server's log (stderr) and its MCP version",
                                        details={"server": self.server, "method": method,
                                                 "error": message.error.code})
             assert isinstance(message, JSONRPCResponse)
@@ -147,14 +148,14 @@ class McpClient:
                 self.on_timeout()
             msg = f"MCP server {self.server} did not answer {method} within {self.timeout_s:g} s."
             hint = f"raise tools.mcp_servers.{self.server}.timeout, or fix the server"
-            raise McpServerTimeout(msg, hint=hint,
+            raise MCP_SERVER_TIMEOUT(msg, hint=hint,
                                    next=act("discover"),
                                    details={"server": self.server, "method": method,
                                             "timeout_s": self.timeout_s}) from None
         except LineTooLong as exc:
             msg = (f"MCP server {self.server} sent a message over {MAX_MESSAGE_BYTES} bytes "
                    f"({exc.args[0]} so far) answering {method}; it was not read.")
-            raise McpResultTooLarge(msg, hint="make the tool return less (a file path, a page of results)",
+            raise MCP_RESULT_TOO_LARGE(msg, hint="make the tool return less (a file path, a page of results)",
                                     details={"server": self.server, "method": method,
                                              "limit": MAX_MESSAGE_BYTES}) from None
         if line is None:
@@ -172,12 +173,12 @@ class McpClient:
                 if self._exit_soon() in (126, 127):  # the engine's own words: the program is not there
                     msg = f"MCP server {self.server} did not start: {shown}"
                     hint = f"check tools.mcp_servers.{self.server}.command (the program must be in the image)"
-                    raise McpServerNotStarted(msg, hint=hint, details={"server": self.server}) from None
+                    raise MCP_SERVER_NOT_STARTED(msg, hint=hint, details={"server": self.server}) from None
                 msg = f"MCP server {self.server} wrote {shown!r}, which is not JSON-RPC (answering {method})."
-                raise McpServerNotMcp(msg, hint="an MCP stdio server writes only JSON-RPC lines on stdout "
+                raise MCP_SERVER_NOT_MCP(msg, hint="an MCP stdio server writes only JSON-RPC lines on stdout "
                                       "(logs go to stderr)", details={"server": self.server}) from None
             msg = f"MCP server {self.server} sent JSON that is not a JSON-RPC message (answering {method})."
-            raise McpProtocolError(msg, hint="check the server's MCP implementation",
+            raise MCP_PROTOCOL_ERROR(msg, hint="check the server's MCP implementation",
                                    details={"server": self.server, "method": method}) from None
 
     def _parse(self, model: type[Any], result: Any, method: str) -> Any:
@@ -188,7 +189,7 @@ class McpClient:
             where = ".".join(str(p) for p in first["loc"]) or "(the result)"
             msg = (f"MCP server {self.server} answered {method} with an invalid result: "
                    f"{where}: {first['msg']}")
-            raise McpProtocolError(msg, hint="check the server's MCP implementation",
+            raise MCP_PROTOCOL_ERROR(msg, hint="check the server's MCP implementation",
                                    details={"server": self.server, "method": method}) from None
 
     def _exit_soon(self) -> int | None:
@@ -200,7 +201,7 @@ class McpClient:
             time.sleep(0.02)
         return None
 
-    def _ended(self, how: str) -> McpServerNotStarted | McpServerNotMcp:
+    def _ended(self, how: str) -> McpBackendError | McpBackendError:
         code = self._exit_soon()
         said = self.channel.stderr_tail.strip()[-600:]
         details = {"server": self.server, "exit_code": code, "stderr": said}
@@ -208,6 +209,7 @@ class McpClient:
             msg = (f"MCP server {self.server} did not start: {how}"
                    f"{f', exit status {code}' if code is not None else ''}. It said: {said or '(nothing)'}")
             hint = f"check tools.mcp_servers.{self.server}.command: run it in the sandbox to see it fail"
-            return McpServerNotStarted(msg, hint=hint, details=details)
+            return MCP_SERVER_NOT_STARTED(msg, hint=hint, details=details)
         msg = f"MCP server {self.server} is not speaking MCP: {how}. It said: {said or '(nothing)'}"
-        return McpServerNotMcp(msg, hint="an MCP stdio server answers initialize on stdout", details=details)
+        return MCP_SERVER_NOT_MCP(msg, hint="an MCP stdio server answers initialize on stdout",
+                                  details=details)

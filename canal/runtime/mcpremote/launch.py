@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from canal.core.next import act
 from canal.host.paths import project_key
 from canal.runtime.mcpremote.client import McpClient
-from canal.runtime.mcpremote.errors import McpServerNotStarted, McpServerUnknown
+from canal.runtime.mcpremote.errors import MCP_SERVER_NOT_STARTED, MCP_SERVER_UNKNOWN
 from canal.runtime.sandboxes.start import SandboxRef, ensure_sandbox
 from canal.runtime.settings.mcp_servers import McpServerSettings
 from canal.runtime.trust.errors import ConfigUnapproved
@@ -45,8 +45,8 @@ def server_settings(canal: Canal, server: str) -> McpServerSettings:
     servers = canal.config.tools.mcp_servers
     if server not in servers:
         msg = f"no MCP server named {server!r} in tools.mcp_servers; nothing was run."
-        raise McpServerUnknown(msg, hint="add it to canal.yaml (a person approves it), or update the catalog "
-                               "to drop the tools of a removed server", next=act("discover"),
+        raise MCP_SERVER_UNKNOWN(msg, hint="add it to canal.yaml (a person approves it), or update the "
+                                 "catalog to drop the tools of a removed server", next=act("discover"),
                                details={"server": server, "known": sorted(servers)})
     return servers[server]
 
@@ -58,7 +58,7 @@ def credentials(server: str, settings: McpServerSettings) -> dict[str, str]:
         msg = (f"MCP server {server} needs {', '.join(missing)} in Canal's environment "
                f"(tools.mcp_servers.{server}.env_from_env); it was not started.")
         hint = f"set {missing[0]} where Canal runs (in its server, for a served call), then retry"
-        raise McpServerNotStarted(msg, hint=hint, details={"server": server, "missing": missing})
+        raise MCP_SERVER_NOT_STARTED(msg, hint=hint, details={"server": server, "missing": missing})
     return {name: os.environ[host] for name, host in settings.env_from_env.items()}
 
 
@@ -91,7 +91,7 @@ def connected(canal: Canal, server: str) -> Iterator[McpClient]:
     backend = canal.backend
     if not isinstance(backend, DockerBackend):
         msg = f"MCP server {server} runs in a Docker sandbox; backend {type(backend).__name__} has none."
-        raise McpServerNotStarted(msg, hint="use the Docker backend (the default)",
+        raise MCP_SERVER_NOT_STARTED(msg, hint="use the Docker backend (the default)",
                                   details={"server": server})
     ref = server_ref(canal, server)
     ensure_sandbox(canal.services, backend, ref)

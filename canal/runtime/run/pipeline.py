@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO
 
-from canal.core.errors import ConfirmationRequired, PolicyDenied
+from canal.core.errors import POLICY_DENIED, ConfirmationRequired
 from canal.core.mask import mask_exact
 from canal.core.next import NextAction, Say, act, say_all
 from canal.host.approvals import Approval, DecisionSummary
@@ -358,7 +358,7 @@ class Pipeline:
         shown = redact(_shown(decision.segment or req.decided_text))
         message = f"{shown} matches {rules} ({why}). Nothing was run."
         # the whole text passes the redactor: a hint may quote what the agent typed
-        text = redact(_refusal(PolicyDenied.code, message, hint, actions, req.say))
+        text = redact(_refusal(POLICY_DENIED.code, message, hint, actions, req.say))
         return RunResult(status="denied", exit_code=None, reason=why, duration_s=0.0, decision=view,
                          sandbox=req.ref.name, audit_id=audit_id, text=text, hint=hint, next=actions)
 

@@ -33,6 +33,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from canal.core.errors import register
 from canal.runtime.errors import ConfigError
 
 NO_HOOKS = "/dev/null/canal-no-hooks"  # a path nothing can create: no hook ever runs
@@ -79,11 +80,9 @@ MAX_FILES = 64
 _HEADER = re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\\n]|\\.)*)")?\s*\](.*)$')
 _KEY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=(.*))?$")
 
-
-class GitConfigUnsafe(ConfigError):
-    """The repository's git configuration includes a file outside the workspace: Canal cannot check it."""
-
-    code = "GIT_CONFIG_UNSAFE"
+GIT_CONFIG_UNSAFE = register(ConfigError, "GIT_CONFIG_UNSAFE", """
+    The repository's git configuration includes a file outside the workspace: Canal cannot check it.
+    """)
 
 
 @dataclass
@@ -138,9 +137,9 @@ class WorkspaceView:
         return self.inside.joinpath(*host_path.relative_to(self.host).parts)
 
 
-def _unsafe(source: Path, line: int, why: str) -> GitConfigUnsafe:
+def _unsafe(source: Path, line: int, why: str) -> ConfigError:
     msg = (f"{source}:{line}: {why}; Canal cannot check what git would run from it, so nothing was run.")
-    return GitConfigUnsafe(msg, hint=f"a person removes that line (or points it at a file inside the "
+    return GIT_CONFIG_UNSAFE(msg, hint=f"a person removes that line (or points it at a file inside the "
                            f"project), e.g. git config --file {source} --unset include.path",
                            details={"file": str(source), "line": line})
 

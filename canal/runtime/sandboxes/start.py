@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from canal.core.next import act
 from canal.host.paths import DEFAULT_SANDBOX as DEFAULT_SANDBOX  # re-exported: the CLI and api use it
 from canal.host.paths import config_dir, project_key
-from canal.runtime.errors import ConfigError, SandboxLimit, StateDirError
+from canal.runtime.errors import SANDBOX_LIMIT_REACHED, STATE_DIR_UNUSABLE, ConfigError
 from canal.runtime.sandboxes.gitguard import guard_env
 from canal.runtime.sandboxes.images import ensure_project_image
 from canal.runtime.sandboxes.warm import installed
@@ -139,7 +139,7 @@ def _state_outside(services: Services) -> None:
             if services.project_dir == Path.home().resolve():
                 hint = ("your home folder is not a project: cd into your project's folder (canal init there "
                         "makes it one), or name it: canal -C DIR ...")
-            raise StateDirError(msg, hint=hint,
+            raise STATE_DIR_UNUSABLE(msg, hint=hint,
                                 details={"folder": str(folder), "project": str(services.project_dir)})
 
 
@@ -225,14 +225,14 @@ def running_sandboxes(services: Services, backend: SandboxBackend) -> list[str]:
 
 
 def check_sandbox_limit(services: Services, backend: SandboxBackend, ref: SandboxRef) -> None:
-    """``SandboxLimit`` when starting ``ref`` would pass canal.yaml's limits.sandboxes."""
+    """``SANDBOX_LIMIT_REACHED`` when starting ``ref`` would pass canal.yaml's limits.sandboxes."""
     limit = services.config.limits.sandboxes
     running = [name for name in running_sandboxes(services, backend) if name != ref.name]
     if len(running) < limit:
         return
     msg = (f"Project {services.project_dir} already runs {len(running)} sandbox(es) ({', '.join(running)}), "
            f"the most canal.yaml's limits.sandboxes allows ({limit}). Sandbox {ref.name} was not started.")
-    raise SandboxLimit(msg, hint="use one of them, or remove one no longer needed",
+    raise SANDBOX_LIMIT_REACHED(msg, hint="use one of them, or remove one no longer needed",
                        next=[act("ps"), act("down", sandbox="NAME")],
                        details={"sandbox": ref.name, "limit": limit, "running": running})
 

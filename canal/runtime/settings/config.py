@@ -44,7 +44,7 @@ from canal.host.checkpoints.settings import CheckpointSettings
 from canal.host.storage.limits import StorageLimits
 from canal.presenter import PresenterConfig
 from canal.runtime.corpnet.errors import CODED
-from canal.runtime.errors import ConfigError, ProfileLoosened
+from canal.runtime.errors import PROFILE_LOOSER_THAN_PROJECT, ConfigError
 from canal.runtime.settings.config_hints import unknown_key_hint
 from canal.runtime.settings.mcp_servers import ToolsSettings
 from canal.runtime.settings.project import CONFIG_NAME
@@ -190,6 +190,7 @@ def with_profile(config: CanalConfig, profile: str | None) -> CanalConfig:
     current = config.policy.profile
     if STRICTNESS[profile] < STRICTNESS[current]:
         msg = f"profile {profile} is looser than this project's policy profile {current} (canal.yaml)"
-        raise ProfileLoosened(msg, hint=f"use profile {current} or stricter, or change policy.profile in "
-                              "canal.yaml", details={"profile": profile, "project_profile": current})
+        raise PROFILE_LOOSER_THAN_PROJECT(msg, hint=f"use profile {current} or stricter, or change "
+                                          "policy.profile in canal.yaml",
+                                          details={"profile": profile, "project_profile": current})
     return config.model_copy(update={"policy": config.policy.model_copy(update={"profile": profile})})

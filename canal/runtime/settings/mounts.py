@@ -28,7 +28,7 @@ from pathlib import Path
 from canal.client.paths import runtime_dir
 from canal.core.next import act
 from canal.host.paths import config_dir, data_root, state_root
-from canal.sandbox.errors import MountRefused
+from canal.sandbox.errors import MOUNT_REFUSED, SpecInvalid
 from canal.sandbox.spec import Mount
 
 SYSTEM = ("/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/dev", "/proc",
@@ -120,16 +120,16 @@ def verdicts(mounts: Iterable[Mount], project_dir: Path, roots: Sequence[Path],
 
 def check_user_mounts(mounts: Iterable[Mount], project_dir: Path, roots: Sequence[Path],
                       state_dir: Path) -> None:
-    """Raise ``MountRefused`` for the first mount the allowlist or the refused folders reject."""
+    """Raise ``MOUNT_REFUSED`` for the first mount the allowlist or the refused folders reject."""
     for found in verdicts(mounts, project_dir, roots, state_dir):
         if not found.allowed:
             raise refusal(found)
 
 
-def refusal(found: Verdict) -> MountRefused:
+def refusal(found: Verdict) -> SpecInvalid:
     mount = found.mount
     msg = f"Refused to mount {mount.source} at {mount.target}: {found.reason}. Nothing was started."
     hint = ("mount a folder inside the project, or inside a root a person lists under mount_roots in "
             "canal.yaml (the settings then need a person's approval)")
     see = [act("config.approve"), act("doctor", "shows every mount's verdict")]
-    return MountRefused(msg, hint=hint, next=see, details=found.to_json())
+    return MOUNT_REFUSED(msg, hint=hint, next=see, details=found.to_json())

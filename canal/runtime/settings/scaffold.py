@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from canal.core.errors import CanalError, ExitCode
+from canal.core.errors import CanalError, ExitCode, register
 from canal.core.next import act
 from canal.runtime.settings.project import CONFIG_NAME
 
@@ -24,11 +24,9 @@ PROFILES: dict[str, str] = {
 }
 
 
-class ConfigExists(CanalError):
-    """``canal init`` found a canal.yaml already: it never overwrites one."""
-
-    code = "CONFIG_EXISTS"
-    exit_code = ExitCode.USAGE
+CONFIG_EXISTS = register(CanalError, "CONFIG_EXISTS", """
+    ``canal init`` found a canal.yaml already: it never overwrites one.
+    """, exit_code=ExitCode.USAGE)
 
 
 Preset = Literal["python", "node"]
@@ -123,7 +121,7 @@ def write_new_config(folder: Path, text: str) -> Path:
     return path
 
 
-def _exists(path: Path) -> ConfigExists:
-    return ConfigExists(f"{path} already exists; canal init never overwrites it.",
+def _exists(path: Path) -> CanalError:
+    return CONFIG_EXISTS(f"{path} already exists; canal init never overwrites it.",
                         hint=f"edit {path} (docs/config.md)", next=act("config.status"),
                         details={"file": str(path)})

@@ -23,7 +23,7 @@ from canal.runtime.run.result import RunResult
 from canal.runtime.sandboxes.forward import Forwarder, ForwardEvent, ForwardSpec, parse_forward
 from canal.runtime.sandboxes.start import OUTPUT_MOUNT, SandboxRef, sandbox_user, uid_gid
 from canal.runtime.services import Services
-from canal.runtime.tasks.errors import TaskError, TaskNameInvalid, TaskWaitTimeout
+from canal.runtime.tasks.errors import TASK_NAME_INVALID, TaskError, TaskWaitTimeout
 from canal.runtime.tasks.manager import Running, TaskManager
 from canal.runtime.tasks.models import ForwardView, TaskRecord, new_task_id, now_iso
 from canal.runtime.tasks.output import TaskLog, log_name, offset_at
@@ -232,4 +232,4 @@ class Tasks:
 def _check_name(name: str | None) -> None:
     if name is not None and not NAME.match(name):
         msg = f"Bad task name {name!r}: a letter, then letters, digits, '_', '.', '-' (at most 40)."
-        raise TaskNameInvalid(msg, hint="use a name such as devserver", details={"name": name})
+        raise TASK_NAME_INVALID(msg, hint="use a name such as devserver", details={"name": name})

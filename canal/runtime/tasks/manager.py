@@ -27,7 +27,7 @@ from canal.host.audit import RunCompleted
 from canal.host.audit.dangling import alive
 from canal.runtime.sandboxes.forward import Forwarder
 from canal.runtime.services import Services
-from canal.runtime.tasks.errors import TaskEnded, TaskLimit, TaskNotFound
+from canal.runtime.tasks.errors import TASK_ALREADY_ENDED, TASK_LIMIT_REACHED, TASK_NOT_FOUND, TaskError
 from canal.runtime.tasks.models import REASON_STATE, TaskRecord, now_iso
 from canal.runtime.tasks.output import TaskLog
 from canal.runtime.tasks.store import TaskStore, owner_project
@@ -88,7 +88,7 @@ class TaskManager:
                 ids = ", ".join(r.record.id for r in self._running.values() if r.record.sandbox == sandbox)
                 msg = (f"Sandbox {sandbox} already runs {busy} background task(s) ({ids}), the most "
                        f"canal.yaml's tasks.max_running allows ({limit}). Nothing was started.")
-                raise TaskLimit(msg, hint="wait for one to end, or cancel one",
+                raise TASK_LIMIT_REACHED(msg, hint="wait for one to end, or cancel one",
                                 next=[act("task.list"), act("task.cancel", task="ID")],
                                 details={"sandbox": sandbox, "limit": limit})
             self._starting[sandbox] = self._starting.get(sandbox, 0) + 1
@@ -100,7 +100,7 @@ class TaskManager:
 
     def launch(self, record: TaskRecord, log_file: TaskLog, container: str, spec: TaskSpec,
                expect_state: str | None, forwards: list[Forwarder]) -> TaskRecord:
-        """Start an admitted task (its intent is on record); ``TaskStartFailed`` records it as not run."""
+        """Start an admitted task (its intent is on record); ``TASK_START_FAILED`` records it as not run."""
         running = Running(self, record, log_file, next(self._numbers), container)
         with self._lock:
             self._running[record.id] = running
@@ -182,7 +182,7 @@ class TaskManager:
             msg = (f"Task {task_id} has already ended ({record.state}"
                    f"{', exit ' + str(record.exit_code) if record.exit_code is not None else ''}): "
                    "there is nothing to cancel.")
-            raise TaskEnded(msg, hint="see its output", next=act("task.show", task=task_id),
+            raise TASK_ALREADY_ENDED(msg, hint="see its output", next=act("task.show", task=task_id),
                             details={"task": task_id, "state": record.state})
         self._end(running, why)
         return running.record
@@ -239,15 +239,15 @@ class TaskManager:
         records = [live[r.id].live() if r.id in live else r for r in mine]
         return [r for r in records if sandbox is None or r.sandbox == sandbox]
 
-    def _not_found(self, task_id: str, foreign: TaskRecord | None = None) -> TaskNotFound:
+    def _not_found(self, task_id: str, foreign: TaskRecord | None = None) -> TaskError:
         other = foreign.project if foreign is not None else owner_project(
             [d for d in self.services.project_state_dirs() if d != self.services.state_dir], task_id)
         if other is not None:
             msg = f"Task {task_id} belongs to another project ({other}), not to {self.project_dir}."
-            return TaskNotFound(msg, hint=f"ask about it in its own project (from the folder {other})",
+            return TASK_NOT_FOUND(msg, hint=f"ask about it in its own project (from the folder {other})",
                                 details={"task": task_id, "project": str(other)})
         msg = f"No task {task_id} in project {self.project_dir}."
-        return TaskNotFound(msg, hint="see this project's tasks", next=act("task.list"),
+        return TASK_NOT_FOUND(msg, hint="see this project's tasks", next=act("task.list"),
                             details={"task": task_id})
 
     def _recover(self) -> None:

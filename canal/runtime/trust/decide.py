@@ -11,7 +11,7 @@ import time
 
 from canal.core.next import act
 from canal.host.approvals.decide import NO_PROOF_HINT, Proof, no_proof_next
-from canal.host.approvals.errors import ApprovalError, ApprovalExpiredError, ApproverUnverifiedError
+from canal.host.approvals.errors import APPROVAL_EXPIRED, APPROVER_UNVERIFIED, ApprovalError
 from canal.host.approvals.model import Approver
 from canal.host.approvals.verify import by_peer_uid, by_signature
 from canal.runtime.trust.service import TrustedConfig
@@ -24,7 +24,7 @@ def _identify(trust: TrustedConfig, digest: str, proof: Proof, agent_uid: int, *
     if proof.signature:
         if expires is None or expires < time.time():
             msg = "the signed approval of these settings has expired (or names no expiry)"
-            raise ApprovalExpiredError(msg, hint="sign a fresh one",
+            raise APPROVAL_EXPIRED(msg, hint="sign a fresh one",
                                        next=act("config.approve", ssh_key="KEY"))
         return by_signature(in_force, trust.message(digest, expires), proof.signature)
     if proof.peer_uid is not None:
@@ -35,11 +35,11 @@ def _identify(trust: TrustedConfig, digest: str, proof: Proof, agent_uid: int, *
         msg = ("no approvers are named yet (approvals.approvers in approved settings), so the first "
                "settings are approved by a person at a terminal, and this command has none (stdin and "
                "stdout are not a terminal)")
-        raise ApproverUnverifiedError(msg, hint="ask a person to run it in their own terminal",
+        raise APPROVER_UNVERIFIED(msg, hint="ask a person to run it in their own terminal",
                                       next=(act("config.approve"),))
     msg = ("approving these settings needs one of the approvers named in the approved canal.yaml: "
            "a terminal alone does not count")
-    raise ApproverUnverifiedError(msg, hint=NO_PROOF_HINT, next=no_proof_next("config.approve"))
+    raise APPROVER_UNVERIFIED(msg, hint=NO_PROOF_HINT, next=no_proof_next("config.approve"))
 
 
 def approve_config(trust: TrustedConfig, digest: str, proof: Proof, agent_uid: int, *,

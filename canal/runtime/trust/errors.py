@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from canal.core.errors import ExitCode
+from canal.core.errors import ExitCode, register
 from canal.runtime.errors import ConfigError
 
 
@@ -13,8 +13,6 @@ class ConfigUnapproved(ConfigError):
     exit_code = ExitCode.USAGE
 
 
-class TrustRecordInvalid(ConfigError):
-    """The host-side record of approved settings is damaged or forged."""
-
-    code = "CONFIG_TRUST_INVALID"
-    exit_code = ExitCode.CANAL_ERROR
+CONFIG_TRUST_INVALID = register(ConfigError, "CONFIG_TRUST_INVALID", """
+    The host-side record of approved settings is damaged or forged.
+    """, exit_code=ExitCode.CANAL_ERROR)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Literal
 
 from canal.core.next import act
-from canal.host.approvals.errors import ApproverUnknownError, ApproverUnverifiedError
+from canal.host.approvals.errors import APPROVER_UNKNOWN, APPROVER_UNVERIFIED
 from canal.host.approvals.identities import STRONG_METHODS, ApprovalsSettings
 from canal.host.approvals.model import Approver
 from canal.host.approvals.sshsig import approval_message
@@ -148,10 +148,10 @@ class TrustedConfig:
         if in_force.approvers and approver.how not in STRONG_METHODS:
             msg = (f"{approver.how} is not a way to approve settings here: the approved settings name "
                    "approvers, who prove who they are with another OS user, an SSH signature or a passkey")
-            raise ApproverUnverifiedError(msg, hint="see docs/approvals.md")
+            raise APPROVER_UNVERIFIED(msg, hint="see docs/approvals.md")
         if in_force.approvers and in_force.by_name(approver.user) is None:
             msg = f"{approver.user} is not an approver of the approved settings"
-            raise ApproverUnknownError(msg, hint="an approver named in the approved canal.yaml approves it")
+            raise APPROVER_UNKNOWN(msg, hint="an approver named in the approved canal.yaml approves it")
         return self._record(status.snapshot, approver.user, approver.how, status.changes,
                             event="config.approve", evidence=approver.evidence)
 

@@ -17,7 +17,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from canal.core.fsutil import atomic_write
 from canal.core.next import act
-from canal.runtime.trust.errors import TrustRecordInvalid
+from canal.runtime.errors import ConfigError
+from canal.runtime.trust.errors import CONFIG_TRUST_INVALID
 from canal.runtime.trust.snapshot import canonical
 
 TRUST_FILE = "trusted-config.json"
@@ -71,7 +72,7 @@ class TrustStore:
         body = record.model_dump(mode="json")
         atomic_write(self.path, canonical({**body, "mac": self._mac(body)}).encode())
 
-    def _invalid(self, what: str) -> TrustRecordInvalid:
+    def _invalid(self, what: str) -> ConfigError:
         msg = f"The record of approved settings {self.path} {what}; nothing was run."
-        return TrustRecordInvalid(msg, hint=f"a person checks canal.yaml and removes {self.path}",
+        return CONFIG_TRUST_INVALID(msg, hint=f"a person checks canal.yaml and removes {self.path}",
                                   next=act("config.approve"), details={"file": str(self.path)})

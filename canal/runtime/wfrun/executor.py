@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from canal.core.errors import register
 from canal.core.mask import mask_exact
 from canal.runtime.run.result import RunResult
 from canal.workflows.errors import WorkflowError
@@ -25,11 +26,9 @@ if TYPE_CHECKING:
 MAX_RESULT_BYTES = 8 * 1024 * 1024  # a step result lives in the sealed run document
 
 
-class StepResultInvalid(WorkflowError):
-    """The step ran and exited 0, but its stdout is not the result it declares (or is too large)."""
-
-    code = "STEP_RESULT_INVALID"
-    exit_code = 125
+STEP_RESULT_INVALID = register(WorkflowError, "STEP_RESULT_INVALID", """
+    The step ran and exited 0, but its stdout is not the result it declares (or is too large).
+    """, exit_code=125)
 
 
 class CanalStepExecutor:
@@ -86,7 +85,7 @@ def full_stdout(result: RunResult) -> str:
         return result.output
     if raw.stdout.size > MAX_RESULT_BYTES:
         msg = f"the step wrote {raw.stdout.size} bytes to stdout; a result holds at most {MAX_RESULT_BYTES}"
-        raise StepResultInvalid(msg, hint="print less, or write large data to a file and return its path")
+        raise STEP_RESULT_INVALID(msg, hint="print less, or write large data to a file and return its path")
     with raw.stdout.open() as fh:
         data = fh.read()
     return data.decode("utf-8", errors="replace")
@@ -95,12 +94,12 @@ def full_stdout(result: RunResult) -> str:
 def _result(request: StepRequest, tool: ToolDefinition | None, result: RunResult) -> Any:
     stdout = full_stdout(result)
     if tool is not None:
-        return parse_result(tool, stdout)  # ToolResultInvalid when it is not the declared JSON
+        return parse_result(tool, stdout)  # TOOL_RESULT_INVALID when it is not the declared JSON
     if request.result_format == "text":
         return stdout
     try:
         return json.loads(stdout)
     except ValueError as exc:
         msg = f"step {request.step_id} declares result: json but its stdout is not JSON ({exc})"
-        raise StepResultInvalid(msg, hint="make the command print one JSON value on stdout",
+        raise STEP_RESULT_INVALID(msg, hint="make the command print one JSON value on stdout",
                                 details={"stdout_bytes": len(stdout)}) from None

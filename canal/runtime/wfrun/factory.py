@@ -45,7 +45,7 @@ class ProjectTools:
         return self._registry
 
     def get(self, name: str) -> ToolDefinition:
-        """The tool, or ``ToolNotFound`` (code ``TOOL_NOT_FOUND``)."""
+        """The tool, or ``TOOL_NOT_FOUND`` (code ``TOOL_NOT_FOUND``)."""
         return self.registry.get(name)
 
     def definition(self, name: str) -> ToolDefinition:

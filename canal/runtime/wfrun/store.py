@@ -13,7 +13,7 @@ from typing import Any
 from canal.core.next import act
 from canal.host.sealed.errors import SealedNotFoundError, SealedRevisionConflictError
 from canal.host.sealed.store import SealedStore
-from canal.workflows.errors import RunConflictError, RunNotFoundError
+from canal.workflows.errors import RUN_CONFLICT, RUN_NOT_FOUND
 from canal.workflows.ports import JsonPath, StoredRun
 
 DOC_PREFIX = "wfrun."
@@ -43,7 +43,7 @@ class SealedRunStore:
         except SealedRevisionConflictError as exc:
             what = "already exists" if expected == 0 else "was saved by another process first"
             msg = f"run {run_id} {what}; nothing was written"
-            raise RunConflictError(msg, next=act("workflow.current", run_id=run_id),
+            raise RUN_CONFLICT(msg, next=act("workflow.current", run_id=run_id),
                                    details={"run_id": run_id, **exc.details}) from exc
 
     def load(self, run_id: str) -> StoredRun:
@@ -52,7 +52,7 @@ class SealedRunStore:
             doc, revision = self.sealed.load(doc_id)
         except SealedNotFoundError as exc:
             msg = f"no workflow run {run_id}"
-            raise RunNotFoundError(msg, next=act("workflow.runs"), details={"run_id": run_id}) from exc
+            raise RUN_NOT_FOUND(msg, next=act("workflow.runs"), details={"run_id": run_id}) from exc
         if _has_placeholder(doc):
             doc = _restore(doc, self.sealed.secrets(doc_id))
         return StoredRun(doc=doc, revision=revision)

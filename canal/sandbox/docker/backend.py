@@ -48,13 +48,13 @@ from canal.sandbox.docker.stdio import StdioChannel
 from canal.sandbox.egress_squid import EgressRead, ProxyState
 from canal.sandbox.egress_upstream import upstream
 from canal.sandbox.errors import (
+    FILE_TRANSFER_REFUSED,
+    TASK_START_FAILED,
     EngineError,
-    FileTransferRefused,
     ImageNotFound,
     SandboxError,
     SandboxNotFound,
     SandboxNotRunning,
-    TaskStartFailed,
 )
 from canal.sandbox.files import pack, unpack
 from canal.sandbox.images import DEFAULT_IMAGE, EGRESS_IMAGE, BuildEvent, BuiltImage, Progress, PrunedImage
@@ -120,7 +120,7 @@ class DockerBackend:
         with translating("find the image for", name=name):
             self.client.images.get(spec.image)  # never pull implicitly: no registry may be reachable
         route = None
-        if spec.network.mode == "allowlist":  # EgressProxyFailed stops here: never a wider network
+        if spec.network.mode == "allowlist":  # EGRESS_PROXY_FAILED stops here: never a wider network
             gateway = upstream(spec.network.upstream_proxy, forbidden=[m.source for m in spec.mounts])
             route = self.egress.ensure(spec.network.allow, gateway)
         try:
@@ -441,17 +441,17 @@ class DockerBackend:
         result = self.exec(name, ["tar", "-x", "--no-same-owner", "-C", dest, "-f", "-"], stdin=data)
         if not result.ok:
             msg = f"Could not write files under {dest} in {name}: {result.stderr.head(500)!r}"
-            raise FileTransferRefused(msg, hint=f"check that {dest} exists and is writable",
+            raise FILE_TRANSFER_REFUSED(msg, hint=f"check that {dest} exists and is writable",
                                       details={"dest": dest, "exit_code": result.exit_code})
 
     def get_files(self, name: str, path: str, *, max_bytes: int = MAX_TRANSFER_BYTES) -> dict[str, bytes]:
         size = self.exec(name, ["du", "-sb", "--", path])
         if not size.ok:
             msg = f"Could not read {path} in {name}: {size.stderr.head(500)!r}"
-            raise FileTransferRefused(msg, hint="check the path with: ls -la", details={"path": path})
+            raise FILE_TRANSFER_REFUSED(msg, hint="check the path with: ls -la", details={"path": path})
         if int(size.stdout.read_bytes().split()[0]) > max_bytes:
             msg = f"Refused to read {path}: larger than {max_bytes} bytes."
-            raise FileTransferRefused(msg, hint="read a smaller path, or raise max_bytes",
+            raise FILE_TRANSFER_REFUSED(msg, hint="read a smaller path, or raise max_bytes",
                                       details={"path": path, "max_bytes": max_bytes})
         parent, base = str(Path(path).parent), Path(path).name
         result = self.exec(name, ["tar", "-c", "-C", parent, "--", base])
@@ -468,8 +468,8 @@ def _listed(client: docker.DockerClient, labels: list[str], name_prefix: str) ->
     return [info_of(c) for c in containers if c.name.startswith(name_prefix)]
 
 
-def _start_failed(name: str, why: str) -> TaskStartFailed:
-    return TaskStartFailed(f"The task did not start in {name}: {why}. Nothing runs.",
+def _start_failed(name: str, why: str) -> SandboxError:
+    return TASK_START_FAILED(f"The task did not start in {name}: {why}. Nothing runs.",
                            hint="start the task again", next=act("task.start"),
                            details={"sandbox": name, "why": why})
 

@@ -27,7 +27,7 @@ import docker
 
 from canal.sandbox.docker.errors import translating
 from canal.sandbox.docker.session import AGENT_NAME, AGENT_SOURCE, MAX_FRAME, _Demux, agent_boot
-from canal.sandbox.errors import SessionFailed
+from canal.sandbox.errors import SESSION_FAILED
 from canal.sandbox.protocol import SessionBroken
 
 log = logging.getLogger("canal.sandbox")
@@ -153,7 +153,8 @@ class Background:
         except OSError as exc:
             self.sock.close()
             msg = f"the background agent could not be started: {exc}"
-            raise SessionFailed(msg, hint="run the command again", details={"sandbox": container_id}) from exc
+            raise SESSION_FAILED(msg, hint="run the command again",
+                                 details={"sandbox": container_id}) from exc
         self._send_lock = threading.Lock()  # one frame at a time on the socket
         self._lock = threading.Lock()  # the tables below (never held while sending)
         self._ids = itertools.count(1)
@@ -187,7 +188,7 @@ class Background:
             said = bytes(self.demux.first + self.demux.agent_stderr)[:600]
             msg = (f"Canal's background agent did not start in sandbox {self.container_id[:12]} ({exc}); "
                    f"it needs python3 in the image. The sandbox said: {said!r}")
-            raise SessionFailed(msg, hint="use an image with python3 and bash, such as the default one",
+            raise SESSION_FAILED(msg, hint="use an image with python3 and bash, such as the default one",
                                 details={"container": self.container_id}) from exc
 
     @property

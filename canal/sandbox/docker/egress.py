@@ -41,7 +41,7 @@ from canal.sandbox.egress_squid import (
     squid_conf,
 )
 from canal.sandbox.egress_upstream import Upstream
-from canal.sandbox.errors import EgressProxyFailed, SandboxError, SandboxExists
+from canal.sandbox.errors import EGRESS_PROXY_FAILED, SandboxError, SandboxExists
 from canal.sandbox.images import EGRESS_IMAGE
 
 LABEL_EGRESS = "canal.egress"  # owner, on proxies and their networks
@@ -108,7 +108,7 @@ class EgressProxies:
     # -- starting --------------------------------------------------------------------------------
     def ensure(self, allow: Sequence[AllowEntry], upstream: Upstream | None = None) -> EgressRoute:
         """The running proxy for ``allow`` (going out through ``upstream``), started if needed. Fails
-        closed: ``EgressProxyFailed``, and nothing half-started is left behind."""
+        closed: ``EGRESS_PROXY_FAILED``, and nothing half-started is left behind."""
         proxy, inner = self.names(allow, upstream)
         current = self._proxy(proxy)
         if current is not None and current.status == "running":
@@ -124,7 +124,7 @@ class EgressProxies:
                 self._remove_container(self._proxy(proxy))
             msg = f"The egress proxy {proxy} did not start: {exc.message} No sandbox was started."
             doctor = act("doctor", "checks the egress image and proxies; then retry")
-            raise EgressProxyFailed(msg, next=doctor, details={"proxy": proxy, "cause": exc.code}) from exc
+            raise EGRESS_PROXY_FAILED(msg, next=doctor, details={"proxy": proxy, "cause": exc.code}) from exc
 
     def _start(self, proxy: str, inner_name: str, allow: Sequence[AllowEntry],
                upstream: Upstream | None) -> EgressRoute:
@@ -156,7 +156,7 @@ class EgressProxies:
         container = self._proxy(proxy)
         if container is None:
             msg = f"The egress proxy {proxy} was started and removed by another process; nothing was started."
-            raise EgressProxyFailed(msg, hint="retry", details={"proxy": proxy})
+            raise EGRESS_PROXY_FAILED(msg, hint="retry", details={"proxy": proxy})
         deadline = time.monotonic() + START_TIMEOUT_S
         while inner not in _networks(container) and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -182,7 +182,7 @@ class EgressProxies:
         address = _networks(container).get(inner, {}).get("IPAddress")
         if not address:
             msg = f"the proxy {container.name} has no address on {inner}"
-            raise EgressProxyFailed(msg, next=act("gc", "removes broken proxies; then retry"))
+            raise EGRESS_PROXY_FAILED(msg, next=act("gc", "removes broken proxies; then retry"))
         return EgressRoute(proxy=container.name, network=inner, proxy_ip=address)
 
     def _network(self, name: str, *, internal: bool, route: str | None) -> Any:

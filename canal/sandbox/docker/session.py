@@ -26,7 +26,7 @@ import docker
 
 from canal.core.next import act
 from canal.sandbox.docker.errors import translating
-from canal.sandbox.errors import SessionFailed
+from canal.sandbox.errors import SESSION_FAILED, SandboxError
 from canal.sandbox.protocol import (
     Control,
     Hello,
@@ -211,11 +211,11 @@ class Session:
             raise self._failed(exc) from exc
         self.agent_pid = hello.pid
 
-    def _failed(self, exc: SessionBroken) -> SessionFailed:
+    def _failed(self, exc: SessionBroken) -> SandboxError:
         said = bytes(self.demux.first + self.demux.agent_stderr)[:600]
         msg = (f"Canal's session agent did not start in sandbox {self.container_id[:12]} ({exc.why}); "
                f"it needs python3 and bash in the image. The sandbox said: {said!r}")
-        return SessionFailed(msg, hint="use an image with python3 and bash, such as the default one",
+        return SESSION_FAILED(msg, hint="use an image with python3 and bash, such as the default one",
                              next=act("image.build"),
                              details={"container": self.container_id, "why": exc.why,
                                       "output": said.decode(errors="replace")})

@@ -16,7 +16,7 @@ from typing import Any
 from canal.core.next import act
 from canal.workflows.fields import ValidationOutcome, validate_fields
 from canal.workflows.tools import templates
-from canal.workflows.tools.errors import ToolArgsInvalid, ToolResultInvalid
+from canal.workflows.tools.errors import TOOL_ARGS_INVALID, TOOL_RESULT_INVALID, ToolError
 from canal.workflows.tools.model import PARAMS_ENV, ToolDefinition
 
 
@@ -29,7 +29,7 @@ class PreparedCall:
 
 
 def reject_args(tool: ToolDefinition, outcome: ValidationOutcome,
-            extra: list[tuple[str, str]]) -> ToolArgsInvalid:
+            extra: list[tuple[str, str]]) -> ToolError:
     parts: list[str] = []
     if outcome.missing:
         listed = ", ".join(f"{n} ({d})" if d else n for n, d in outcome.missing)
@@ -37,7 +37,7 @@ def reject_args(tool: ToolDefinition, outcome: ValidationOutcome,
     problems = [(p.field, p.problem) for p in outcome.errors] + extra
     if problems:
         parts.append("invalid values: " + "; ".join(f"{f}: {p}" for f, p in problems))
-    return ToolArgsInvalid(
+    return TOOL_ARGS_INVALID(
         f"tool {tool.name}: " + ". ".join(parts) + ". Nothing was run.",
         next=act("tool.meta", name=tool.name),
         details={"tool": tool.name,
@@ -75,7 +75,7 @@ def _env(tool: ToolDefinition, values: Mapping[str, Any]) -> dict[str, str]:
 
 
 def prepare_call(tool: ToolDefinition, args: Mapping[str, Any]) -> PreparedCall:
-    """Validate ``args`` like a gate and build what runs; raises ``ToolArgsInvalid`` listing every problem."""
+    """Validate ``args`` like a gate and build what runs; raises ``TOOL_ARGS_INVALID`` with each problem."""
     outcome = validate_fields(tool.parameters, args)
     extra = _value_problems(tool, outcome.values)
     if not outcome.ok or extra:
@@ -97,6 +97,6 @@ def parse_result(tool: ToolDefinition, stdout: str) -> Any:
         return json.loads(stdout)
     except ValueError as exc:
         msg = f"tool {tool.name} declares result: json but its stdout is not JSON ({exc})"
-        raise ToolResultInvalid(msg,
+        raise TOOL_RESULT_INVALID(msg,
                                 hint=f"check the tool's command in tools/{tool.name}.yaml",
                                 details={"tool": tool.name, "stdout_head": stdout[:200]}) from None

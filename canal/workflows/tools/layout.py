@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from canal.core.next import act
-from canal.workflows.tools.errors import UnsafePath
+from canal.workflows.tools.errors import DISCOVER_PATH_UNSAFE
 
 DISCOVER_DIR = Path(".canal") / "discover"
 
@@ -50,6 +50,6 @@ def refuse_symlink(path: Path, project_dir: Path) -> Path:
     for part in parts:
         if part.is_symlink():
             msg = f"{part} is a symbolic link; discover reads and writes only real files in the project"
-            raise UnsafePath(msg, hint=f"remove the link ({part})", next=act("discover"),
+            raise DISCOVER_PATH_UNSAFE(msg, hint=f"remove the link ({part})", next=act("discover"),
                              details={"path": str(part)})
     return path

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from canal.core.next import act
 from canal.workflows.tools.backends import backend_tools, read_listings
-from canal.workflows.tools.errors import ToolDefinitionInvalid, ToolNotFound
+from canal.workflows.tools.errors import TOOL_DEFINITION_INVALID, TOOL_NOT_FOUND, ToolError
 from canal.workflows.tools.layout import refuse_symlink
 from canal.workflows.tools.model import ToolDefinition, placement_problems
 from canal.workflows.tools.yamlsrc import YamlSource, YamlSyntaxError, parse_yaml
@@ -27,9 +27,9 @@ def display_path(path: Path, base: Path | None) -> str:
     return str(path)
 
 
-def _invalid(shown: str, problems: list[tuple[int, str, str]]) -> ToolDefinitionInvalid:
+def _invalid(shown: str, problems: list[tuple[int, str, str]]) -> ToolError:
     lines = [f"{shown}:{line}: {f'{field}: ' if field else ''}{problem}" for line, field, problem in problems]
-    return ToolDefinitionInvalid(
+    return TOOL_DEFINITION_INVALID(
         "invalid tool definition\n" + "\n".join(lines),
         hint="fix the file", next=act("discover"),
         details={"file": shown,
@@ -115,7 +115,7 @@ class ToolRegistry:
             return self._tools[name]
         except KeyError:
             msg = f"no tool named {name!r} in {TOOLS_DIR}/"
-            raise ToolNotFound(msg, next=act("tool.list"),
+            raise TOOL_NOT_FOUND(msg, next=act("tool.list"),
                                details={"tool": name, "known": list(self._tools)}) from None
 
     def names(self) -> list[str]:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from canal.core.next import act
-from canal.workflows.tools.errors import RulesInvalid
+from canal.workflows.tools.errors import TOOL_RULES_INVALID
 
 RuleKind = Literal["IGNORE", "KEEP", "NOTE", "ENUM"]
 AUTO_MARK = "#auto"
@@ -97,7 +97,7 @@ def _parse_rule(body: str, fields: Collection[str], auto: bool) -> Rule | str:
 
 
 def parse_rules(text: str, source: str, fields: Collection[str]) -> list[RulesLine]:
-    """Every line of a rules file; raises ``RulesInvalid`` naming ``source:line`` on a bad rule line."""
+    """Every line of a rules file; raises ``TOOL_RULES_INVALID`` naming ``source:line`` on a bad rule line."""
     parsed: list[RulesLine] = []
     for number, raw in enumerate(text.splitlines(), start=1):
         stripped = raw.strip()
@@ -109,7 +109,7 @@ def parse_rules(text: str, source: str, fields: Collection[str]) -> list[RulesLi
         rule = _parse_rule(body, fields, auto)
         if isinstance(rule, str):
             msg = f"{source}:{number}: {rule}"
-            raise RulesInvalid(msg, hint=f"edit {source}", next=act("discover"),
+            raise TOOL_RULES_INVALID(msg, hint=f"edit {source}", next=act("discover"),
                                details={"file": source, "line": number, "problem": rule})
         parsed.append(RulesLine(number, raw, rule, auto))
     return parsed

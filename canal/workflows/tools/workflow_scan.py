@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from canal.core.display import refuse_hidden
 from canal.core.next import act
-from canal.workflows.tools.errors import WorkflowHeaderInvalid
+from canal.workflows.tools.errors import DISCOVER_WORKFLOW_INVALID, ToolError
 from canal.workflows.tools.layout import refuse_symlink
 from canal.workflows.tools.model import NAME_PATTERN
 from canal.workflows.tools.registry import display_path
@@ -54,8 +54,8 @@ def _front_matter(text: str) -> str | None:
     return None
 
 
-def _invalid(shown: str, line: int, problem: str) -> WorkflowHeaderInvalid:
-    return WorkflowHeaderInvalid(f"{shown}:{line}: {problem}", hint="fix the file", next=act("discover"),
+def _invalid(shown: str, line: int, problem: str) -> ToolError:
+    return DISCOVER_WORKFLOW_INVALID(f"{shown}:{line}: {problem}", hint="fix the file", next=act("discover"),
                                  details={"file": shown, "line": line, "problem": problem})
 
 

@@ -13,9 +13,10 @@ import pytest
 from project_helpers import chown_tree
 
 from canal.core.errors import ConfirmationRequired
-from canal.host.files.errors import ProtectedPath
-from canal.host.forks import ForkConflict, ForkExists, ForkOfFork
+from canal.host.files.errors import PATH_PROTECTED
+from canal.host.forks import FORK_CONFLICT, FORK_EXISTS, FORK_OF_FORK
 from canal.runtime.api import Canal
+from tests.error_codes import raises_code
 from tests.treesnap import tree
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="kernel overlayfs needs root (CI runs as root)")
@@ -94,7 +95,7 @@ def test_an_edit_made_meanwhile_is_a_conflict_and_is_not_overwritten(
     (project / "src" / "app.py").write_text("a person's edit\n")
     with pytest.raises(ConfirmationRequired) as asked:
         canal.apply("worker")
-    with pytest.raises(ForkConflict, match=r"src/app\.py") as clash:
+    with raises_code(FORK_CONFLICT, match=r"src/app\.py") as clash:
         canal.apply("worker", confirm=asked.value.details["token"])
     assert clash.value.details["conflicts"][0]["path"] == "src/app.py"
     assert (project / "src" / "app.py").read_text() == "a person's edit\n"
@@ -111,9 +112,9 @@ def test_a_fork_of_a_fork_and_a_taken_name_are_refused(host_env: Path,
     project = make_project(host_env)
     canal = open_canal(project)
     canal.fork("one")
-    with pytest.raises(ForkOfFork):
+    with raises_code(FORK_OF_FORK):
         canal.fork("two", from_checkpoint="one")
-    with pytest.raises(ForkExists):
+    with raises_code(FORK_EXISTS):
         canal.fork("one")
     canal.discard("one")
     assert canal.forks() == []
@@ -139,14 +140,14 @@ def test_apply_refuses_protected_files_unless_a_person_runs_it(
     canal = open_canal(project)
     canal.fork("settings")
     assert canal.run(SETTINGS_ATTACK, sandbox="settings").status == "ok"
-    with pytest.raises(ProtectedPath) as refused:
+    with raises_code(PATH_PROTECTED) as refused:
         canal.apply("settings")
     assert refused.value.code == "PATH_PROTECTED"
     assert refused.value.details["protected"] == [".git", ".git/config", ".gitattributes", "canal.yaml",
                                                   "sub/canal.yaml"]
     assert "canal.yaml" in refused.value.message
     assert tree(project) == before  # nothing applied, nothing asked
-    with pytest.raises(ProtectedPath):
+    with raises_code(PATH_PROTECTED):
         canal.apply("settings", [".git"])
     with pytest.raises(ConfirmationRequired) as asked:
         canal.apply("settings", ["fine.txt"])  # the paths that are not protected still apply

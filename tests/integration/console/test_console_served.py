@@ -23,9 +23,10 @@ from server_helpers import stop_servers
 from webauthn_soft import SoftAuthenticator
 
 from canal.host.approvals import Approver
-from canal.host.approvals.errors import PasskeyInvalidError
+from canal.host.approvals.errors import PASSKEY_INVALID
 from canal.host.approvals.passkey import verify_evidence
 from canal.runtime.services import Services
+from tests.error_codes import raises_code
 
 CANAL = str(Path(sys.executable).with_name("canal"))
 BOB_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOq4dVvP1vq0nC2e7kY3t5GvXq9r4z2mH8n6bJ1aQ0Zk bob"
@@ -205,7 +206,7 @@ def test_an_exported_copy_verifies_the_passkey_decision_with_the_public_key_alon
         verify_evidence(record["data"]["evidence"], public_key)
     tampered = {**approved[0]["data"]["evidence"], "client_data_json": approved[0]["data"]["evidence"][
         "authenticator_data"]}
-    with pytest.raises(PasskeyInvalidError):
+    with raises_code(PASSKEY_INVALID):
         verify_evidence(tampered, public_key)
 
 

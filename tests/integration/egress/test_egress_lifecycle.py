@@ -18,8 +18,9 @@ from canal.runtime.settings.config import parse_config
 from canal.sandbox.docker.backend import DockerBackend
 from canal.sandbox.docker.egress import LABEL_EGRESS
 from canal.sandbox.docker.image import build_egress_image
-from canal.sandbox.errors import EgressProxyFailed
+from canal.sandbox.errors import EGRESS_PROXY_FAILED
 from canal.sandbox.spec import SandboxSpec
+from tests.error_codes import raises_code
 
 CONFIG = "sandbox:\n  network: {mode: allowlist, allow: ['nowhere.test:443']}\n"
 
@@ -79,7 +80,7 @@ def test_a_proxy_that_cannot_start_starts_no_sandbox(docker_client: Any, sandbox
     name = f"canal-t-{uuid.uuid4().hex[:10]}"
     spec = SandboxSpec(image=sandbox_image, network={"mode": "allowlist", "allow": ["pypi.org"]})  # type: ignore[arg-type]
     try:
-        with pytest.raises(EgressProxyFailed) as info:
+        with raises_code(EGRESS_PROXY_FAILED) as info:
             backend.create(name, spec)
         assert info.value.code == "EGRESS_PROXY_FAILED"
         assert "No sandbox was started" in info.value.message

@@ -12,8 +12,9 @@ import pytest
 
 from canal.host.trash import Trash, remove_paths
 from canal.sandbox.docker.backend import DockerBackend
-from canal.sandbox.errors import MountRefused
+from canal.sandbox.errors import MOUNT_REFUSED
 from canal.sandbox.spec import Mount, SandboxSpec
+from tests.error_codes import raises_code
 
 SMALL = {"memory": "256m", "pids": 128, "cpus": 1.0}
 
@@ -99,7 +100,7 @@ def test_a_mount_that_would_expose_the_trash_is_refused(docker_client, sandbox_i
     guarded = DockerBackend(docker_client, owner=f"canal-test-files-{uuid.uuid4().hex[:8]}",
                             protected_paths=[state])
     spec = SandboxSpec(image=sandbox_image, mounts=(Mount(source=tmp_path, target="/data"),))
-    with pytest.raises(MountRefused):
+    with raises_code(MOUNT_REFUSED):
         guarded.create(f"canal-t-{uuid.uuid4().hex[:10]}", spec)
     assert guarded.list() == []
     guarded.close()

@@ -11,7 +11,8 @@ import pytest
 
 from canal.runtime.api import Canal
 from canal.runtime.settings.config import CanalConfig, TaskSettings
-from canal.runtime.tasks import TaskLimit, TaskRecord
+from canal.runtime.tasks import TASK_LIMIT_REACHED, TaskRecord
+from tests.error_codes import raises_code
 from tests.integration.pipeline.conftest import make_project
 
 
@@ -55,7 +56,7 @@ def test_the_limit_of_running_tasks_per_sandbox(canal: Canal) -> None:
     first = canal.tasks.start("sleep 1000")
     second = canal.tasks.start("sleep 1000")
     try:
-        with pytest.raises(TaskLimit) as refused:
+        with raises_code(TASK_LIMIT_REACHED) as refused:
             canal.tasks.start("sleep 1000")
         assert refused.value.code == "TASK_LIMIT_REACHED"
         assert "Nothing was started" in refused.value.message

@@ -11,9 +11,9 @@ import pytest
 
 from canal.sandbox.backend import LABEL_EXPIRES, LABEL_OWNER, LABEL_SANDBOX, SandboxBackend
 from canal.sandbox.errors import (
-    FileTransferRefused,
+    FILE_TRANSFER_REFUSED,
+    MOUNT_REFUSED,
     ImageNotFound,
-    MountRefused,
     SandboxExists,
     SandboxNotFound,
     SpecInvalid,
@@ -22,6 +22,7 @@ from canal.sandbox.fake import FakeBackend
 from canal.sandbox.images import DEFAULT_IMAGE
 from canal.sandbox.result import EndReason
 from canal.sandbox.spec import Mount, SandboxSpec
+from tests.error_codes import raises_code
 from tests.integration.gvisor import runtimes_under_test
 
 
@@ -82,7 +83,7 @@ def test_bad_names_and_mounts_are_refused(backend: tuple[SandboxBackend, Sandbox
     with pytest.raises(SpecInvalid):
         impl.create("no-prefix", spec)
     bad = spec.model_copy(update={"mounts": (Mount(source=Path("/var/run/docker.sock"), target="/s"),)})
-    with pytest.raises(MountRefused):
+    with raises_code(MOUNT_REFUSED):
         impl.create(unique(), bad)
     with pytest.raises(SandboxNotFound):
         impl.exec(unique(), "true")
@@ -133,12 +134,12 @@ def test_files_round_trip_binary_and_spool(box: tuple[SandboxBackend, str], tmp_
 
 def test_file_limits(box: tuple[SandboxBackend, str]) -> None:
     impl, name = box
-    with pytest.raises(FileTransferRefused):
+    with raises_code(FILE_TRANSFER_REFUSED):
         impl.put_files(name, {"big": b"x" * 100}, max_bytes=10)
-    with pytest.raises(FileTransferRefused):
+    with raises_code(FILE_TRANSFER_REFUSED):
         impl.put_files(name, {"../escape": b"x"})
     impl.put_files(name, {"f": b"x" * 100})
-    with pytest.raises(FileTransferRefused):
+    with raises_code(FILE_TRANSFER_REFUSED):
         impl.get_files(name, "/workspace/f", max_bytes=10)
 
 

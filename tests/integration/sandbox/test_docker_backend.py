@@ -12,10 +12,11 @@ import pytest
 from canal.sandbox.backend import LABEL_POOL
 from canal.sandbox.docker.backend import DockerBackend
 from canal.sandbox.docker.pool import WarmPool
-from canal.sandbox.errors import ImageNotFound, RuntimeUnknown, SandboxNotRunning
+from canal.sandbox.errors import RUNTIME_UNKNOWN, ImageNotFound, SandboxNotRunning
 from canal.sandbox.reaper import reap
 from canal.sandbox.result import EndReason
 from canal.sandbox.spec import SandboxSpec
+from tests.error_codes import raises_code
 
 
 def unique() -> str:
@@ -75,7 +76,7 @@ def test_big_output_keeps_host_memory_bounded(docker_backend: DockerBackend, sha
 
 
 def test_unknown_runtime_and_image(docker_backend: DockerBackend, small_spec: SandboxSpec) -> None:
-    with pytest.raises(RuntimeUnknown) as info:
+    with raises_code(RUNTIME_UNKNOWN) as info:
         docker_backend.create(unique(), small_spec.model_copy(update={"runtime": "nosuchrt"}))
     assert "runc" in info.value.message
     with pytest.raises(ImageNotFound):

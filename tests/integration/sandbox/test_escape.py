@@ -18,9 +18,10 @@ from pathlib import Path
 import pytest
 
 from canal.sandbox.docker.backend import DockerBackend
-from canal.sandbox.errors import MountRefused
+from canal.sandbox.errors import MOUNT_REFUSED
 from canal.sandbox.result import EndReason
 from canal.sandbox.spec import Mount, SandboxSpec
+from tests.error_codes import raises_code
 
 
 @pytest.fixture(scope="module", params=["1000:1000", "0:0"], ids=["uid1000", "uid0"])
@@ -257,7 +258,7 @@ def test_no_host_environment_and_no_canal_state(docker_backend: DockerBackend, b
     assert docker_backend.exec(box, ["ls", str(state_dir)]).exit_code == 2
     guarded = DockerBackend(docker_backend.client, owner=docker_backend.owner, protected_paths=[state_dir])
     spec = SandboxSpec(image=sandbox_image, mounts=(Mount(source=state_dir.parent, target="/data"),))
-    with pytest.raises(MountRefused):
+    with raises_code(MOUNT_REFUSED):
         guarded.create(f"canal-t-{uuid.uuid4().hex[:10]}", spec)
 
 

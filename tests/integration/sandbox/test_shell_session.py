@@ -9,9 +9,10 @@ import pytest
 
 from canal.sandbox.docker.backend import DockerBackend
 from canal.sandbox.docker.image import ensure_base
-from canal.sandbox.errors import SessionFailed
+from canal.sandbox.errors import SESSION_FAILED
 from canal.sandbox.result import EndReason
 from canal.sandbox.spec import SandboxSpec
+from tests.error_codes import raises_code
 
 
 @pytest.fixture
@@ -132,7 +133,7 @@ def test_an_image_without_python_is_a_typed_error(docker_backend: DockerBackend,
     name = f"canal-t-{uuid.uuid4().hex[:10]}"
     try:
         docker_backend.create(name, small_spec.model_copy(update={"image": base}))
-        with pytest.raises(SessionFailed) as info:
+        with raises_code(SESSION_FAILED) as info:
             docker_backend.exec(name, "echo hi")
         assert "python3" in info.value.message
         assert info.value.code == "SESSION_FAILED"

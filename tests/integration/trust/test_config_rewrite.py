@@ -14,12 +14,13 @@ from project_helpers import chown_tree, remove_project_containers
 from trust_cli import run_cli
 
 from canal.host.approvals import Approver
-from canal.host.files.errors import ProtectedPath
+from canal.host.files.errors import PATH_PROTECTED
 from canal.mcp import schemas
 from canal.mcp.operations import Operations
 from canal.runtime.api import Canal
 from canal.runtime.services import Services
 from canal.runtime.trust import ConfigUnapproved
+from tests.error_codes import raises_code
 
 pytestmark = pytest.mark.docker
 
@@ -110,9 +111,9 @@ def test_canal_edit_and_mcp_edit_cannot_change_the_settings(project: Path) -> No
         ops = Operations(canal)
         args = schemas.EditArgs.model_validate({"path": "canal.yaml", "old": "approval: human",
                                                 "new": "approval: agent"})
-        with pytest.raises(ProtectedPath):
+        with raises_code(PATH_PROTECTED):
             ops.edit(args)
-        with pytest.raises(ProtectedPath):
+        with raises_code(PATH_PROTECTED):
             ops.remove(schemas.RemoveArgs.model_validate({"path": ["canal.yaml"]}))
     assert (project / "canal.yaml").read_text() == APPROVED
 

@@ -15,8 +15,9 @@ from canal.cli.doctor import check_mounts
 from canal.host.paths import data_root
 from canal.runtime.api import Canal
 from canal.runtime.settings.config import CanalConfig
-from canal.sandbox.errors import MountRefused
+from canal.sandbox.errors import MOUNT_REFUSED
 from canal.sandbox.spec import Mount
+from tests.error_codes import raises_code
 
 pytestmark = pytest.mark.docker
 
@@ -42,8 +43,8 @@ def config_with(source: Path | str, roots: tuple[Path, ...] = (), read_only: boo
                                        "mount_roots": [str(r) for r in roots]})
 
 
-def refused(project: Path, source: Path | str, roots: tuple[Path, ...] = ()) -> MountRefused:
-    with Canal(project, config=config_with(source, roots)) as canal, pytest.raises(MountRefused) as info:
+def refused(project: Path, source: Path | str, roots: tuple[Path, ...] = ()) -> MOUNT_REFUSED:
+    with Canal(project, config=config_with(source, roots)) as canal, raises_code(MOUNT_REFUSED) as info:
         canal.up()
     assert canal.ps() == []  # nothing was started
     return info.value

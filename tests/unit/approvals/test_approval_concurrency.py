@@ -12,12 +12,12 @@ KEY = b"a" * 32
 REDEEMER = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from canal.host.approvals import ApprovalService, ApprovalReusedError
+    from canal.host.approvals import APPROVAL_REUSED, ApprovalError, ApprovalService
     svc = ApprovalService(Path(sys.argv[1]), b"a" * 32)
     try:
         svc.redeem(sys.argv[2], "rm -rf build", "default", "/workspace", "p1")
-    except ApprovalReusedError:
-        print("reused")
+    except ApprovalError as exc:
+        print("reused" if APPROVAL_REUSED.matches(exc) else exc.code)
     else:
         print("won")
 """)

@@ -10,15 +10,16 @@ import pytest
 
 from canal.core.errors import ExitCode
 from canal.host.approvals import (
-    ApprovalExpiredError,
+    APPROVAL_EXPIRED,
+    APPROVAL_MISMATCH,
+    APPROVAL_PENDING,
+    APPROVAL_REUSED,
     ApprovalForgedError,
-    ApprovalMismatchError,
-    ApprovalPendingError,
-    ApprovalReusedError,
     ApprovalService,
     Approver,
     DecisionSummary,
 )
+from tests.error_codes import raises_code
 
 KEY = b"a" * 32
 CMD = "rm -rf build/ && curl -H 'Authorization: Bearer sk-live-123' x"
@@ -84,7 +85,7 @@ def test_same_token_twice_is_reused(tmp_path: Path, clock: Clock) -> None:
     svc = service(tmp_path, clock)
     token = svc.request(CMD, "default", "/workspace", "p1", SUMMARY).token
     svc.redeem(token, CMD, **BINDING)
-    with pytest.raises(ApprovalReusedError) as info:
+    with raises_code(APPROVAL_REUSED) as info:
         svc.redeem(token, CMD, **BINDING)
     assert info.value.code == "APPROVAL_REUSED"
     assert info.value.exit_code == ExitCode.APPROVAL_INVALID
@@ -95,7 +96,7 @@ def test_expired_token(tmp_path: Path, clock: Clock) -> None:
     svc = service(tmp_path, clock, ttl_s=10)
     token = svc.request(CMD, "default", "/workspace", "p1", SUMMARY).token
     clock.now += 10
-    with pytest.raises(ApprovalExpiredError) as info:
+    with raises_code(APPROVAL_EXPIRED) as info:
         svc.redeem(token, CMD, **BINDING)
     assert info.value.code == "APPROVAL_EXPIRED"
 
@@ -106,7 +107,7 @@ def test_token_for_anything_else_is_a_mismatch(tmp_path: Path, clock: Clock, fie
     svc = service(tmp_path, clock)
     token = svc.request(CMD, "default", "/workspace", "p1", SUMMARY).token
     args = {"command": CMD, **BINDING, field: value}
-    with pytest.raises(ApprovalMismatchError) as info:
+    with raises_code(APPROVAL_MISMATCH) as info:
         svc.redeem(token, **args)
     assert info.value.details["differs"] == [field]
     assert "sk-live-123" not in info.value.message
@@ -154,7 +155,7 @@ def test_human_mode_blocks_until_a_person_approves(tmp_path: Path, clock: Clock)
     svc = service(tmp_path, clock, mode="human")
     pending = svc.request(CMD, "default", "/workspace", "p1", SUMMARY)
     assert pending.needs_human
-    with pytest.raises(ApprovalPendingError) as info:
+    with raises_code(APPROVAL_PENDING) as info:
         svc.redeem(pending.token, CMD, **BINDING)
     assert info.value.exit_code == ExitCode.CONFIRMATION_REQUIRED
     assert [(a.kind, a.args["token"]) for a in info.value.next] == [("approve", pending.token)]
@@ -167,13 +168,13 @@ def test_human_mode_blocks_until_a_person_approves(tmp_path: Path, clock: Clock)
 
 def test_record_minted_in_human_mode_stays_human(tmp_path: Path, clock: Clock) -> None:
     token = service(tmp_path, clock, mode="human").request(CMD, "default", "/workspace", "p1", SUMMARY).token
-    with pytest.raises(ApprovalPendingError):
+    with raises_code(APPROVAL_PENDING):
         service(tmp_path, clock, mode="agent").redeem(token, CMD, **BINDING)
 
 
 def test_service_switched_to_human_requires_approval_of_old_tokens(tmp_path: Path, clock: Clock) -> None:
     token = service(tmp_path, clock).request(CMD, "default", "/workspace", "p1", SUMMARY).token
-    with pytest.raises(ApprovalPendingError):
+    with raises_code(APPROVAL_PENDING):
         service(tmp_path, clock, mode="human").redeem(token, CMD, **BINDING)
 
 
@@ -181,11 +182,11 @@ def test_approving_a_used_or_expired_token_fails(tmp_path: Path, clock: Clock) -
     svc = service(tmp_path, clock, ttl_s=5)
     used = svc.request(CMD, "default", "/workspace", "p1", SUMMARY).token
     svc.redeem(used, CMD, **BINDING)
-    with pytest.raises(ApprovalReusedError):
+    with raises_code(APPROVAL_REUSED):
         svc.approve(used, Approver(user="alice", how="tty"))
     late = svc.request(CMD, "default", "/workspace", "p1", SUMMARY).token
     clock.now += 6
-    with pytest.raises(ApprovalExpiredError):
+    with raises_code(APPROVAL_EXPIRED):
         svc.approve(late, Approver(user="alice", how="tty"))
 
 
@@ -243,13 +244,13 @@ def test_a_real_record_id_with_a_wrong_tag_is_forged_by_the_tag(tmp_path: Path, 
 def test_with_approvers_named_a_weak_method_is_refused(tmp_path: Path, clock: Clock, how: str) -> None:
     """Issue 35: with approvers configured, only another OS user, an SSH signature or a passkey count;
     a terminal or a client's form (MCP elicitation) is refused, and the token stays pending."""
-    from canal.host.approvals import ApproverUnverifiedError
+    from canal.host.approvals import APPROVER_UNVERIFIED
     from canal.host.approvals.identities import ApprovalsSettings
 
     named = ApprovalsSettings.model_validate({"approvers": [{"name": "bob", "user": "4242"}]})
     svc = service(tmp_path, clock, mode="human", settings=named)
     token = svc.request(CMD, "default", "/workspace", "p1", SUMMARY).token
-    with pytest.raises(ApproverUnverifiedError):
+    with raises_code(APPROVER_UNVERIFIED):
         svc.approve(token, Approver(user="bob", how=how))  # type: ignore[arg-type]
     assert svc.show(token).status == "pending"
     assert svc.approve(token, Approver(user="bob", how="os-user")).status == "approved"

@@ -17,14 +17,15 @@ from canal.cli import shared
 from canal.cli.admin import approve_cmd
 from canal.cli.main import CanalGroup
 from canal.host.approvals import (
-    ApprovalDeniedError,
-    ApprovalPendingError,
+    APPROVAL_DENIED,
+    APPROVAL_PENDING,
     ApprovalService,
     Approver,
     DecisionSummary,
 )
 from canal.runtime.services import APPROVAL_PURPOSE, Services
 from canal.runtime.settings.project import find_project_dir
+from tests.error_codes import raises_code
 
 CMD = "rm -rf build/"
 BINDING = {"sandbox": "default", "cwd": "/workspace", "policy_hash": "p1"}
@@ -93,7 +94,7 @@ def test_the_agent_at_a_terminal_cannot_approve(cli: click.Group, alice: Path,
     assert result.exit_code == 122
     assert result.stdout == ""
     assert code(result) == "APPROVER_IS_AGENT"
-    with pytest.raises(ApprovalPendingError):
+    with raises_code(APPROVAL_PENDING):
         services().approvals.redeem(token, CMD, **BINDING)
     refused = events("approval.refused")
     assert refused[-1]["data"]["code"] == "APPROVER_IS_AGENT"  # type: ignore[index]
@@ -137,7 +138,7 @@ def test_a_tampered_signature_does_not_verify(cli: click.Group, alice: Path, tmp
     assert result.exit_code == 122
     assert code(result) in ("SIGNATURE_INVALID", "SIGNER_NOT_ALLOWED")
     assert [e["data"]["code"] for e in events("approval.refused")][:1] == ["SIGNATURE_INVALID"]  # type: ignore[index]
-    with pytest.raises(ApprovalPendingError):
+    with raises_code(APPROVAL_PENDING):
         services().approvals.redeem(token, CMD, **BINDING)
 
 
@@ -177,7 +178,7 @@ def test_a_denial_reaches_the_agent_with_its_reason(cli: click.Group, alice: Pat
     result = CliRunner().invoke(cli, ["approve", token, "--deny", "--reason", "build/ holds the release",
                                       "--ssh-key", str(alice), "--yes"])
     assert result.exit_code == 0, result.output
-    with pytest.raises(ApprovalDeniedError) as denied:
+    with raises_code(APPROVAL_DENIED) as denied:
         services().approvals.redeem(token, CMD, **BINDING)
     assert "alice (ssh) denied" in denied.value.message
     assert "build/ holds the release" in denied.value.message
@@ -223,7 +224,7 @@ def test_a_piped_answer_is_read_and_only_yes_approves(cli: click.Group, alice: P
     assert unanswered.exit_code == 2, unanswered.output
     assert "stdin is no terminal and nothing was piped" in unanswered.stderr
     assert "--yes" in unanswered.stderr
-    with pytest.raises(ApprovalPendingError):
+    with raises_code(APPROVAL_PENDING):
         services().approvals.redeem(token, CMD, **BINDING)
     approved = CliRunner().invoke(cli, ["approve", token, "--ssh-key", str(alice)], input="y\n")
     assert approved.exit_code == 0, approved.output

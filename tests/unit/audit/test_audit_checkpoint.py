@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from canal.host.audit import AuditLog, CheckpointInvalidError, make_checkpoint, read_checkpoint, verify_log
+from canal.host.audit import AUDIT_CHECKPOINT_INVALID, AuditLog, make_checkpoint, read_checkpoint, verify_log
+from tests.error_codes import raises_code
 
 KEY = b"k" * 32
 KEY_ID = "k-test"
@@ -51,18 +52,18 @@ def test_rewritten_history_is_detected(log: AuditLog, log_path: Path, fill: Fill
 def test_checkpoint_with_a_changed_seq_is_refused(log: AuditLog, log_path: Path, fill: Fill) -> None:
     fill(log, 2)
     text = checkpoint_of(log_path).replace('"seq":2', '"seq":1')
-    with pytest.raises(CheckpointInvalidError) as info:
+    with raises_code(AUDIT_CHECKPOINT_INVALID) as info:
         read_checkpoint(text, KEY, KEY_ID)
     assert info.value.code == "AUDIT_CHECKPOINT_INVALID"
 
 
 @pytest.mark.parametrize("text", ["", "{}", "[1]", '{"kind":"canal-audit-checkpoint"}', "not json"])
 def test_garbage_checkpoint_is_refused(text: str) -> None:
-    with pytest.raises(CheckpointInvalidError):
+    with raises_code(AUDIT_CHECKPOINT_INVALID):
         read_checkpoint(text, KEY, KEY_ID)
 
 
 def test_checkpoint_from_another_key_is_refused(log: AuditLog, log_path: Path, fill: Fill) -> None:
     fill(log, 1)
-    with pytest.raises(CheckpointInvalidError):
+    with raises_code(AUDIT_CHECKPOINT_INVALID):
         read_checkpoint(checkpoint_of(log_path), b"z" * 32, KEY_ID)

@@ -3,9 +3,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
-from canal.host.audit import AuditLog, AuditTamperedError, verify_log
+from canal.host.audit import AUDIT_TAMPERED, AuditLog, verify_log
+from tests.error_codes import raises_code
 
 KEY = b"k" * 32
 KEY_ID = "k-test"
@@ -46,7 +45,7 @@ def test_the_index_spares_a_rescan_of_older_records(log: AuditLog, log_path: Pat
     log_path.write_bytes(data.replace(b'"revision":1', b'"revision":7'))  # same length, breaks record 1
     assert AuditLog(log_path, KEY, KEY_ID).latest_revision("doc") == (1, "a")  # served by the index
     index_of(log_path).unlink()  # without the index the full rebuild reads record 1 and refuses it
-    with pytest.raises(AuditTamperedError) as info:
+    with raises_code(AUDIT_TAMPERED) as info:
         AuditLog(log_path, KEY, KEY_ID).latest_revision("doc")
     assert "edited" in info.value.details["kind"]
 
@@ -66,10 +65,10 @@ def test_log_cut_below_the_index_is_a_rollback(log: AuditLog, log_path: Path) ->
     assert log.latest_revision("doc") == (2, "b")
     first = log_path.read_bytes().splitlines(keepends=True)[0]
     log_path.write_bytes(first)  # roll the log back to revision 1
-    with pytest.raises(AuditTamperedError) as info:
+    with raises_code(AUDIT_TAMPERED) as info:
         AuditLog(log_path, KEY, KEY_ID).latest_revision("doc")
     assert "shorter" in info.value.message
-    with pytest.raises(AuditTamperedError):
+    with raises_code(AUDIT_TAMPERED):
         log.latest_revision("doc")  # the in-memory view catches it too
 
 
@@ -82,7 +81,7 @@ def test_log_replaced_by_another_of_the_same_length_is_caught(log: AuditLog, log
     replacement = other.read_bytes()
     assert len(original) == len(replacement)
     log_path.write_bytes(replacement)
-    with pytest.raises(AuditTamperedError) as info:
+    with raises_code(AUDIT_TAMPERED) as info:
         AuditLog(log_path, KEY, KEY_ID).latest_revision("doc")
     assert "rewritten or replaced" in info.value.message
 
@@ -91,7 +90,7 @@ def test_catch_up_verifies_new_records(log: AuditLog, log_path: Path) -> None:
     log.record_revision("doc", 1, "a")
     log.latest_revision("doc")
     AuditLog(log_path, b"x" * 32, KEY_ID).record_revision("doc", 5, "forged")
-    with pytest.raises(AuditTamperedError) as info:
+    with raises_code(AUDIT_TAMPERED) as info:
         log.latest_revision("doc")
     assert info.value.details["kind"] == "forged"
     assert not verify_log(log_path, KEY, KEY_ID).ok

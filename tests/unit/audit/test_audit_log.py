@@ -16,15 +16,16 @@ import pytest
 
 from canal.core.errors import ExitCode
 from canal.host.audit import (
+    AUDIT_LOG_CORRUPT,
+    AUDIT_RECORD_INVALID,
+    AUDIT_WRITE_FAILED,
     AuditLog,
-    AuditLogCorruptError,
-    AuditRecordInvalidError,
-    AuditWriteError,
     parse_line,
     verify_log,
 )
 from canal.host.audit.log import utc_timestamp
 from canal.host.audit.record import GENESIS_HASH, build_line, canonical, sign
+from tests.error_codes import raises_code
 
 KEY = b"k" * 32
 KEY_ID = "k-test"
@@ -98,22 +99,22 @@ def test_redactor_applies_to_strings_but_not_integrity_fields(log_path: Path) ->
 
 @pytest.mark.parametrize("event", ["Run.Started", "run", "run started", ""])
 def test_bad_event_names_are_refused(log: AuditLog, event: str) -> None:
-    with pytest.raises(AuditRecordInvalidError) as info:
+    with raises_code(AUDIT_RECORD_INVALID) as info:
         log.append(event, {})
     assert info.value.code == "AUDIT_RECORD_INVALID"
 
 
 def test_data_that_is_not_json_is_refused_and_nothing_written(log: AuditLog, log_path: Path) -> None:
-    with pytest.raises(AuditRecordInvalidError):
+    with raises_code(AUDIT_RECORD_INVALID):
         log.append("test.event", {"x": float("nan")})
-    with pytest.raises(AuditRecordInvalidError):
+    with raises_code(AUDIT_RECORD_INVALID):
         log.append("test.event", {"x": object()})
     assert log_path.read_bytes() == b""
 
 
 def test_full_disk_raises_audit_write_failed() -> None:
     log = AuditLog(Path("/dev/full"), KEY, KEY_ID)  # every write fails with ENOSPC
-    with pytest.raises(AuditWriteError) as info:
+    with raises_code(AUDIT_WRITE_FAILED) as info:
         log.append("run.started", {"command": "true"})
     assert info.value.code == "AUDIT_WRITE_FAILED"
     assert info.value.exit_code == ExitCode.CANAL_ERROR
@@ -125,7 +126,7 @@ def test_unwritable_folder_raises_audit_write_failed(tmp_path: Path) -> None:
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("x")
     log = AuditLog(blocker / "audit" / "audit.jsonl", KEY, KEY_ID)
-    with pytest.raises(AuditWriteError) as info:
+    with raises_code(AUDIT_WRITE_FAILED) as info:
         log.append("run.started", {})
     assert "Nothing was run" in info.value.message
     assert info.value.hint
@@ -136,7 +137,7 @@ def test_torn_last_line_blocks_appends(log: AuditLog, log_path: Path, fill: Fill
     with log_path.open("ab") as fh:
         fh.write(b'{"seq":3,"ts"')
     fresh = AuditLog(log_path, KEY, KEY_ID)
-    with pytest.raises(AuditLogCorruptError) as info:
+    with raises_code(AUDIT_LOG_CORRUPT) as info:
         fresh.append("test.event", {})
     assert "partial" in info.value.message
     assert [a.kind for a in info.value.next] == ["audit.verify"]
@@ -146,7 +147,7 @@ def test_garbage_last_line_blocks_appends(log: AuditLog, log_path: Path, fill: F
     fill(log, 1)
     with log_path.open("ab") as fh:
         fh.write(b"not json\n")
-    with pytest.raises(AuditLogCorruptError):
+    with raises_code(AUDIT_LOG_CORRUPT):
         AuditLog(log_path, KEY, KEY_ID).append("test.event", {})
 
 
@@ -156,7 +157,7 @@ def test_symlinked_log_is_refused(tmp_path: Path) -> None:
     link = tmp_path / "audit" / "audit.jsonl"
     link.parent.mkdir()
     link.symlink_to(target)
-    with pytest.raises(AuditWriteError):
+    with raises_code(AUDIT_WRITE_FAILED):
         AuditLog(link, KEY, KEY_ID).append("test.event", {})
 
 

@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 
 from canal.host.checkpoints import (
-    CheckpointFailed,
+    CHECKPOINT_FAILED,
+    WORKSPACE_TOO_BIG,
     CheckpointStoreCorrupt,
-    WorkspaceTooBig,
 )
+from tests.error_codes import raises_code
 from tests.unit.checkpoints.conftest import MakeStore, tree
 
 
@@ -47,9 +48,9 @@ def test_configured_exclude_and_size_cap_are_named(workspace: Path, make_store: 
 
 
 def test_workspace_over_the_cap_is_refused(workspace: Path, make_store: MakeStore) -> None:
-    with pytest.raises(WorkspaceTooBig, match="max_files"):
+    with raises_code(WORKSPACE_TOO_BIG, match="max_files"):
         make_store(max_files=3).take(kind="run")
-    with pytest.raises(WorkspaceTooBig, match="max_workspace_bytes"):
+    with raises_code(WORKSPACE_TOO_BIG, match="max_workspace_bytes"):
         make_store(max_workspace_bytes=100).take(kind="run")
 
 
@@ -102,7 +103,7 @@ def test_disk_full_refuses_and_leaves_no_record(tmp_path: Path, workspace: Path,
     try:
         (workspace / "data" / "big.bin").write_bytes(os.urandom(256 * 1024))
         store = make_store()
-        with pytest.raises(CheckpointFailed, match="disk is full") as err:
+        with raises_code(CHECKPOINT_FAILED, match="disk is full") as err:
             store.take(kind="run")
         assert "not run unprotected" in err.value.message
         assert store.list() == []

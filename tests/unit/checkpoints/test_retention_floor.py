@@ -14,9 +14,10 @@ from click.testing import CliRunner
 
 from canal.cli.main import CanalGroup
 from canal.cli.work import checkpoint_cmd
-from canal.host.checkpoints import CheckpointNotFound
-from canal.host.checkpoints.errors import CheckpointPruned, CheckpointStoreFull, NothingToUndo
+from canal.host.checkpoints import CHECKPOINT_NOT_FOUND
+from canal.host.checkpoints.errors import CHECKPOINT_PRUNED, CHECKPOINT_STORE_FULL, NOTHING_TO_UNDO
 from canal.runtime.services import Services
+from tests.error_codes import raises_code
 from tests.unit.checkpoints.conftest import MakeStore
 
 
@@ -64,7 +65,7 @@ def test_a_store_past_its_cap_refuses_instead_of_forgetting(workspace: Path, mak
         (workspace / "noise.bin").write_bytes(os.urandom(8000))
         store.take(kind="run", command="python3 make_noise.py")
     (workspace / "noise.bin").write_bytes(os.urandom(8000))
-    with pytest.raises(CheckpointStoreFull) as caught:
+    with raises_code(CHECKPOINT_STORE_FULL) as caught:
         store.take(kind="run", command="python3 make_noise.py")
     assert caught.value.code == "CHECKPOINT_STORE_FULL"
     assert any(a.args.get("before") for a in caught.value.next)
@@ -78,11 +79,11 @@ def test_undo_of_a_pruned_checkpoint_has_its_own_code(workspace: Path, make_stor
     for i in range(4):
         (workspace / "counter").write_text(str(i))
         store.take(kind="run")
-    with pytest.raises(CheckpointPruned) as caught:
+    with raises_code(CHECKPOINT_PRUNED) as caught:
         store.undo("cp-1")
     assert caught.value.code == "CHECKPOINT_PRUNED"
     assert caught.value.next
-    with pytest.raises(CheckpointNotFound) as unknown:
+    with raises_code(CHECKPOINT_NOT_FOUND) as unknown:
         store.undo("cp-99")
     assert unknown.value.code == "CHECKPOINT_NOT_FOUND"
 
@@ -103,7 +104,7 @@ def test_plain_undo_skips_checkpoints_after_which_nothing_changed(workspace: Pat
 def test_plain_undo_with_nothing_to_undo_says_so(workspace: Path, make_store: MakeStore) -> None:
     store = make_store()
     store.take(kind="run", command="python3 -m pytest")
-    with pytest.raises(NothingToUndo) as caught:
+    with raises_code(NOTHING_TO_UNDO) as caught:
         store.undo()
     assert caught.value.code == "NOTHING_TO_UNDO"
 
@@ -186,7 +187,7 @@ def test_a_person_prunes_inside_the_floor(project: Path, monkeypatch: pytest.Mon
     assert shown.exit_code == 0, shown.output
     assert json.loads(shown.stdout)["pruned"] == [cp]
     assert [c.id for c in Services(project).checkpoints.list()] == ["cp-2"]
-    with pytest.raises(CheckpointPruned):
+    with raises_code(CHECKPOINT_PRUNED):
         Services(project).checkpoints.undo(cp)
 
 

@@ -4,9 +4,9 @@ import shutil
 import time
 from pathlib import Path
 
-import pytest
-
-from canal.host.checkpoints import CheckpointNotFound
+from canal.host.checkpoints import CHECKPOINT_NOT_FOUND
+from canal.host.checkpoints.errors import CHECKPOINT_PRUNED
+from tests.error_codes import raises_code
 from tests.unit.checkpoints.conftest import MakeStore, tree
 
 
@@ -77,11 +77,11 @@ def test_unknown_and_pruned_ids_are_told_apart(workspace: Path, make_store: Make
         store.take(kind="run")
     ids = [c.id for c in store.list()]
     assert ids == ["cp-3", "cp-4"]
-    with pytest.raises(CheckpointNotFound, match="pruned"):
+    with raises_code(CHECKPOINT_PRUNED, match="pruned"):
         store.undo("cp-1")
-    with pytest.raises(CheckpointNotFound, match="no checkpoint has that id"):
+    with raises_code(CHECKPOINT_NOT_FOUND, match="no checkpoint has that id"):
         store.undo("cp-99")
-    with pytest.raises(CheckpointNotFound, match="no checkpoint has that id"):
+    with raises_code(CHECKPOINT_NOT_FOUND, match="no checkpoint has that id"):
         store.undo("bogus")
 
 

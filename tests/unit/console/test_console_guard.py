@@ -6,12 +6,12 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
-import pytest
 from console_helpers import ORIGIN, PORT, Setup, csrf_of, post
 
-from canal.console.errors import ConsolePortBusyError
+from canal.console.errors import CONSOLE_PORT_BUSY
 from canal.console.runner import ConsoleServer
 from canal.console.sessions import MAX_SESSIONS, Sessions
+from tests.error_codes import raises_code
 
 
 def error_code(html: str) -> str:
@@ -134,7 +134,7 @@ def test_a_taken_port_is_one_clear_error() -> None:
         holder.bind(("127.0.0.1", 0))
         holder.listen(1)
         port = holder.getsockname()[1]
-        with pytest.raises(ConsolePortBusyError) as busy:
+        with raises_code(CONSOLE_PORT_BUSY) as busy:
             ConsoleServer(Path("/nonexistent"), port, 600)
     assert busy.value.code == "CONSOLE_PORT_BUSY"
     assert str(port) in busy.value.message

@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 import re
 
-import pytest
 from console_helpers import ORIGIN, Setup, approve_settings, csrf_of, login, post, settings_text
 from webauthn_soft import SoftAuthenticator
 
-from canal.host.approvals import ApprovalDeniedError, Approver
-from canal.host.approvals.errors import PasskeyInvalidError
+from canal.host.approvals import APPROVAL_DENIED, Approver
+from canal.host.approvals.errors import PASSKEY_INVALID
 from canal.host.approvals.passkey import verify_evidence
+from tests.error_codes import raises_code
 
 
 def test_register_shows_the_line_to_add_and_trusts_nothing_by_itself(setup: Setup) -> None:
@@ -127,7 +127,7 @@ def test_approve_is_a_fresh_assertion_bound_to_the_decision_and_verifies_off_hos
     assert evidence["message"] == message
     verify_evidence(evidence, setup.alice.line().split(":")[1])  # the public key alone: off the host
     forged = {**evidence, "message": message.replace("decision approve", "decision deny")}
-    with pytest.raises(PasskeyInvalidError):
+    with raises_code(PASSKEY_INVALID):
         verify_evidence(forged, setup.alice.line().split(":")[1])
     done = setup.services().approvals.redeem(token, "rm -rf build", "default", "/workspace", "p1")
     assert done.approver == "alice"
@@ -169,7 +169,7 @@ def test_deny_with_a_reason_the_agent_reads(setup: Setup) -> None:
     assert answer.json()["pending"]["status"] == "denied"
     assert "build/ holds the release" in answer.json()["message"]
     assert "reason-sha256 " in options["message"]
-    with pytest.raises(ApprovalDeniedError) as denied:
+    with raises_code(APPROVAL_DENIED) as denied:
         setup.services().approvals.redeem(token, "rm -rf build", "default", "/workspace", "p1")
     assert "build/ holds the release" in denied.value.message
 

@@ -3,20 +3,19 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-import pytest
-
 from canal.host.files import Workspace, edit_file
 from canal.host.files.errors import (
-    AmbiguousMatch,
-    BinaryFile,
-    EmptyOldString,
-    FileChanged,
-    FileTooLarge,
-    NoChange,
-    StringNotFound,
+    AMBIGUOUS_MATCH,
+    BINARY_FILE,
+    EMPTY_OLD_STRING,
+    FILE_CHANGED,
+    FILE_TOO_LARGE,
+    NO_CHANGE,
+    STRING_NOT_FOUND,
 )
 from canal.host.files.fileio import read_file, replace_file
 from canal.host.ports import Redactor
+from tests.error_codes import raises_code
 
 
 def test_edit_replaces_once_and_returns_exact_diff(ws: Workspace, ws_dir: Path) -> None:
@@ -59,7 +58,7 @@ def test_secret_in_edited_line_is_redacted_in_diff(ws: Workspace, ws_dir: Path, 
 
 def test_not_found_lists_closest_lines(ws: Workspace, ws_dir: Path) -> None:
     (ws_dir / "a.py").write_text("def foo():\n    value = compute(1)\n    return value\n")
-    with pytest.raises(StringNotFound) as err:
+    with raises_code(STRING_NOT_FOUND) as err:
         edit_file(ws, "a.py", "value = compute(2)", "x")
     assert err.value.details["closest"][0] == {"line": 2, "text": "    value = compute(1)"}
     assert "     2\t    value = compute(1)" in err.value.message
@@ -68,7 +67,7 @@ def test_not_found_lists_closest_lines(ws: Workspace, ws_dir: Path) -> None:
 
 def test_not_found_redacts_the_closest_lines(ws: Workspace, ws_dir: Path, redactor: Redactor) -> None:
     (ws_dir / "a.py").write_text("token = 'sk_live_4eC39HqLyjWDarjtT1zdp7dc'\n")
-    with pytest.raises(StringNotFound) as err:
+    with raises_code(STRING_NOT_FOUND) as err:
         edit_file(ws, "a.py", "token = 'sk_live_4eC39HqLyjWDarjtT1zdp7dX'", "x", redactor=redactor)
     assert "sk_live_" not in err.value.message
     assert "[REDACTED_SECRET:stripe:1]" in err.value.message
@@ -77,7 +76,7 @@ def test_not_found_redacts_the_closest_lines(ws: Workspace, ws_dir: Path, redact
 def test_multiple_occurrences_need_all(ws: Workspace, ws_dir: Path) -> None:
     f = ws_dir / "m.txt"
     f.write_text("x = 1\ny = 2\nx = 1\n\nx = 1\n")
-    with pytest.raises(AmbiguousMatch) as err:
+    with raises_code(AMBIGUOUS_MATCH) as err:
         edit_file(ws, "m.txt", "x = 1", "x = 9")
     assert err.value.details == {"path": "m.txt", "count": 3, "lines": [1, 3, 5]}
     assert "3 times" in err.value.message
@@ -90,21 +89,21 @@ def test_multiple_occurrences_need_all(ws: Workspace, ws_dir: Path) -> None:
 
 def test_same_text_and_empty_text_are_refused(ws: Workspace, ws_dir: Path) -> None:
     (ws_dir / "a").write_text("abc")
-    with pytest.raises(NoChange):
+    with raises_code(NO_CHANGE):
         edit_file(ws, "a", "b", "b")
-    with pytest.raises(EmptyOldString):
+    with raises_code(EMPTY_OLD_STRING):
         edit_file(ws, "a", "", "b")
 
 
 def test_binary_and_huge_files_are_refused(ws: Workspace, ws_dir: Path) -> None:
     (ws_dir / "b.bin").write_bytes(b"abc\x00def")
-    with pytest.raises(BinaryFile):
+    with raises_code(BINARY_FILE):
         edit_file(ws, "b.bin", "abc", "xyz")
     (ws_dir / "latin1.txt").write_bytes("caf\xe9".encode("latin-1"))
-    with pytest.raises(BinaryFile):
+    with raises_code(BINARY_FILE):
         edit_file(ws, "latin1.txt", "caf", "tea")
     (ws_dir / "big.txt").write_text("a" * 2000)
-    with pytest.raises(FileTooLarge) as err:
+    with raises_code(FILE_TOO_LARGE) as err:
         edit_file(ws, "big.txt", "a", "b", max_bytes=1000)
     assert err.value.details == {"path": "big.txt", "size": 2000, "limit": 1000}
 
@@ -125,10 +124,10 @@ def test_change_since_read_is_detected(ws: Workspace, ws_dir: Path) -> None:
     loc = ws.locate("a.txt", follow=True)
     snap = read_file(loc)
     f.write_text("someone else\n")
-    with pytest.raises(FileChanged):
+    with raises_code(FILE_CHANGED):
         replace_file(loc, b"mine\n", mode=snap.mode, expect_sha256=snap.sha256)
     assert f.read_text() == "someone else\n"
-    with pytest.raises(FileChanged):
+    with raises_code(FILE_CHANGED):
         edit_file(ws, "a.txt", "someone", "no one", expect_sha256=snap.sha256)
     assert f.read_text() == "someone else\n"
 

@@ -7,8 +7,9 @@ import pytest
 
 from canal.cli.words import say as cli_words
 from canal.host.files import BinaryView, DirView, TextView, Workspace, view_path, write_file
-from canal.host.files.errors import FileChanged, InvalidRange, IsADirectory
+from canal.host.files.errors import FILE_CHANGED, INVALID_RANGE, IsADirectory
 from canal.host.ports import Redactor
+from tests.error_codes import raises_code
 
 
 def _text(result: object) -> TextView:
@@ -33,9 +34,9 @@ def test_view_numbers_lines_and_says_what_it_shows(ws: Workspace, ws_dir: Path) 
 
 def test_view_bad_range(ws: Workspace, ws_dir: Path) -> None:
     (ws_dir / "f.txt").write_text("a\nb\n")
-    with pytest.raises(InvalidRange):
+    with raises_code(INVALID_RANGE):
         view_path(ws, "f.txt", start=5)
-    with pytest.raises(InvalidRange):
+    with raises_code(INVALID_RANGE):
         view_path(ws, "f.txt", start=2, end=1)
 
 
@@ -98,7 +99,7 @@ def test_write_races_with_a_creator(ws: Workspace, ws_dir: Path) -> None:
         return "t-x"
 
     (ws_dir / "f").write_text("old\n")
-    with pytest.raises(FileChanged):
+    with raises_code(FILE_CHANGED):
         write_file(ws, "f", b"new\n", backup=backup)
     assert (ws_dir / "f").read_text() == "surprise\n"
 

@@ -8,8 +8,9 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from canal.host.files.confine import Located
-from canal.host.files.errors import ProtectedPath
+from canal.host.files.errors import PATH_PROTECTED
 from canal.host.files.protect import Protected
+from tests.error_codes import raises_code
 
 PROTECTED = Protected.of(["canal.yaml"])
 
@@ -24,7 +25,7 @@ def test_a_folder_holding_a_protected_file_cannot_be_removed(tmp_path: Path, inn
     path = tmp_path / inner
     path.parent.mkdir(parents=True)
     path.write_text("x\n")
-    with pytest.raises(ProtectedPath) as info:
+    with raises_code(PATH_PROTECTED) as info:
         PROTECTED.check(_loc(tmp_path, "vendor"), "remove")
     assert info.value.details["protected"] == inner.removesuffix("/config")
     PROTECTED.check(_loc(tmp_path, "vendor/lib/x"), "remove")  # a path beside it is fine
@@ -34,17 +35,17 @@ def test_restoring_a_folder_that_holds_git_internals_is_refused(tmp_path: Path) 
     incoming = tmp_path / "trash-copy"
     (incoming / ".git" / "hooks").mkdir(parents=True)
     (incoming / ".git" / "hooks" / "post-checkout").write_text("#!/bin/sh\n")
-    with pytest.raises(ProtectedPath, match="holds"):
+    with raises_code(PATH_PROTECTED, match="holds"):
         PROTECTED.check(_loc(tmp_path, "restored"), "restore", content=incoming)
 
 
 def test_the_project_root_holds_the_settings(tmp_path: Path) -> None:
-    with pytest.raises(ProtectedPath):
+    with raises_code(PATH_PROTECTED):
         PROTECTED.check(_loc(tmp_path, ""), "remove")
 
 
 @pytest.mark.parametrize("rel", ["canal.yaml", "sub/deeper/canal.yaml", "lib/.git/config",
                                  "x/.gitattributes"])
 def test_a_protected_file_at_any_depth_is_refused(tmp_path: Path, rel: str) -> None:
-    with pytest.raises(ProtectedPath):
+    with raises_code(PATH_PROTECTED):
         Protected.of([]).check(_loc(tmp_path, rel), "edit")

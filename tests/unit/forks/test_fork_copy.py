@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from canal.host.checkpoints import CheckpointSettings, CheckpointStore, Keys
-from canal.host.forks import ForkConflict, ForkStore
+from canal.host.forks import FORK_CONFLICT, ForkStore
+from tests.error_codes import raises_code
 from tests.treesnap import tree
 
 
@@ -50,7 +51,7 @@ def test_copy_fork_conflicts_are_refused(forks: tuple[ForkStore, Path]) -> None:
     store.create("copy2", mode="copy")
     (store.workspace("copy2") / "src" / "a.py").write_text("fork\n")
     (ws / "src" / "a.py").write_text("person\n")
-    with pytest.raises(ForkConflict):
+    with raises_code(FORK_CONFLICT):
         store.apply("copy2")
     assert (ws / "src" / "a.py").read_text() == "person\n"
     store.discard("copy2")

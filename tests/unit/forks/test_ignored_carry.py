@@ -10,6 +10,7 @@ import pytest
 
 from canal.host.checkpoints.scan import Entry
 from canal.host.forks.ignored import carry
+from tests.error_codes import raises_code
 
 
 def _project(tmp_path: Path) -> tuple[Path, dict[str, Entry]]:
@@ -60,13 +61,13 @@ def test_a_copy_that_does_not_fit_is_refused_before_anything_is_made(tmp_path: P
     import shutil
 
     from canal.host.forks import ignored
-    from canal.host.forks.errors import ForkNoSpace
+    from canal.host.forks.errors import FORK_NO_SPACE
 
     project, entries = _project(tmp_path)
     dest = tmp_path / "copy"
     dest.mkdir()
     monkeypatch.setattr(ignored.shutil, "disk_usage", lambda _: shutil._ntuple_diskusage(1, 1, 0))  # type: ignore[attr-defined]
-    with pytest.raises(ForkNoSpace) as caught:
+    with raises_code(FORK_NO_SPACE) as caught:
         carry(project, entries, dest, link=False)
     assert caught.value.code == "FORK_NO_SPACE"
     assert caught.value.next

@@ -10,14 +10,15 @@ from pathlib import Path
 import pytest
 
 from canal.host.keys import (
-    KeyEnvInvalidError,
-    KeyFileInsecureError,
-    KeyRetireRefusedError,
-    KeyRotateUnavailableError,
+    KEY_ENV_INVALID,
+    KEY_FILE_INSECURE,
+    KEY_RETIRE_REFUSED,
+    KEY_ROTATE_UNAVAILABLE,
+    KEY_UNKNOWN,
     KeyStore,
-    KeyUnknownError,
 )
 from canal.host.keys.errors import KEY_ERROR_CODES
+from tests.error_codes import raises_code
 
 
 @pytest.fixture
@@ -46,7 +47,7 @@ def test_key_file_readable_by_others_is_refused(folder: Path, mode: int) -> None
     KeyStore(folder, env={}).keys()
     ring = folder / "keyring.json"
     ring.chmod(mode)
-    with pytest.raises(KeyFileInsecureError) as info:
+    with raises_code(KEY_FILE_INSECURE) as info:
         KeyStore(folder, env={}).keys()
     assert info.value.code == "KEY_FILE_INSECURE"
     assert info.value.hint == f"chmod 600 {ring}"
@@ -55,7 +56,7 @@ def test_key_file_readable_by_others_is_refused(folder: Path, mode: int) -> None
 def test_key_folder_writable_by_others_is_refused(folder: Path) -> None:
     KeyStore(folder, env={}).keys()
     folder.chmod(0o777)
-    with pytest.raises(KeyFileInsecureError, match="write to"):
+    with raises_code(KEY_FILE_INSECURE, match="write to"):
         KeyStore(folder, env={}).keys()
 
 
@@ -64,7 +65,7 @@ def test_symlinked_key_file_is_refused(folder: Path, tmp_path: Path) -> None:
     real = tmp_path / "elsewhere.json"
     (folder / "keyring.json").rename(real)
     (folder / "keyring.json").symlink_to(real)
-    with pytest.raises(KeyFileInsecureError, match="not a plain file"):
+    with raises_code(KEY_FILE_INSECURE, match="not a plain file"):
         KeyStore(folder, env={}).keys()
 
 
@@ -78,7 +79,7 @@ def test_env_key_is_used_and_never_writes_a_file(folder: Path) -> None:
 
 @pytest.mark.parametrize("value", ["not base64!", base64.b64encode(b"short").decode()])
 def test_bad_env_key_is_refused(folder: Path, value: str) -> None:
-    with pytest.raises(KeyEnvInvalidError) as info:
+    with raises_code(KEY_ENV_INVALID) as info:
         KeyStore(folder, env={"CANAL_KEY": value}).keys()
     assert "CANAL_KEY" in info.value.hint
 
@@ -92,11 +93,11 @@ def test_rotate_keeps_old_key_decrypt_only_until_retired(folder: Path) -> None:
     assert {k.id: k.state for k in ks.keys()} == {old: "decrypt-only", new.id: "primary"}  # noqa: SIM118
     assert ks.material(old) == old_material
     assert set(ks.derive_all("audit-hmac")) == {old, new.id}
-    with pytest.raises(KeyRetireRefusedError):
+    with raises_code(KEY_RETIRE_REFUSED):
         ks.retire(new.id)
     ks.retire(old)
     assert {k.id: k.state for k in ks.keys()} == {old: "retired", new.id: "primary"}  # noqa: SIM118
-    with pytest.raises(KeyUnknownError):
+    with raises_code(KEY_UNKNOWN):
         ks.material(old)
     assert old_material.hex() not in (folder / "keyring.json").read_text()
     assert base64.b64encode(old_material).decode() not in (folder / "keyring.json").read_text()
@@ -104,7 +105,7 @@ def test_rotate_keeps_old_key_decrypt_only_until_retired(folder: Path) -> None:
 
 def test_env_keys_cannot_be_rotated(folder: Path) -> None:
     ks = KeyStore(folder, env={"CANAL_KEY": base64.b64encode(os.urandom(32)).decode()})
-    with pytest.raises(KeyRotateUnavailableError):
+    with raises_code(KEY_ROTATE_UNAVAILABLE):
         ks.rotate()
 
 

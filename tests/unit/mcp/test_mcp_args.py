@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 
 from canal.mcp.args import coerce_fields, to_range, to_seconds
-from canal.mcp.errors import ArgumentInvalid, ArgumentMissing, ArgumentUnknown
+from canal.mcp.errors import ARGUMENT_INVALID, ARGUMENT_MISSING, ARGUMENT_UNKNOWN
 from canal.mcp.tools import BY_NAME, parse_args
 from canal.runtime.errors import render_error
+from tests.error_codes import raises_code
 
 
 def parsed(tool: str, raw: dict[str, Any]) -> dict[str, Any]:
@@ -86,7 +87,7 @@ def test_field_types_from_text() -> None:
 
 
 def test_missing_argument_names_it_and_repeats_its_constraint() -> None:
-    with pytest.raises(ArgumentMissing) as caught:
+    with raises_code(ARGUMENT_MISSING) as caught:
         parse_args(BY_NAME["run_command"], {})
     text = render_error(caught.value)
     assert text.startswith("ARGUMENT_MISSING\nrun_command: the argument command is missing. "
@@ -95,7 +96,7 @@ def test_missing_argument_names_it_and_repeats_its_constraint() -> None:
 
 
 def test_invalid_argument_shows_what_was_sent_and_the_constraint() -> None:
-    with pytest.raises(ArgumentInvalid) as caught:
+    with raises_code(ARGUMENT_INVALID) as caught:
         parse_args(BY_NAME["run_command"], {"command": "true", "timeout": 99999})
     lines = render_error(caught.value).splitlines()
     assert lines[0] == "ARGUMENT_INVALID"
@@ -105,12 +106,12 @@ def test_invalid_argument_shows_what_was_sent_and_the_constraint() -> None:
 
 
 def test_unknown_argument_lists_what_the_tool_takes() -> None:
-    with pytest.raises(ArgumentUnknown) as caught:
+    with raises_code(ARGUMENT_UNKNOWN) as caught:
         parse_args(BY_NAME["remove"], {"path": "a", "force": True})
     assert "remove takes required: path; optional: recursive." in caught.value.message
 
 
 def test_workflow_action_is_one_of_three() -> None:
-    with pytest.raises(ArgumentInvalid) as caught:
+    with raises_code(ARGUMENT_INVALID) as caught:
         parse_args(BY_NAME["workflow"], {"action": "stop"})
     assert "start (needs name), advance" in caught.value.message

@@ -7,12 +7,13 @@ from pathlib import Path
 import pytest
 
 from canal.mcp import schemas
-from canal.mcp.errors import SandboxUnknown
+from canal.mcp.errors import SANDBOX_UNKNOWN
 from canal.mcp.operations import Operations
 from canal.mcp.sandboxes import existing_sandbox
 from canal.runtime.api import Canal
 from canal.runtime.settings.config import CanalConfig
 from canal.sandbox.fake import FakeBackend
+from tests.error_codes import raises_code
 
 
 @pytest.fixture
@@ -36,7 +37,7 @@ def test_a_new_name_is_refused_with_the_existing_ones_and_nothing_starts(canal: 
     backend = canal.backend
     assert isinstance(backend, FakeBackend)
     before = [i.name for i in backend.list()]
-    with pytest.raises(SandboxUnknown) as refused:
+    with raises_code(SANDBOX_UNKNOWN) as refused:
         Operations(canal).run_command(schemas.RunCommandArgs(command="echo never", sandbox="brand-new"))
     error = refused.value
     assert error.code == "SANDBOX_UNKNOWN"

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from canal.policy import build_policy, load_policy
-from canal.policy.errors import PolicyLoadError, PolicyNotFoundError
+from canal.policy.errors import POLICY_NOT_FOUND, PolicyLoadError
+from tests.error_codes import raises_code
 
 GOOD_RULE = """
   - id: no-curl
@@ -98,7 +99,7 @@ def test_duplicate_rule_id_is_refused(tmp_path: Path) -> None:
 
 
 def test_unknown_profile() -> None:
-    with pytest.raises(PolicyNotFoundError):
+    with raises_code(POLICY_NOT_FOUND):
         load_policy("lenient")
 
 

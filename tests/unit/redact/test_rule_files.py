@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from canal.core.errors import ExitCode
-from canal.host.redact import ENV_VAR, Detector, Redactor, RedactRulesError, builtin_rules, default_rules
+from canal.host.redact import ENV_VAR, REDACT_RULES_INVALID, Detector, Redactor, builtin_rules, default_rules
+from tests.error_codes import raises_code
 
 GHP = "ghp_4r6bSr0pFBOPCWBRDFOxEzf5FJtRBZRAJyu5"
 ACME = "acme_k3y_9f8e7d6c5b4a39281706"
@@ -113,7 +114,7 @@ def test_a_bad_file_is_refused_naming_file_and_rule(tmp_path: Path, monkeypatch:
                                                     text: str, rule: str, what: str) -> None:
     path = rules_file(tmp_path, text)
     monkeypatch.setenv(ENV_VAR, str(path))
-    with pytest.raises(RedactRulesError) as err:
+    with raises_code(REDACT_RULES_INVALID) as err:
         Redactor(b"k" * 32)  # fails closed: no redactor without every rule the operator asked for
     assert str(path) in err.value.message
     assert what in err.value.message
@@ -128,7 +129,7 @@ def test_a_bad_file_is_refused_naming_file_and_rule(tmp_path: Path, monkeypatch:
 
 def test_a_missing_file_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(ENV_VAR, str(tmp_path / "nope.toml"))
-    with pytest.raises(RedactRulesError, match=r"nope\.toml: cannot read it"):
+    with raises_code(REDACT_RULES_INVALID, match=r"nope\.toml: cannot read it"):
         default_rules()
 
 

@@ -23,8 +23,9 @@ from canal.sandbox.docker.project_image import BuildTrust, ProjectImage, dockerf
 from canal.sandbox.egress import AllowEntry
 from canal.sandbox.egress_squid import squid_conf
 from canal.sandbox.egress_upstream import ENV_CREDENTIALS, ENV_CREDENTIALS_FILE, Upstream, upstream
-from canal.sandbox.errors import UpstreamCredentialsUnusable
+from canal.sandbox.errors import UPSTREAM_PROXY_CREDENTIALS_UNUSABLE
 from canal.sandbox.result import CapturedOutput, ExecResult
+from tests.error_codes import raises_code
 
 
 def _ca_pem(name: str = "Corp Root CA") -> tuple[bytes, bytes]:
@@ -142,12 +143,12 @@ def test_credentials_come_from_the_environment_or_a_closed_file_outside_the_proj
     secret.write_text("u:p\n")
     os.chmod(secret, 0o600)
     assert upstream(url, {ENV_CREDENTIALS_FILE: str(secret)}).password == "p"  # type: ignore[union-attr]
-    with pytest.raises(UpstreamCredentialsUnusable):
+    with raises_code(UPSTREAM_PROXY_CREDENTIALS_UNUSABLE):
         upstream(url, {ENV_CREDENTIALS_FILE: str(secret)}, forbidden=[tmp_path])  # inside the project
     os.chmod(secret, 0o644)
-    with pytest.raises(UpstreamCredentialsUnusable):
+    with raises_code(UPSTREAM_PROXY_CREDENTIALS_UNUSABLE):
         upstream(url, {ENV_CREDENTIALS_FILE: str(secret)})
-    with pytest.raises(UpstreamCredentialsUnusable):
+    with raises_code(UPSTREAM_PROXY_CREDENTIALS_UNUSABLE):
         upstream(url, {ENV_CREDENTIALS: "no-colon"})
     assert "p:q" not in repr(BuildTrust(proxy="http://u:p:q@proxy.canal.test:3128"))
 

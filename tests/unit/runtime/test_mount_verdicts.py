@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from canal.runtime.settings.mounts import check_user_mounts, verdict
-from canal.sandbox.errors import MountRefused
+from canal.sandbox.errors import MOUNT_REFUSED
 from canal.sandbox.spec import Mount
+from tests.error_codes import raises_code
 
 
 @pytest.fixture
@@ -54,7 +55,7 @@ def test_a_symlink_in_the_project_is_judged_by_where_it_leads(layout: tuple[Path
     project, _, _ = layout
     (project / "etc-link").symlink_to("/etc")
     assert _rule(project / "etc-link", layout) == "system"
-    with pytest.raises(MountRefused) as info:
+    with raises_code(MOUNT_REFUSED) as info:
         check_user_mounts([Mount(source=project / "etc-link", target="/mnt/e")], project, (), layout[2])
     assert info.value.code == "MOUNT_REFUSED"
 

@@ -14,6 +14,7 @@ from canal.runtime.api import Canal
 from canal.runtime.settings.config import CanalConfig
 from canal.sandbox.fake import FakeBackend
 from canal.sandbox.result import ExecResult
+from tests.error_codes import raises_code
 
 
 @pytest.fixture
@@ -64,7 +65,7 @@ def test_confirmation_required_runs_nothing(canal: Canal) -> None:
 
 def test_a_backup_that_fails_stops_the_confirmed_command(canal: Canal,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    from canal.host.files.errors import FileIOError
+    from canal.host.files.errors import FILE_IO_ERROR
 
     backend = canal.backend
     assert isinstance(backend, FakeBackend)
@@ -72,11 +73,11 @@ def test_a_backup_that_fails_stops_the_confirmed_command(canal: Canal,
 
     def full_disk(*_: object, **__: object) -> None:
         msg = "No space left on device"
-        raise FileIOError(msg)
+        raise FILE_IO_ERROR(msg)
 
     monkeypatch.setattr(canal.services.trash, "put", full_disk)
     before = len(backend.calls)
-    with pytest.raises(FileIOError):
+    with raises_code(FILE_IO_ERROR):
         canal.run("rm -rf build", confirm=token)
     assert len(backend.calls) == before
     assert (canal.project_dir / "build").is_dir()
@@ -146,7 +147,7 @@ def test_session_path_change_is_seen_by_strict(tmp_path: Path, state_dir: Path,
 def test_a_checkpoint_that_cannot_be_taken_stops_the_command(tmp_path: Path, state_dir: Path,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """Disk full, a broken store or a workspace over the caps: the command never runs unprotected."""
-    from canal.host.checkpoints import CheckpointSettings, WorkspaceTooBig
+    from canal.host.checkpoints import WORKSPACE_TOO_BIG, CheckpointSettings
 
     monkeypatch.setenv("CANAL_CONFIG_DIR", str(tmp_path / "config"))
     project = tmp_path / "project"
@@ -155,7 +156,7 @@ def test_a_checkpoint_that_cannot_be_taken_stops_the_command(tmp_path: Path, sta
         (project / "data" / f"{i}.txt").write_text("x")
     backend = FakeBackend()
     canal = Canal(project, config=CanalConfig(checkpoints=CheckpointSettings(max_files=2)), backend=backend)
-    with pytest.raises(WorkspaceTooBig, match="Nothing ran"):
+    with raises_code(WORKSPACE_TOO_BIG, match="Nothing ran"):
         canal.run("python3 -c \"import shutil; shutil.rmtree('data')\"")
     assert backend.calls == []  # nothing reached the sandbox
     assert (project / "data" / "0.txt").exists()

@@ -7,11 +7,12 @@ from pathlib import Path
 import pytest
 
 from canal.runtime.api import Canal
-from canal.runtime.errors import ConfigError, SandboxLimit
+from canal.runtime.errors import SANDBOX_LIMIT_REACHED, ConfigError
 from canal.runtime.settings.config import CanalConfig, parse_config
 from canal.runtime.trust.compare import tightens
 from canal.runtime.trust.snapshot import trusted_settings
 from canal.sandbox.fake import FakeBackend
+from tests.error_codes import raises_code
 
 
 @pytest.fixture
@@ -28,7 +29,7 @@ def test_one_past_the_limit_is_refused_with_the_way_out(canal: Canal) -> None:
     canal.up("two")
     backend = canal.backend
     assert isinstance(backend, FakeBackend)
-    with pytest.raises(SandboxLimit) as refused:
+    with raises_code(SANDBOX_LIMIT_REACHED) as refused:
         canal.up("three")
     error = refused.value
     assert error.code == "SANDBOX_LIMIT_REACHED"
@@ -47,7 +48,7 @@ def test_a_running_sandbox_is_used_at_the_limit_and_a_stopped_one_frees_its_plac
     assert canal.run("true", sandbox="one").status == "ok"  # running already: not a new one
     canal.down("two")
     canal.up("three")
-    with pytest.raises(SandboxLimit):
+    with raises_code(SANDBOX_LIMIT_REACHED):
         canal.run("true", sandbox="four")
 
 

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from canal.runtime.errors import StateDirError
+from canal.runtime.errors import STATE_DIR_UNUSABLE
 from canal.runtime.sandboxes.start import sandbox_ref, sandbox_spec, sandbox_user
 from canal.runtime.services import Services
 from canal.runtime.settings.config import CanalConfig, parse_config
+from tests.error_codes import raises_code
 
 
 def test_default_and_a_section_without_user_are_auto() -> None:
@@ -48,7 +49,7 @@ def test_state_inside_the_project_is_refused_before_anything_starts(tmp_path: Pa
     project = tmp_path / "project"
     project.mkdir()
     monkeypatch.setenv("CANAL_STATE_DIR", str(project / ".canal-state"))
-    with pytest.raises(StateDirError) as refused:
+    with raises_code(STATE_DIR_UNUSABLE) as refused:
         sandbox_spec(Services(project, config=CanalConfig()), sandbox_ref(project, "default"))
     assert refused.value.code == "STATE_DIR_UNUSABLE"
     assert "CANAL_STATE_DIR" in refused.value.hint

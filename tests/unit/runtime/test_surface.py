@@ -13,9 +13,10 @@ from canal import Canal
 from canal.host.files import WriteResult
 from canal.runtime import surface
 from canal.runtime.calls import operation, operations, serve
-from canal.runtime.errors import ApiCallInvalid
+from canal.runtime.errors import API_CALL_INVALID
 from canal.runtime.remote import remote_classes
 from canal.runtime.run.result import RunResult
+from tests.error_codes import raises_code
 
 # Canal's members that wire it together rather than make up its API: they hold in-process objects
 # (the policy engine, the backend, the pipeline, the host stores) that no other process can use.
@@ -58,7 +59,7 @@ def test_an_object_of_the_remote_client_is_an_instance_of_the_protocols(tmp_path
 
 def test_a_flag_only_a_verified_person_may_set_is_no_argument_of_the_server() -> None:
     for name in ("apply", "prune_checkpoints", "files.edit", "files.write", "files.remove", "files.restore"):
-        with pytest.raises(ApiCallInvalid, match="no argument 'person'"):
+        with raises_code(API_CALL_INVALID, match="no argument 'person'"):
             operation(name).load_args({"person": True, **_required(name)})
 
 
@@ -70,12 +71,12 @@ def _required(name: str) -> dict[str, Any]:
 
 
 def test_unknown_calls_wrong_types_and_missing_arguments_are_refused() -> None:
-    with pytest.raises(ApiCallInvalid) as unknown:
+    with raises_code(API_CALL_INVALID) as unknown:
         operation("services")
     assert unknown.value.code == "API_CALL_INVALID"
-    with pytest.raises(ApiCallInvalid, match="timeout_s"):
+    with raises_code(API_CALL_INVALID, match="timeout_s"):
         operation("run").load_args({"command": "true", "timeout_s": "soon"})
-    with pytest.raises(ApiCallInvalid, match="missing a required argument"):
+    with raises_code(API_CALL_INVALID, match="missing a required argument"):
         operation("files.edit").load_args({"path": "a"})
     assert {"run", "files.edit", "tasks.wait", "workflows.advance", "down_report"} <= set(operations())
     assert "close" not in operations()  # the remote client's own

@@ -5,6 +5,7 @@ import inspect
 import docker.errors
 import pytest
 
+from canal.core.errors import ErrorCode
 from canal.sandbox import errors
 from canal.sandbox.docker.errors import ERROR_MAP, translate, translating
 from canal.sandbox.errors import EngineError, ImageNotFound, SandboxError, SandboxExists, SandboxNotFound
@@ -49,23 +50,24 @@ def test_error_codes_are_pinned() -> None:
         cls.__name__: (cls.code, cls.exit_code)
         for _, cls in inspect.getmembers(errors, inspect.isclass)
         if issubclass(cls, SandboxError)
-    }
+    } | {name: (code.code, code.exit_code) for name, code in vars(errors).items()
+         if isinstance(code, ErrorCode) and code.where == errors.__name__}
     assert codes == {
         "SandboxError": ("SANDBOX_ERROR", 125),
         "EngineUnavailable": ("ENGINE_UNAVAILABLE", 125),
         "ImageNotFound": ("IMAGE_NOT_FOUND", 125),
         "ImageBuildFailed": ("IMAGE_BUILD_FAILED", 125),
         "SpecInvalid": ("SANDBOX_SPEC_INVALID", 2),
-        "MountRefused": ("MOUNT_REFUSED", 2),
-        "RuntimeUnknown": ("RUNTIME_UNKNOWN", 2),
-        "RuntimeFailed": ("RUNTIME_FAILED", 125),
-        "EgressProxyFailed": ("EGRESS_PROXY_FAILED", 125),
+        "MOUNT_REFUSED": ("MOUNT_REFUSED", 2),
+        "RUNTIME_UNKNOWN": ("RUNTIME_UNKNOWN", 2),
+        "RUNTIME_FAILED": ("RUNTIME_FAILED", 125),
+        "EGRESS_PROXY_FAILED": ("EGRESS_PROXY_FAILED", 125),
         "SandboxNotFound": ("SANDBOX_NOT_FOUND", 125),
         "SandboxExists": ("SANDBOX_EXISTS", 125),
         "SandboxNotRunning": ("SANDBOX_NOT_RUNNING", 125),
-        "FileTransferRefused": ("FILE_TRANSFER_REFUSED", 2),
-        "SessionFailed": ("SESSION_FAILED", 125),
+        "FILE_TRANSFER_REFUSED": ("FILE_TRANSFER_REFUSED", 2),
+        "SESSION_FAILED": ("SESSION_FAILED", 125),
         "EngineError": ("ENGINE_ERROR", 125),
-        "TaskStartFailed": ("TASK_START_FAILED", 125),
-        "UpstreamCredentialsUnusable": ("UPSTREAM_PROXY_CREDENTIALS_UNUSABLE", 2),
+        "TASK_START_FAILED": ("TASK_START_FAILED", 125),
+        "UPSTREAM_PROXY_CREDENTIALS_UNUSABLE": ("UPSTREAM_PROXY_CREDENTIALS_UNUSABLE", 2),
     }

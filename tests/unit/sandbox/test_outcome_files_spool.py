@@ -6,12 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from canal.sandbox.errors import FileTransferRefused
+from canal.sandbox.errors import FILE_TRANSFER_REFUSED
 from canal.sandbox.files import pack, unpack
 from canal.sandbox.outcome import Call, to_result
 from canal.sandbox.protocol import RunReply
 from canal.sandbox.result import EMPTY, EndReason
 from canal.sandbox.spool import Spool
+from tests.error_codes import raises_code
 
 CALL = Call(timeout_s=5.0, idle_timeout_s=None, memory_limit_bytes=1024)
 
@@ -64,10 +65,10 @@ def test_spool_small_output_stays_in_memory() -> None:
 def test_pack_unpack_round_trip_and_limits() -> None:
     files = {"a/b.txt": b"hello", "bin": bytes(range(256))}
     assert unpack(io.BytesIO(pack(files, max_bytes=1000)), max_bytes=1000) == files
-    with pytest.raises(FileTransferRefused):
+    with raises_code(FILE_TRANSFER_REFUSED):
         pack(files, max_bytes=10)
-    with pytest.raises(FileTransferRefused):
+    with raises_code(FILE_TRANSFER_REFUSED):
         unpack(io.BytesIO(pack(files, max_bytes=1000)), max_bytes=100)
     for bad in ("../x", "/etc/passwd", ""):
-        with pytest.raises(FileTransferRefused):
+        with raises_code(FILE_TRANSFER_REFUSED):
             pack({bad: b"x"}, max_bytes=10)

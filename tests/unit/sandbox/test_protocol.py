@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from canal.sandbox.docker.session import _AGENT_BYTES, Request, Session
-from canal.sandbox.errors import SessionFailed, SpecInvalid
+from canal.sandbox.errors import SESSION_FAILED, SpecInvalid
 from canal.sandbox.protocol import (
     Hello,
     HelloReply,
@@ -32,6 +32,7 @@ from canal.sandbox.protocol import (
     run_command,
 )
 from canal.sandbox.result import EndReason
+from tests.error_codes import raises_code
 
 STATE = {"cwd": "/workspace", "changed": [], "path": "", "digest": "d"}
 DONE = {"reason": "exited", "exit_code": 0, "survivors": [], "oom_kills": 0, "pid_limit_hits": 0,
@@ -198,7 +199,7 @@ def test_a_malformed_hello_fails_the_session_start_with_the_reason(agent: Any) -
     def no_pid(header: dict[str, Any]) -> bytes:
         return json.dumps({"id": header["id"], "state": STATE, "pid": "seven"}).encode()
 
-    with pytest.raises(SessionFailed) as caught:
+    with raises_code(SESSION_FAILED) as caught:
         agent(no_pid)
     why = "the session's reply is out of protocol (pid: Input should be a valid integer)"
     assert caught.value.details["why"] == why

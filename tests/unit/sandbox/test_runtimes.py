@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from canal.sandbox.docker.spec import run_kwargs
-from canal.sandbox.errors import EngineError, RuntimeFailed, RuntimeUnknown
+from canal.sandbox.errors import RUNTIME_FAILED, RUNTIME_UNKNOWN, EngineError
 from canal.sandbox.runtimes import (
     REGISTRATIONS,
     ROOT_NETNS_REFUSAL,
@@ -21,6 +21,7 @@ from canal.sandbox.runtimes import (
     runtime_failure,
 )
 from canal.sandbox.spec import SandboxSpec
+from tests.error_codes import raises_code
 
 SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "register-runsc"
 ALL = ["runc", "runsc", "runsc-none", "runsc-hostinet"]
@@ -35,7 +36,7 @@ def test_gvisor_flavour_follows_the_network() -> None:
 
 @pytest.mark.parametrize("installed", [["runc"], ["runc", "io.containerd.runc.v2"], []])
 def test_gvisor_missing_is_an_error_never_runc(installed: list[str]) -> None:
-    with pytest.raises(RuntimeUnknown) as info:
+    with raises_code(RUNTIME_UNKNOWN) as info:
         engine_runtime("runsc", networked=False, installed=installed)
     assert "Nothing was started" in info.value.message
     assert "ensure-docker" in info.value.hint
@@ -45,7 +46,7 @@ def test_gvisor_missing_is_an_error_never_runc(installed: list[str]) -> None:
 def test_runsc_refusing_the_kernel_is_explained() -> None:
     raw = EngineError(f"Docker failed to create canal-x: OCI runtime start failed: {ROOT_NETNS_REFUSAL}")
     err = runtime_failure(raw, "runsc")
-    assert isinstance(err, RuntimeFailed)
+    assert RUNTIME_FAILED.matches(err)
     assert "runsc-hostinet" in err.hint
     other = EngineError("Docker failed to create canal-x: no space left")
     assert runtime_failure(other, "runsc") is other

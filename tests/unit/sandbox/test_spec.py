@@ -8,8 +8,9 @@ from pydantic import ValidationError
 
 from canal.sandbox.backend import LABEL_QUOTA
 from canal.sandbox.docker.spec import canal_labels, run_kwargs
-from canal.sandbox.errors import MountRefused
+from canal.sandbox.errors import MOUNT_REFUSED
 from canal.sandbox.spec import Mount, SandboxSpec, check_mount, check_mounts
+from tests.error_codes import raises_code
 
 
 def test_defaults_are_hardened() -> None:
@@ -57,7 +58,7 @@ def test_reserved_labels_and_bad_targets_fail() -> None:
 @pytest.mark.parametrize("source", ["/", "/etc", "/etc/ssl", "/proc", "/sys/fs", "/dev", "/var/run",
                                     "/run", "/var/run/docker.sock"])
 def test_dangerous_mounts_are_refused(source: str) -> None:
-    with pytest.raises(MountRefused) as info:
+    with raises_code(MOUNT_REFUSED) as info:
         check_mount(Mount(source=Path(source), target="/data"))
     assert info.value.code == "MOUNT_REFUSED"
     assert info.value.details["source"] == source
@@ -69,7 +70,7 @@ def test_state_dir_refused_inside_containing_and_through_symlink(tmp_path: Path)
     link = tmp_path / "innocent"
     os.symlink(state, link)
     for source in (state, state / "audit", tmp_path / "home", link):
-        with pytest.raises(MountRefused):
+        with raises_code(MOUNT_REFUSED):
             check_mount(Mount(source=source, target="/data"), [state])
     project = tmp_path / "project"
     project.mkdir()
@@ -79,7 +80,7 @@ def test_state_dir_refused_inside_containing_and_through_symlink(tmp_path: Path)
 def test_symlink_to_etc_is_refused(tmp_path: Path) -> None:
     link = tmp_path / "etc-link"
     os.symlink("/etc", link)
-    with pytest.raises(MountRefused):
+    with raises_code(MOUNT_REFUSED):
         check_mount(Mount(source=link, target="/data"))
 
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from canal.host.redact import restore
-from canal.host.sealed import SealedInvalidDocumentError, SealedStore
+from canal.host.sealed import SEALED_INVALID_DOCUMENT, SealedStore
+from tests.error_codes import raises_code
 from tests.unit.sealed.conftest import CORPUS, run_doc
 
 SENSITIVE = ["gate.deploy.password", "steps.*.result"]
@@ -65,11 +66,11 @@ def test_sealed_once_stays_sealed(store: SealedStore) -> None:
 
 @pytest.mark.parametrize("doc_id", ["../escape", "a/b", "", ".hidden", "x" * 200])
 def test_bad_document_ids_are_refused(store: SealedStore, doc_id: str) -> None:
-    with pytest.raises(SealedInvalidDocumentError):
+    with raises_code(SEALED_INVALID_DOCUMENT):
         store.save(doc_id, {}, expected_revision=0)
 
 
 def test_non_json_values_are_refused(store: SealedStore) -> None:
-    with pytest.raises(SealedInvalidDocumentError):
+    with raises_code(SEALED_INVALID_DOCUMENT):
         store.save("run-1", {"when": object()}, expected_revision=0)
     assert not store.path_for("run-1").exists()

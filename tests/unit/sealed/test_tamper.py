@@ -11,21 +11,21 @@ import pytest
 
 from canal.host.keys import KeyStore
 from canal.host.sealed import (
+    SEALED_DELETED,
     SEALED_ERRORS,
+    SEALED_FIELDS_CHANGED,
+    SEALED_SWAPPED,
+    SEALED_TAMPERED,
+    SEALED_TRUNCATED,
+    SEALED_UNKNOWN_VERSION,
+    SEALED_WRONG_KEY,
     MemoryLedger,
-    SealedDeletedError,
-    SealedError,
-    SealedFieldsChangedError,
     SealedNotFoundError,
     SealedRevisionConflictError,
     SealedRolledBackError,
     SealedStore,
-    SealedSwappedError,
-    SealedTamperedError,
-    SealedTruncatedError,
-    SealedUnknownVersionError,
-    SealedWrongKeyError,
 )
+from tests.error_codes import raises_code
 from tests.unit.sealed.conftest import run_doc
 
 SENSITIVE = ["gate.deploy.password", "steps.*.result"]
@@ -43,18 +43,18 @@ def _edit(path: Path, change: Any) -> None:
     path.write_text(json.dumps(data))
 
 
-def _expect(store: SealedStore, error: type[SealedError], path: Path) -> None:
+def _expect(store: SealedStore, error: Any, path: Path) -> None:
     before = path.read_bytes() if path.exists() else None
-    with pytest.raises(error):
+    with raises_code(error):
         store.load("run-1")
-    with pytest.raises(error):
+    with raises_code(error):
         store.save("run-1", run_doc(), sensitive_paths=SENSITIVE, expected_revision=1)
     assert (path.read_bytes() if path.exists() else None) == before  # nothing overwritten
 
 
 def test_wrong_key(saved: Path, tmp_path: Path, ledger: MemoryLedger) -> None:
     other = SealedStore(saved.parent, KeyStore(tmp_path / "other-keys", env={}), ledger)
-    _expect(other, SealedWrongKeyError, saved)
+    _expect(other, SEALED_WRONG_KEY, saved)
 
 
 def _flip(enc: str) -> str:
@@ -67,13 +67,13 @@ def test_tampered_ciphertext(store: SealedStore, saved: Path) -> None:
         deploy = d["doc"]["gate"]["deploy"]
         deploy["password"] = _flip(deploy["password"])
     _edit(saved, flip)
-    _expect(store, SealedTamperedError, saved)
+    _expect(store, SEALED_TAMPERED, saved)
 
 
 def test_tampered_wrapped_data_key(store: SealedStore, saved: Path) -> None:
     _edit(saved, lambda d: d.update(data_key="A" + d["data_key"][1:] if d["data_key"][0] != "A"
                                     else "B" + d["data_key"][1:]))
-    _expect(store, SealedTamperedError, saved)
+    _expect(store, SEALED_TAMPERED, saved)
 
 
 def test_swapped_values(store: SealedStore, saved: Path) -> None:
@@ -81,7 +81,7 @@ def test_swapped_values(store: SealedStore, saved: Path) -> None:
         steps = d["doc"]["steps"]
         steps[0]["result"], steps[1]["result"] = steps[1]["result"], steps[0]["result"]
     _edit(saved, swap)
-    _expect(store, SealedSwappedError, saved)
+    _expect(store, SEALED_SWAPPED, saved)
 
 
 @pytest.mark.parametrize("change", [
@@ -94,7 +94,7 @@ def test_swapped_values(store: SealedStore, saved: Path) -> None:
 ], ids=["deleted", "added", "edited", "step-deleted", "sealed-deleted", "header-added"])
 def test_deleted_added_or_edited_field(store: SealedStore, saved: Path, change: Any) -> None:
     _edit(saved, change)
-    _expect(store, SealedFieldsChangedError, saved)
+    _expect(store, SEALED_FIELDS_CHANGED, saved)
 
 
 def test_rolled_back_file(store: SealedStore, saved: Path, tmp_path: Path) -> None:
@@ -113,19 +113,19 @@ def test_rolled_back_file(store: SealedStore, saved: Path, tmp_path: Path) -> No
 def test_truncated_file(store: SealedStore, saved: Path, keep: int) -> None:
     raw = saved.read_bytes()
     saved.write_bytes(raw[:keep])
-    _expect(store, SealedTruncatedError, saved)
+    _expect(store, SEALED_TRUNCATED, saved)
 
 
 def test_unknown_schema_version(store: SealedStore, saved: Path) -> None:
     _edit(saved, lambda d: d.update(format="canal.sealed/9"))
-    _expect(store, SealedUnknownVersionError, saved)
+    _expect(store, SEALED_UNKNOWN_VERSION, saved)
 
 
 def test_deleted_file_known_to_the_ledger(store: SealedStore, saved: Path) -> None:
     saved.unlink()
-    with pytest.raises(SealedDeletedError):
+    with raises_code(SEALED_DELETED):
         store.load("run-1")
-    with pytest.raises(SealedDeletedError):
+    with raises_code(SEALED_DELETED):
         store.save("run-1", run_doc(), expected_revision=0)
     assert not saved.exists()
 
@@ -137,7 +137,7 @@ def test_missing_document(store: SealedStore) -> None:
 
 def test_file_renamed_to_another_id(store: SealedStore, saved: Path) -> None:
     shutil.copy(saved, saved.with_name("run-2.json"))
-    with pytest.raises(SealedFieldsChangedError):
+    with raises_code(SEALED_FIELDS_CHANGED):
         store.load("run-2")
 
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from canal.client.errors import RuntimeDirUnsafe
+from canal.client.errors import RUNTIME_DIR_UNSAFE
 from canal.client.paths import ensure_private_dir, runtime_dir, server_paths
+from tests.error_codes import raises_code
 
 
 def test_folder_is_created_private(tmp_path: Path) -> None:
@@ -20,7 +21,7 @@ def test_loose_folder_is_refused_with_the_chmod_fix(tmp_path: Path) -> None:
     folder = tmp_path / "rt"
     folder.mkdir(mode=0o755)
     folder.chmod(0o755)
-    with pytest.raises(RuntimeDirUnsafe) as caught:
+    with raises_code(RUNTIME_DIR_UNSAFE) as caught:
         ensure_private_dir(folder)
     assert caught.value.code == "RUNTIME_DIR_UNSAFE"
     assert caught.value.hint == f"chmod 700 {folder}"
@@ -32,7 +33,7 @@ def test_symlinked_folder_is_refused(tmp_path: Path) -> None:
     real.mkdir(mode=0o700)
     link = tmp_path / "rt"
     link.symlink_to(real)
-    with pytest.raises(RuntimeDirUnsafe, match="not a folder"):
+    with raises_code(RUNTIME_DIR_UNSAFE, match="not a folder"):
         ensure_private_dir(link)
 
 
@@ -41,7 +42,7 @@ def test_folder_of_another_user_is_refused(tmp_path: Path) -> None:
     folder = tmp_path / "rt"
     folder.mkdir(mode=0o700)
     os.chown(folder, 4242, 4242)
-    with pytest.raises(RuntimeDirUnsafe, match="belongs to uid 4242") as caught:
+    with raises_code(RUNTIME_DIR_UNSAFE, match="belongs to uid 4242") as caught:
         ensure_private_dir(folder)
     assert caught.value.hint.startswith(f"sudo rm -rf {folder}")
 

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from canal.client import lifecycle
-from canal.client.errors import ServerStartFailed
+from canal.client.errors import SERVER_START_FAILED
 from canal.client.paths import ServerPaths
+from tests.error_codes import raises_code
 
 
 @pytest.mark.parametrize("failure", [PermissionError(13, "Permission denied", "/dev/null"),
@@ -24,7 +25,7 @@ def test_a_server_that_cannot_start_is_a_coded_error(failure: Exception, tmp_pat
 
     monkeypatch.setattr(subprocess, "run", refuse)
     paths = ServerPaths(tmp_path, "server-0123456789abcdef")
-    with pytest.raises(ServerStartFailed) as info:
+    with raises_code(SERVER_START_FAILED) as info:
         lifecycle.start(paths, timeout_s=1.0)
     assert str(paths.log) in info.value.message
     assert "CANAL_NO_SERVER=1" in info.value.hint
@@ -33,6 +34,6 @@ def test_a_server_that_cannot_start_is_a_coded_error(failure: Exception, tmp_pat
 
 def test_a_log_that_cannot_be_opened_is_a_coded_error(tmp_path: Path) -> None:
     paths = ServerPaths(tmp_path / "missing", "server-0123456789abcdef")
-    with pytest.raises(ServerStartFailed) as info:
+    with raises_code(SERVER_START_FAILED) as info:
         lifecycle.start(paths, timeout_s=1.0)
     assert "CANAL_NO_SERVER=1" in info.value.hint

@@ -7,9 +7,10 @@ import socket
 
 import pytest
 
-from canal.runtime.sandboxes.forward.errors import ForwardAddressRefused, ForwardSpecInvalid
+from canal.runtime.sandboxes.forward.errors import FORWARD_ADDRESS_REFUSED, FORWARD_SPEC_INVALID
 from canal.runtime.sandboxes.forward.peer import peer_uid
 from canal.runtime.sandboxes.forward.spec import ForwardSpec, parse_forward
+from tests.error_codes import raises_code
 
 
 @pytest.mark.parametrize(("text", "spec"), [
@@ -28,14 +29,14 @@ def test_forward_specs(text: str, spec: ForwardSpec) -> None:
 @pytest.mark.parametrize("text", ["0.0.0.0:8080:8000", "[::]:8080:8000", "192.168.1.5:8080:8000",
                                   "example.com:80:80", "[2001:db8::1]:1:2"])
 def test_only_loopback_listens(text: str) -> None:
-    with pytest.raises(ForwardAddressRefused) as refused:
+    with raises_code(FORWARD_ADDRESS_REFUSED) as refused:
         parse_forward(text)
     assert "loopback only" in refused.value.message
 
 
 @pytest.mark.parametrize("text", ["", "abc", "8080:", "1:2:3:4", "8080:0", "70000:80", "80:70000"])
 def test_malformed_specs(text: str) -> None:
-    with pytest.raises(ForwardSpecInvalid):
+    with raises_code(FORWARD_SPEC_INVALID):
         parse_forward(text)
 
 

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from canal.workflows.tools.backends import backend_tools, definition, fields_of, listing_path, listing_text
-from canal.workflows.tools.errors import ToolDefinitionInvalid
+from canal.workflows.tools.errors import TOOL_DEFINITION_INVALID
 from canal.workflows.tools.registry import ToolRegistry
+from tests.error_codes import raises_code
 
 
 def tool(name: str, props: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
@@ -101,5 +102,5 @@ def test_a_tool_file_cannot_name_a_backend(tmp_path: Path) -> None:
     (tmp_path / "tools" / "sneaky.yaml").write_text(
         "description: x\nmcp: {server: crm, tool: delete_all, schema_sha256: x,\n"
         "  annotations: {readOnlyHint: true}}\n")
-    with pytest.raises(ToolDefinitionInvalid, match=r"tools\.mcp_servers"):
+    with raises_code(TOOL_DEFINITION_INVALID, match=r"tools\.mcp_servers"):
         ToolRegistry.from_project(tmp_path)

@@ -10,13 +10,14 @@ import pytest
 from canal.core.fsutil import atomic_write_text
 from canal.workflows.tools import discover
 from canal.workflows.tools.errors import (
-    RulesInvalid,
-    ToolDefinitionInvalid,
-    UnsafePath,
-    WorkflowHeaderInvalid,
+    DISCOVER_PATH_UNSAFE,
+    DISCOVER_WORKFLOW_INVALID,
+    TOOL_DEFINITION_INVALID,
+    TOOL_RULES_INVALID,
 )
 from canal.workflows.tools.index import estimate_tokens
 from canal.workflows.tools.layout import index_json_path, index_text_path, meta_path, rules_path
+from tests.error_codes import raises_code
 from tests.hidden_chars import HIDDEN, escaped
 
 
@@ -112,7 +113,7 @@ def test_a_bad_tool_file_leaves_the_previous_index(project: Path) -> None:
     run(project)
     before = index_json_path(project).read_text()
     (project / "tools" / "broken.yaml").write_text("description: x\nrun: [echo]\nbogus: 1\n")
-    with pytest.raises(ToolDefinitionInvalid, match=r"tools/broken\.yaml:3: bogus"):
+    with raises_code(TOOL_DEFINITION_INVALID, match=r"tools/broken\.yaml:3: bogus"):
         run(project)
     assert index_json_path(project).read_text() == before
 
@@ -122,21 +123,21 @@ def test_a_bad_rules_line_is_named_and_nothing_is_written(project: Path) -> None
     path = rules_path(project, "report")
     path.write_text(path.read_text() + "FORBID:status\n")
     add_tool(project, "new_tool")
-    with pytest.raises(RulesInvalid, match=r"report\.rules:4: unknown rule"):
+    with raises_code(TOOL_RULES_INVALID, match=r"report\.rules:4: unknown rule"):
         run(project)
     assert "new_tool" not in index_json_path(project).read_text()
 
 
 def test_workflow_without_front_matter_is_named(project: Path) -> None:
     (project / "workflows" / "onboard" / "WorkFlow.md").write_text("# no front matter\n")
-    with pytest.raises(WorkflowHeaderInvalid, match=r"WorkFlow\.md:1: expected YAML front matter"):
+    with raises_code(DISCOVER_WORKFLOW_INVALID, match=r"WorkFlow\.md:1: expected YAML front matter"):
         run(project)
 
 
 def test_workflow_bad_description_names_its_line(project: Path) -> None:
     wf = project / "workflows" / "onboard" / "WorkFlow.md"
     wf.write_text("---\nname: onboard\ndescription: ''\n---\n")
-    with pytest.raises(WorkflowHeaderInvalid, match=r"WorkFlow\.md:3: description"):
+    with raises_code(DISCOVER_WORKFLOW_INVALID, match=r"WorkFlow\.md:3: description"):
         run(project)
 
 
@@ -147,7 +148,7 @@ def test_grouped_workflows_are_found_and_duplicates_refused(project: Path) -> No
     assert run(project)["added"] == ["clean_build", "create_project", "demo", "list_files", "onboard",
                                      "report"]
     (folder / "WorkFlow.md").write_text("---\nname: onboard\ndescription: Same name\n---\n")
-    with pytest.raises(WorkflowHeaderInvalid, match="also used by"):
+    with raises_code(DISCOVER_WORKFLOW_INVALID, match="also used by"):
         run(project)
 
 
@@ -173,7 +174,7 @@ def test_planted_symlinks_are_refused_and_nothing_outside_is_touched(project: Pa
             target.unlink()
     target.parent.mkdir(parents=True, exist_ok=True)
     target.symlink_to(victim if link.endswith((".rules", ".yaml", ".md")) else outside)
-    with pytest.raises(UnsafePath):
+    with raises_code(DISCOVER_PATH_UNSAFE):
         run(project)
     assert [p.name for p in outside.iterdir()] == ["keep.json"]
     assert victim.read_text() == "{}"
@@ -189,15 +190,15 @@ def test_a_description_with_a_hidden_character_is_refused_at_its_line(project: P
     the index and canal tool list. Tool, parameter and workflow descriptions alike."""
     tool = project / "tools" / "sneaky.yaml"
     tool.write_text(f'run: [echo]\ndescription: "ok{yaml_escape(char)}x"\n')
-    with pytest.raises(ToolDefinitionInvalid, match=r"tools/sneaky\.yaml:2: description") as info:
+    with raises_code(TOOL_DEFINITION_INVALID, match=r"tools/sneaky\.yaml:2: description") as info:
         run(project)
     assert escaped(char) in info.value.message
     tool.write_text(f'run: [echo]\ndescription: ok\nparameters:\n  p:\n    desc: "a{yaml_escape(char)}"\n')
-    with pytest.raises(ToolDefinitionInvalid, match=r"tools/sneaky\.yaml:5: parameters\.p\.desc"):
+    with raises_code(TOOL_DEFINITION_INVALID, match=r"tools/sneaky\.yaml:5: parameters\.p\.desc"):
         run(project)
     tool.unlink()
     wf = project / "workflows" / "onboard" / "WorkFlow.md"
     wf.write_text(f'---\nname: onboard\ndescription: "ok{yaml_escape(char)}x"\n---\n')
-    with pytest.raises(WorkflowHeaderInvalid, match=r"WorkFlow\.md:3: description"):
+    with raises_code(DISCOVER_WORKFLOW_INVALID, match=r"WorkFlow\.md:3: description"):
         run(project)
     assert not index_json_path(project).exists() or "sneaky" not in index_json_path(project).read_text()

@@ -6,8 +6,9 @@ from pathlib import Path
 import pytest
 
 from canal.workflows.tools import ToolRegistry, build_argv, parse_result, prepare_call
-from canal.workflows.tools.errors import ToolArgsInvalid, ToolResultInvalid
+from canal.workflows.tools.errors import TOOL_ARGS_INVALID, TOOL_RESULT_INVALID
 from canal.workflows.tools.model import ToolDefinition
+from tests.error_codes import raises_code
 
 GOOD = {"name": "demo", "host": "demo.example", "api_token": "s3cret"}
 
@@ -18,7 +19,7 @@ def registry(project: Path) -> ToolRegistry:
 
 
 def test_missing_required_fields_are_rejected_with_the_list(registry: ToolRegistry) -> None:
-    with pytest.raises(ToolArgsInvalid) as info:
+    with raises_code(TOOL_ARGS_INVALID) as info:
         prepare_call(registry.get("create_project"), {"name": "demo", "colour": "red"})
     err = info.value
     assert err.message == ("tool create_project: missing required fields: host (Service domain), "
@@ -30,7 +31,7 @@ def test_missing_required_fields_are_rejected_with_the_list(registry: ToolRegist
 
 
 def test_wrong_values_are_listed(registry: ToolRegistry) -> None:
-    with pytest.raises(ToolArgsInvalid) as info:
+    with raises_code(TOOL_ARGS_INVALID) as info:
         prepare_call(registry.get("create_project"), {**GOOD, "host": "Bad Host", "tier": "gold"})
     assert [e["field"] for e in info.value.details["errors"]] == ["host", "tier"]
 
@@ -53,14 +54,14 @@ def test_shell_metacharacters_stay_one_argv_element(registry: ToolRegistry) -> N
 
 
 def test_leading_dash_is_refused_before_a_literal_double_dash(registry: ToolRegistry) -> None:
-    with pytest.raises(ToolArgsInvalid, match="host: must not start with '-'"):
+    with raises_code(TOOL_ARGS_INVALID, match="host: must not start with '-'"):
         prepare_call(registry.get("create_project"), {**GOOD, "host": "-oproxy.example"})
     # After "--" the same value is only ever a path.
     assert build_argv(registry.get("list_files"), {"path": "-weird"})[-1] == "-weird"
 
 
 def test_nul_bytes_are_refused(registry: ToolRegistry) -> None:
-    with pytest.raises(ToolArgsInvalid, match="NUL"):
+    with raises_code(TOOL_ARGS_INVALID, match="NUL"):
         prepare_call(registry.get("clean_build"), {"dir": "a\0b"})
 
 
@@ -80,5 +81,5 @@ def test_values_render_by_type() -> None:
 def test_parse_result(registry: ToolRegistry) -> None:
     assert parse_result(registry.get("report"), '{"ok": true}') == {"ok": True}
     assert parse_result(registry.get("clean_build"), "plain\n") == "plain\n"
-    with pytest.raises(ToolResultInvalid):
+    with raises_code(TOOL_RESULT_INVALID):
         parse_result(registry.get("report"), "not json")

@@ -5,8 +5,9 @@ from pathlib import Path
 import pytest
 
 from canal.workflows.tools import ToolRegistry, load_tool
-from canal.workflows.tools.errors import ToolDefinitionInvalid, ToolNotFound
+from canal.workflows.tools.errors import TOOL_DEFINITION_INVALID, TOOL_NOT_FOUND
 from canal.workflows.tools.templates import code_positions
+from tests.error_codes import raises_code
 
 
 def write_tool(folder: Path, name: str, body: str) -> Path:
@@ -28,7 +29,7 @@ def test_registry_loads_every_fixture_tool(project: Path) -> None:
 
 
 def test_unknown_tool_names_the_next_command(project: Path) -> None:
-    with pytest.raises(ToolNotFound) as info:
+    with raises_code(TOOL_NOT_FOUND) as info:
         ToolRegistry.from_project(project).get("nope")
     assert [a.kind for a in info.value.next] == ["tool.list"]
 
@@ -41,7 +42,7 @@ def test_unknown_tool_names_the_next_command(project: Path) -> None:
 ])
 def test_broken_definitions_name_file_and_line(broken_dir: Path, fixture: str, line: int,
                                                fragment: str) -> None:
-    with pytest.raises(ToolDefinitionInvalid) as info:
+    with raises_code(TOOL_DEFINITION_INVALID) as info:
         load_tool(broken_dir / fixture)
     assert f"{fixture}:{line}: " in info.value.message
     assert fragment in info.value.message
@@ -50,13 +51,13 @@ def test_broken_definitions_name_file_and_line(broken_dir: Path, fixture: str, l
 
 def test_yaml_syntax_error_names_the_line(tmp_path: Path) -> None:
     path = write_tool(tmp_path, "bad", "description: x\nrun: [echo\nparameters: {}\n")
-    with pytest.raises(ToolDefinitionInvalid, match=r"bad\.yaml:\d+: YAML syntax"):
+    with raises_code(TOOL_DEFINITION_INVALID, match=r"bad\.yaml:\d+: YAML syntax"):
         load_tool(path)
 
 
 def test_name_must_match_the_file(tmp_path: Path) -> None:
     path = write_tool(tmp_path, "alpha", "name: beta\ndescription: x\nrun: [echo]\n")
-    with pytest.raises(ToolDefinitionInvalid, match=r"alpha\.yaml:1: name: must equal the file name"):
+    with raises_code(TOOL_DEFINITION_INVALID, match=r"alpha\.yaml:1: name: must equal the file name"):
         load_tool(path)
 
 
@@ -72,7 +73,7 @@ def test_name_must_match_the_file(tmp_path: Path) -> None:
     "description: x\nrun: [echo, \"{{params.a\"]\nparameters: {a: {}}\n",
 ])
 def test_invalid_shapes_are_refused(tmp_path: Path, body: str) -> None:
-    with pytest.raises(ToolDefinitionInvalid):
+    with raises_code(TOOL_DEFINITION_INVALID):
         load_tool(write_tool(tmp_path, "t", body))
 
 

@@ -6,10 +6,11 @@ import pytest
 
 from canal.core.fsutil import atomic_write_text
 from canal.workflows.tools import ToolRegistry, discover, tool_meta
-from canal.workflows.tools.errors import RulesInvalid
+from canal.workflows.tools.errors import TOOL_RULES_INVALID
 from canal.workflows.tools.extract import auto_rules, enum_in_text, is_system_field
 from canal.workflows.tools.layout import rules_path
 from canal.workflows.tools.rules import EnumOption, parse_rules
+from tests.error_codes import raises_code
 
 
 def rules_lines(project: Path, tool: str) -> list[str]:
@@ -110,7 +111,7 @@ def test_system_fields(name: str, system: bool) -> None:
 
 @pytest.mark.parametrize("line", ["FORBID:x", "IGNORE:", "ENUM:x", "ENUM:x:novalue", "NOTE:", "just text"])
 def test_malformed_lines_name_the_line(line: str) -> None:
-    with pytest.raises(RulesInvalid) as info:
+    with raises_code(TOOL_RULES_INVALID) as info:
         parse_rules(f"# header #auto\n{line}\n", "rules/t.rules", {"x"})
     assert info.value.message.startswith("rules/t.rules:2: ")
     assert info.value.details["line"] == 2

@@ -5,6 +5,7 @@ from datetime import timedelta
 import pytest
 
 from canal.core.duration import InvalidDuration, parse_duration
+from canal.core.errors import ErrorCode
 from canal.host.files import errors as file_errors
 from canal.host.trash import errors as trash_errors
 
@@ -23,36 +24,38 @@ def test_parse_age_refuses_garbage(text: str) -> None:
 
 
 def _codes(module: object) -> dict[str, tuple[str, int]]:
+    """The module's classes and registered codes of the file-operation family, by name."""
     return {name: (cls.code, cls.exit_code) for name, cls in vars(module).items()
-            if isinstance(cls, type) and issubclass(cls, file_errors.FileOpError)
-            and cls.__module__ == module.__name__}  # type: ignore[attr-defined]
+            if (isinstance(cls, type) and issubclass(cls, file_errors.FileOpError)
+                and cls.__module__ == module.__name__)  # type: ignore[attr-defined]
+            or (isinstance(cls, ErrorCode) and cls.where == module.__name__)}  # type: ignore[attr-defined]
 
 
 def test_error_codes_are_pinned() -> None:
     assert _codes(file_errors) | _codes(trash_errors) == {
         "FileOpError": ("FILE_OP_FAILED", 2),
         "PathOutsideWorkspace": ("PATH_OUTSIDE_WORKSPACE", 2),
-        "ProtectedPath": ("PATH_PROTECTED", 2),
+        "PATH_PROTECTED": ("PATH_PROTECTED", 2),
         "SymlinkEscape": ("SYMLINK_ESCAPE", 2),
         "PathNotFound": ("PATH_NOT_FOUND", 2),
-        "NotAFile": ("NOT_A_REGULAR_FILE", 2),
+        "NOT_A_REGULAR_FILE": ("NOT_A_REGULAR_FILE", 2),
         "IsADirectory": ("IS_A_DIRECTORY", 2),
-        "StringNotFound": ("STRING_NOT_FOUND", 2),
-        "AmbiguousMatch": ("AMBIGUOUS_MATCH", 2),
-        "NoChange": ("NO_CHANGE", 2),
-        "EmptyOldString": ("EMPTY_OLD_STRING", 2),
-        "FileChanged": ("FILE_CHANGED", 2),
-        "BinaryFile": ("BINARY_FILE", 2),
-        "FileTooLarge": ("FILE_TOO_LARGE", 2),
-        "InvalidRange": ("INVALID_RANGE", 2),
-        "FileIOError": ("FILE_IO_ERROR", 125),
+        "STRING_NOT_FOUND": ("STRING_NOT_FOUND", 2),
+        "AMBIGUOUS_MATCH": ("AMBIGUOUS_MATCH", 2),
+        "NO_CHANGE": ("NO_CHANGE", 2),
+        "EMPTY_OLD_STRING": ("EMPTY_OLD_STRING", 2),
+        "FILE_CHANGED": ("FILE_CHANGED", 2),
+        "BINARY_FILE": ("BINARY_FILE", 2),
+        "FILE_TOO_LARGE": ("FILE_TOO_LARGE", 2),
+        "INVALID_RANGE": ("INVALID_RANGE", 2),
+        "FILE_IO_ERROR": ("FILE_IO_ERROR", 125),
         "TrashError": ("TRASH_ERROR", 2),
-        "TrashEntryNotFound": ("TRASH_ENTRY_NOT_FOUND", 2),
+        "TRASH_ENTRY_NOT_FOUND": ("TRASH_ENTRY_NOT_FOUND", 2),
         "RestoreTargetExists": ("RESTORE_TARGET_EXISTS", 2),
         "CannotTrashWorkspace": ("CANNOT_TRASH_WORKSPACE", 2),
-        "IsAFolderNeedsRecursive": ("FOLDER_NEEDS_RECURSIVE", 2),
-        "UnsupportedFileType": ("UNSUPPORTED_FILE_TYPE", 2),
+        "FOLDER_NEEDS_RECURSIVE": ("FOLDER_NEEDS_RECURSIVE", 2),
+        "UNSUPPORTED_FILE_TYPE": ("UNSUPPORTED_FILE_TYPE", 2),
         "TrashCorrupt": ("TRASH_CORRUPT", 125),
-        "TrashFull": ("TRASH_FULL", 2),
-        "BackupTooLarge": ("BACKUP_TOO_LARGE", 2),
+        "TRASH_FULL": ("TRASH_FULL", 2),
+        "BACKUP_TOO_LARGE": ("BACKUP_TOO_LARGE", 2),
     }

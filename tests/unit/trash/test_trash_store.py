@@ -13,11 +13,12 @@ import pytest
 from canal.host.files.errors import PathNotFound, PathOutsideWorkspace
 from canal.host.trash import Trash, remove_paths
 from canal.host.trash.errors import (
+    FOLDER_NEEDS_RECURSIVE,
+    TRASH_ENTRY_NOT_FOUND,
     CannotTrashWorkspace,
-    IsAFolderNeedsRecursive,
     RestoreTargetExists,
-    TrashEntryNotFound,
 )
+from tests.error_codes import raises_code
 
 
 def _mode(path: Path) -> int:
@@ -198,7 +199,7 @@ def test_removing_a_path_already_gone_is_a_noop(workspace: Path, trash: Trash) -
 def test_rm_folder_needs_recursive_and_moves_nothing(workspace: Path, trash: Trash) -> None:
     (workspace / "f.txt").write_text("x")
     (workspace / "d").mkdir()
-    with pytest.raises(IsAFolderNeedsRecursive):
+    with raises_code(FOLDER_NEEDS_RECURSIVE):
         remove_paths(trash, workspace, [workspace / "f.txt", workspace / "d"])
     assert (workspace / "f.txt").exists()
     outcomes = remove_paths(trash, workspace, [workspace / "f.txt", workspace / "d"], recursive=True)
@@ -217,7 +218,7 @@ def test_workspace_itself_and_outside_paths_are_refused(tmp_path: Path, workspac
 
 @pytest.mark.parametrize("bad", ["../../etc/passwd", "t20250101T000000Z-zzzzzz", "", "info"])
 def test_unknown_or_malformed_ids_are_not_found(trash: Trash, bad: str) -> None:
-    with pytest.raises(TrashEntryNotFound):
+    with raises_code(TRASH_ENTRY_NOT_FOUND):
         trash.restore(bad)
 
 

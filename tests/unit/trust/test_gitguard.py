@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from canal.runtime.sandboxes.gitguard import NO_HOOKS, GitConfigUnsafe, guard_env
+from canal.runtime.sandboxes.gitguard import GIT_CONFIG_UNSAFE, NO_HOOKS, guard_env
+from tests.error_codes import raises_code
 
 
 def pairs(env: dict[str, str]) -> dict[str, str]:
@@ -54,13 +55,13 @@ def test_an_include_inside_the_workspace_is_read_too(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("target", ["~/evil", "/tmp/evil", "../../tmp/evil", "%(prefix)/../tmp/x"])
 def test_an_include_outside_the_workspace_is_refused(tmp_path: Path, target: str) -> None:
-    with pytest.raises(GitConfigUnsafe, match="outside the workspace"):
+    with raises_code(GIT_CONFIG_UNSAFE, match="outside the workspace"):
         guard_env(repo(tmp_path, f'[includeIf "gitdir:/"]\n\tpath = "{target}"\n'))
 
 
 def test_a_git_file_pointing_outside_the_workspace_is_refused(tmp_path: Path) -> None:
     (tmp_path / ".git").write_text("gitdir: /tmp/elsewhere\n")
-    with pytest.raises(GitConfigUnsafe, match="outside the workspace"):
+    with raises_code(GIT_CONFIG_UNSAFE, match="outside the workspace"):
         guard_env(tmp_path)
 
 
@@ -95,10 +96,10 @@ def test_a_repository_given_by_git_dir_is_read_and_a_git_file_followed(tmp_path:
 def test_a_start_reached_through_a_symlink_is_refused(tmp_path: Path) -> None:
     project = nested(tmp_path, "real", '[filter "f"]\n\tclean = x\n')
     (project / "link").symlink_to("/tmp")
-    with pytest.raises(GitConfigUnsafe, match="symlink"):
+    with raises_code(GIT_CONFIG_UNSAFE, match="symlink"):
         guard_env(project, starts=["/workspace/link/repo"])
     (project / "real" / "gitlink").symlink_to(project / "real" / ".git")
-    with pytest.raises(GitConfigUnsafe, match="symlink"):
+    with raises_code(GIT_CONFIG_UNSAFE, match="symlink"):
         guard_env(project, git_dirs=["/workspace/real/gitlink"])
 
 

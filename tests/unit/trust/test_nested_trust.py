@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from canal.host.approvals import Approver
-from canal.host.approvals.errors import ApproverUnverifiedError
-from canal.runtime.trust import ConfigUnapproved, TrustedConfig, TrustRecordInvalid
+from canal.host.approvals.errors import APPROVER_UNVERIFIED
+from canal.runtime.trust import CONFIG_TRUST_INVALID, ConfigUnapproved, TrustedConfig
+from tests.error_codes import raises_code
 
 KEY = b"k" * 32
 PERSON = Approver(user="alice", how="tty")
@@ -94,7 +95,7 @@ def test_the_enclosing_approvers_decide_for_a_nested_project_without_its_own(out
     (sub / "canal.yaml").write_text("policy: {profile: standard}\n")
     nested = trust(sub)
     assert [a.name for a in nested.approvers().approvers] == ["bob"]
-    with pytest.raises(ApproverUnverifiedError):  # a terminal no longer bootstraps it
+    with raises_code(APPROVER_UNVERIFIED):  # a terminal no longer bootstraps it
         nested.approve(PERSON, nested.status().snapshot.digest)
 
 
@@ -102,7 +103,7 @@ def test_an_enclosing_record_that_fails_its_check_refuses(outer: Path) -> None:
     record = trust(outer).store.path
     record.write_text(record.read_text().replace("runsc", "runc"))
     (outer / "sub" / "canal.yaml").write_text(OUTER)
-    with pytest.raises(TrustRecordInvalid):
+    with raises_code(CONFIG_TRUST_INVALID):
         trust(outer / "sub").require()
 
 

@@ -10,7 +10,8 @@ import pytest
 
 from canal.host.approvals import Approver
 from canal.runtime.errors import ConfigError
-from canal.runtime.trust import ConfigUnapproved, TrustedConfig, TrustRecordInvalid, compare
+from canal.runtime.trust import CONFIG_TRUST_INVALID, ConfigUnapproved, TrustedConfig, compare
+from tests.error_codes import raises_code
 
 KEY = b"k" * 32
 PERSON = Approver(user="alice", how="tty")
@@ -124,11 +125,11 @@ def test_a_forged_or_foreign_record_is_refused(project: Path, tmp_path: Path) ->
     data = json.loads(record.read_text())
     data["settings"]["sandbox"]["user"] = "0:0"
     record.write_text(json.dumps(data))
-    with pytest.raises(TrustRecordInvalid):
+    with raises_code(CONFIG_TRUST_INVALID):
         trust(project).require()
     approve_other = tmp_path / "other"
     approve_other.mkdir()
-    with pytest.raises(TrustRecordInvalid):
+    with raises_code(CONFIG_TRUST_INVALID):
         TrustedConfig(approve_other, project.parent / "state", KEY).require()
 
 
@@ -189,5 +190,5 @@ def test_another_projects_untouched_record_is_refused(project: Path, tmp_path: P
     state.mkdir()
     approved = project.parent / "state" / "trusted-config.json"
     (state / "trusted-config.json").write_bytes(approved.read_bytes())
-    with pytest.raises(TrustRecordInvalid, match="belongs to another project"):
+    with raises_code(CONFIG_TRUST_INVALID, match="belongs to another project"):
         TrustedConfig(other, state, KEY).require()

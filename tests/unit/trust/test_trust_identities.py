@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from canal.host.approvals import ApproverIsAgentError, ApproverUnverifiedError, SignerNotAllowedError
+from canal.host.approvals import APPROVER_IS_AGENT, APPROVER_UNVERIFIED, SIGNER_NOT_ALLOWED
 from canal.host.approvals.decide import Proof
 from canal.host.approvals.sshsig import sign
 from canal.runtime.trust import TrustedConfig
 from canal.runtime.trust.decide import approve_config
+from tests.error_codes import raises_code
 
 KEY = b"k" * 32
 
@@ -60,9 +61,9 @@ def setup(tmp_path: Path) -> Setup:
 def test_once_approvers_are_named_a_terminal_no_longer_counts(setup: Setup) -> None:
     trust, audit, _, _ = setup
     digest = trust.status().snapshot.digest
-    with pytest.raises(ApproverUnverifiedError):
+    with raises_code(APPROVER_UNVERIFIED):
         approve_config(trust, digest, Proof(), os.geteuid(), terminal_user="root")
-    with pytest.raises(ApproverIsAgentError):
+    with raises_code(APPROVER_IS_AGENT):
         approve_config(trust, digest, Proof(peer_uid=os.geteuid()), os.geteuid())
     assert [e[1]["code"] for e in audit.events if e[0] == "config.refused"] == [
         "APPROVER_UNVERIFIED", "APPROVER_IS_AGENT"]
@@ -72,7 +73,7 @@ def test_the_new_content_cannot_approve_itself(setup: Setup) -> None:
     trust, _, _, mallory = setup
     digest = trust.status().snapshot.digest
     expires = int(time.time()) + 600
-    with pytest.raises(SignerNotAllowedError):  # mallory is only in the new, unapproved content
+    with raises_code(SIGNER_NOT_ALLOWED):  # mallory is only in the new, unapproved content
         approve_config(trust, digest, Proof(signature=sign(trust.message(digest, expires), mallory)),
                        os.geteuid(), expires=expires)
     assert trust.status().state == "unapproved"

@@ -8,7 +8,8 @@ import pytest
 
 from canal.runtime.services import Services
 from canal.runtime.wfrun.store import SealedRunStore
-from canal.workflows.errors import RunConflictError, RunNotFoundError
+from canal.workflows.errors import RUN_CONFLICT, RUN_NOT_FOUND
+from tests.error_codes import raises_code
 
 # Detected by the redactor's GitHub rule: stored as a placeholder and restored on load.
 GITHUB_TOKEN = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
@@ -51,13 +52,13 @@ def test_a_secret_outside_the_sensitive_paths_is_redacted_at_rest_and_restored(s
 
 def test_revisions_conflicts_and_missing_runs_use_the_engine_errors(store: SealedRunStore) -> None:
     store.create("wr_1", _doc(PLAIN_SECRET), sensitive_paths=PATHS)
-    with pytest.raises(RunConflictError):
+    with raises_code(RUN_CONFLICT):
         store.create("wr_1", _doc(PLAIN_SECRET), sensitive_paths=PATHS)
     assert store.save("wr_1", _doc("x"), expected_revision=1, sensitive_paths=PATHS) == 2
-    with pytest.raises(RunConflictError) as stale:
+    with raises_code(RUN_CONFLICT) as stale:
         store.save("wr_1", _doc("y"), expected_revision=1, sensitive_paths=PATHS)
     assert stale.value.code == "RUN_CONFLICT"
-    with pytest.raises(RunNotFoundError):
+    with raises_code(RUN_NOT_FOUND):
         store.load("wr_missing")
     store.sealed.save("other-doc", {"a": 1}, expected_revision=0)
     assert store.list_ids() == ["wr_1"]

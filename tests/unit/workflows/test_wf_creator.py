@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from canal.workflows.creator import add_step, init_workflow
-from canal.workflows.errors import StepNotFoundError, WorkflowError, WorkflowExistsError
+from canal.workflows.errors import STEP_NOT_FOUND, WORKFLOW_EXISTS, WorkflowError
 from canal.workflows.ports import StaticCatalog
 from canal.workflows.validate import validate
+from tests.error_codes import raises_code
 
 
 def names(folder: Path) -> list[str]:
@@ -24,7 +25,7 @@ def test_init_creates_a_valid_workflow(tmp_path: Path) -> None:
     assert report.definition.meta.description == 'Onboard a "new" service'
     assert names(folder) == ["01-collect-input.md"]
     assert (folder / "WorkFlow.md").stat().st_mode & 0o777 == 0o600
-    with pytest.raises(WorkflowExistsError):
+    with raises_code(WORKFLOW_EXISTS):
         init_workflow(tmp_path, "onboard")
     with pytest.raises(WorkflowError, match="must match"):
         init_workflow(tmp_path, "Bad Name")
@@ -47,9 +48,9 @@ def test_add_step_appends_and_inserts_with_renumbering(tmp_path: Path) -> None:
 
 def test_add_step_refuses_duplicates_and_unknown_anchor(tmp_path: Path) -> None:
     folder = init_workflow(tmp_path, "wf")
-    with pytest.raises(WorkflowExistsError):
+    with raises_code(WORKFLOW_EXISTS):
         add_step(folder, "collect-input", "interactive")
-    with pytest.raises(StepNotFoundError, match="no step 'nope'"):
+    with raises_code(STEP_NOT_FOUND, match="no step 'nope'"):
         add_step(folder, "x", "automated", after="nope")
     with pytest.raises(WorkflowError, match="must match"):
         add_step(folder, "Bad_Id", "automated")

@@ -9,15 +9,16 @@ import pytest
 from wf_helpers import Events, make_engine, write_workflow
 
 from canal.workflows.errors import (
-    ConfirmationPendingError,
-    GateRejectedError,
-    RunConflictError,
-    RunFinishedError,
-    WorkflowInvalidError,
+    CONFIRMATION_PENDING,
+    GATE_REJECTED,
+    RUN_CONFLICT,
+    RUN_FINISHED,
+    WORKFLOW_INVALID,
 )
 from canal.workflows.fakes import ScriptedExecutor
 from canal.workflows.memory_store import MemoryRunStore
 from canal.workflows.ports import StepOutcome
+from tests.error_codes import raises_code
 
 GOOD = {"name": "demo", "token": "s3cr3t-token-value", "tier": "team"}
 BUILT = StepOutcome(status="ok", exit_code=0, result={"id": "b-1", "tags": ["x", "y"]},
@@ -49,7 +50,7 @@ def test_missing_and_invalid_fields_are_listed_and_nothing_is_saved(roots: list[
     engine = make_engine(roots, store, ScriptedExecutor())
     run = engine.start("basic").run_id
     writes = store.writes
-    with pytest.raises(GateRejectedError) as caught:
+    with raises_code(GATE_REJECTED) as caught:
         engine.advance(run, {"name": "Bad Name!", "tier": "gold", "count": True, "extra": 1})
     details = caught.value.details
     assert details["missing"] == [{"field": "token", "desc": "API token"}]
@@ -87,7 +88,7 @@ def test_valid_advance_chains_automated_steps_until_the_notification(roots: list
     assert done.status == "completed"
     assert done.step is None
     assert "workflow.run.completed" in events.names()
-    with pytest.raises(RunFinishedError):
+    with raises_code(RUN_FINISHED):
         engine.advance(run)
 
 
@@ -156,7 +157,7 @@ def test_the_run_keeps_the_definition_it_started_with(roots: list[Path], store: 
 def test_an_invalid_workflow_cannot_start(tmp_path: Path, store: MemoryRunStore) -> None:
     write_workflow(tmp_path, "broken", {"01-a.md": "---\nid: a\ntype: automated\n---\n"})
     engine = make_engine([tmp_path], store, ScriptedExecutor())
-    with pytest.raises(WorkflowInvalidError) as caught:
+    with raises_code(WORKFLOW_INVALID) as caught:
         engine.start("broken")
     assert caught.value.details["problems"][0]["file"] == "references/01-a.md"
     assert store.list_ids() == []
@@ -178,7 +179,7 @@ def test_confirmation_point_waits_and_resumes_with_the_token(roots: list[Path],
     assert [(a.kind, dict(a.args)) for a in view.next] == [
         ("workflow.advance", {"run_id": run, "confirm": "c_123"})]
     assert ("confirmation", "token") in store.sensitive[run]
-    with pytest.raises(ConfirmationPendingError) as caught:
+    with raises_code(CONFIRMATION_PENDING) as caught:
         engine.advance(run)
     assert caught.value.exit_code == 120
     with pytest.raises(Exception, match="not the one") as wrong:
@@ -209,7 +210,7 @@ def test_stale_revision_is_refused(roots: list[Path], store: MemoryRunStore) -> 
     run = engine.start("basic").run_id
     stored = store.load(run)
     store.save(run, stored.doc, expected_revision=stored.revision, sensitive_paths=[])
-    with pytest.raises(RunConflictError):
+    with raises_code(RUN_CONFLICT):
         store.save(run, stored.doc, expected_revision=stored.revision, sensitive_paths=[])
 
 
@@ -220,7 +221,7 @@ def test_abort_and_runs(roots: list[Path], store: MemoryRunStore) -> None:
     assert engine.abort(first, reason="user changed mind").status == "aborted"
     statuses = {r.run_id: r.status for r in engine.runs()}
     assert statuses == {first: "aborted", second: "waiting_input"}
-    with pytest.raises(RunFinishedError):
+    with raises_code(RUN_FINISHED):
         engine.abort(first)
     assert [w.name for w in engine.list_workflows()] == ["basic"]
 

@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 from wf_helpers import BASIC, Events, catalog, make_engine, write_workflow
 
-from canal.workflows.errors import RunBusyError, RunNeedsAttentionError
+from canal.workflows.errors import RUN_BUSY, RUN_NEEDS_ATTENTION
 from canal.workflows.fakes import ScriptedExecutor
 from canal.workflows.memory_store import MemoryRunStore
 from canal.workflows.ports import StepOutcome, StepRequest
+from tests.error_codes import raises_code
 
 GOOD = {"name": "demo", "token": "s3cr3t-token-value"}
 BUILT = StepOutcome(status="ok", exit_code=0, result={"id": "b-1", "tags": []})
@@ -42,7 +43,7 @@ def test_live_owner_means_busy_not_crashed(roots: list[Path], store: MemoryRunSt
     assert view.status == "running"
     assert "another process" in view.hint
     assert [a.kind for a in view.next] == ["workflow.current"]
-    with pytest.raises(RunBusyError):
+    with raises_code(RUN_BUSY):
         engine.advance(run)
 
 
@@ -59,7 +60,7 @@ def test_non_idempotent_step_goes_to_needs_attention(roots: list[Path], store: M
     assert view.completed[1].result == {"id": "b-1", "tags": []}
     assert ("attention",) in store.sensitive[run]
     assert events.names() == ["workflow.run.recovered"]
-    with pytest.raises(RunNeedsAttentionError) as caught:
+    with raises_code(RUN_NEEDS_ATTENTION) as caught:
         engine.advance(run)
     assert [(a.kind, a.args.get("retry")) for a in caught.value.next] == [
         ("workflow.advance", True), ("workflow.abort", None)]

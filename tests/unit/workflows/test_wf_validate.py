@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 from wf_helpers import EXAMPLES, catalog
 
-from canal.workflows.errors import WorkflowInvalidError
+from canal.workflows.errors import WORKFLOW_INVALID
 from canal.workflows.ports import StaticCatalog
 from canal.workflows.validate import load_valid, validate
+from tests.error_codes import raises_code
 
 BROKEN = Path(__file__).resolve().parents[2] / "data" / "workflows"
 
@@ -63,7 +64,7 @@ def test_broken_fixture_is_reported_with_file_and_line(name: str) -> None:
 
 
 def test_load_valid_refuses_with_every_problem_in_details() -> None:
-    with pytest.raises(WorkflowInvalidError) as caught:
+    with raises_code(WORKFLOW_INVALID) as caught:
         load_valid(BROKEN / "ref-unknown-step", catalog())
     assert caught.value.details["problems"] == [
         {"file": "references/02-use.md", "line": 5,

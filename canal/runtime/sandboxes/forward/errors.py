@@ -2,28 +2,21 @@
 
 from __future__ import annotations
 
-from canal.core.errors import CanalError, ExitCode
+from canal.core.errors import CanalError, ExitCode, register
 
 
 class ForwardError(CanalError):
     code = "FORWARD_ERROR"
 
 
-class ForwardSpecInvalid(ForwardError):
-    """A forward is written ``[127.0.0.1:]HOSTPORT:PORT`` with ports from 1 to 65535 (HOSTPORT 0: any)."""
+FORWARD_SPEC_INVALID = register(ForwardError, "FORWARD_SPEC_INVALID", """
+    A forward is written ``[127.0.0.1:]HOSTPORT:PORT`` with ports from 1 to 65535 (HOSTPORT 0: any).
+    """, exit_code=ExitCode.USAGE)
 
-    code = "FORWARD_SPEC_INVALID"
-    exit_code = ExitCode.USAGE
+FORWARD_ADDRESS_REFUSED = register(ForwardError, "FORWARD_ADDRESS_REFUSED", """
+    A forward listens on the host's loopback only: any other address is refused.
+    """, exit_code=ExitCode.USAGE)
 
-
-class ForwardAddressRefused(ForwardError):
-    """A forward listens on the host's loopback only: any other address is refused."""
-
-    code = "FORWARD_ADDRESS_REFUSED"
-    exit_code = ExitCode.USAGE
-
-
-class ForwardPortInUse(ForwardError):
-    """Something on the host already listens on that port."""
-
-    code = "FORWARD_PORT_IN_USE"
+FORWARD_PORT_IN_USE = register(ForwardError, "FORWARD_PORT_IN_USE", """
+    Something on the host already listens on that port.
+    """)

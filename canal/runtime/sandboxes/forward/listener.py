@@ -24,7 +24,7 @@ from typing import Any
 
 from canal.core.errors import CanalError
 from canal.core.next import act
-from canal.runtime.sandboxes.forward.errors import ForwardPortInUse
+from canal.runtime.sandboxes.forward.errors import FORWARD_PORT_IN_USE
 from canal.runtime.sandboxes.forward.peer import peer_uid
 from canal.runtime.sandboxes.forward.relay import Connection
 from canal.runtime.sandboxes.forward.spec import ForwardSpec, endpoint
@@ -83,7 +83,7 @@ class Forwarder:
                        f"something else listens there (another forward?). Nothing was forwarded.")
                 other = act("port_forward", spec=f"{min(65535, self.spec.host_port + 1)}:{self.spec.port}",
                             sandbox=self.sandbox)
-                raise ForwardPortInUse(msg, hint="pick another host port (0: any free one)", next=other,
+                raise FORWARD_PORT_IN_USE(msg, hint="pick another host port (0: any free one)", next=other,
                                        details={"listen": self.spec.listen, "port": self.spec.port}) from exc
             raise
         sock.listen(64)

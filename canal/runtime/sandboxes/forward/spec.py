@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 
 from canal.core.next import act
-from canal.runtime.sandboxes.forward.errors import ForwardAddressRefused, ForwardSpecInvalid
+from canal.runtime.sandboxes.forward.errors import FORWARD_ADDRESS_REFUSED, FORWARD_SPEC_INVALID
 
 LOOPBACK_NAMES = {"localhost": "127.0.0.1", "ip6-localhost": "::1"}
 _SPEC = re.compile(r"^(?:(?P<addr>\[[^\]]*\]|[^:\[\]]*[^:\[\]\d][^:\[\]]*|\d+\.[\d.]+):)?"
@@ -33,12 +33,12 @@ def endpoint(address: str, port: int) -> str:
 
 
 def parse_forward(text: str) -> ForwardSpec:
-    """``8080:8000``, ``8000``, ``127.0.0.1:8080:8000``, ``[::1]:8080:8000``; ``ForwardAddressRefused`` for
-    an address that is not the host's loopback, ``ForwardSpecInvalid`` for anything else malformed."""
+    """``8080:8000``, ``8000``, ``127.0.0.1:8080:8000``, ``[::1]:8080:8000``; ``FORWARD_ADDRESS_REFUSED`` for
+    an address that is not the host's loopback, ``FORWARD_SPEC_INVALID`` for anything else malformed."""
     match = _SPEC.match(text.strip())
     if match is None:
         msg = f"Not a forward: {text!r}. Write HOSTPORT:PORT (8080:8000), PORT, or 127.0.0.1:HOSTPORT:PORT."
-        raise ForwardSpecInvalid(msg, next=act("port_forward", spec="8080:8000"), details={"spec": text})
+        raise FORWARD_SPEC_INVALID(msg, next=act("port_forward", spec="8080:8000"), details={"spec": text})
     raw_addr = (match.group("addr") or "127.0.0.1").strip("[]")
     address = _loopback(raw_addr, text)
     port = _port(match.group("port"), text, allow_zero=False)
@@ -55,7 +55,7 @@ def _loopback(raw: str, text: str) -> str:
     if ip is None or not ip.is_loopback:
         msg = (f"Refused to listen on {raw!r} ({text!r}): a forward listens on the host's loopback only "
                "(127.0.0.1 or ::1), so nothing outside this machine can reach the sandbox through it.")
-        raise ForwardAddressRefused(msg, hint="drop the address",
+        raise FORWARD_ADDRESS_REFUSED(msg, hint="drop the address",
                                     next=act("port_forward", spec="HOSTPORT:PORT"),
                                     details={"spec": text, "address": raw})
     return str(ip)
@@ -65,5 +65,5 @@ def _port(value: str, text: str, *, allow_zero: bool) -> int:
     number = int(value)
     if not (0 if allow_zero else 1) <= number <= 65535:
         msg = f"Port {value} in {text!r} is out of range (1 to 65535; a host port of 0 picks a free one)."
-        raise ForwardSpecInvalid(msg, next=act("port_forward", spec="8080:8000"), details={"spec": text})
+        raise FORWARD_SPEC_INVALID(msg, next=act("port_forward", spec="8080:8000"), details={"spec": text})
     return number
