@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pwd
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,20 +12,25 @@ import click
 
 from canal.cli.shared import terminal_flags
 from canal.core.display import visible
-from canal.core.errors import CanalError
+from canal.core.errors import REGISTRY, CanalError
 from canal.host.approvals import ApprovalError
 from canal.host.approvals.errors import APPROVAL_DOOR_UNREACHABLE
 from canal.host.approvals.sshsig import sign
 
 
 def remote_error(error: dict[str, Any]) -> CanalError:
-    """The door's error as the same class (so the same code and exit code) on this side."""
+    """The door's error as the same code (so the same exit code and class) on this side: a registered
+    code of the approvals, or one of their classes, else the family's own."""
     def walk(cls: type[ApprovalError]) -> list[type[ApprovalError]]:
         return [cls, *(sub for child in cls.__subclasses__() for sub in walk(child))]
 
-    cls = next((c for c in walk(ApprovalError) if c.code == error.get("code")), ApprovalError)
-    return cls(str(error.get("message") or "the approval door refused"), hint=str(error.get("hint") or ""),
-               details=error.get("details") or {})
+    code = str(error.get("code") or "")
+    registered = REGISTRY.get(code)
+    make: Callable[..., CanalError] = next((c for c in walk(ApprovalError) if c.code == code), ApprovalError)
+    if registered is not None and issubclass(registered.family, ApprovalError):
+        make = registered
+    return make(str(error.get("message") or "the approval door refused"), hint=str(error.get("hint") or ""),
+                details=error.get("details") or {})
 
 
 def uid_of(user: str) -> int:
