@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import ConfigDict, PydanticUserError, TypeAdapter, ValidationError
 
+from canal.core.errors import CanalError
 from canal.runtime import surface
 from canal.runtime.errors import API_CALL_INVALID
 
@@ -42,8 +43,21 @@ class Operation:
     result: TypeAdapter[Any]
 
     def dump_args(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        return {name: json.loads(self.params[name].dump_json(value, context=_WIRE))
-                for name, value in arguments.items()}
+        """The arguments as JSON, each checked against its parameter first: a wrong value is refused
+        here, on the caller's side, as the server would refuse it."""
+        sent = {}
+        for name, value in arguments.items():
+            adapter = self.params[name]
+            try:
+                checked = adapter.validate_python(value)
+            except ValidationError as exc:
+                raise self._refused(name, value, exc) from exc
+            sent[name] = json.loads(adapter.dump_json(checked, context=_WIRE))
+        return sent
+
+    def _refused(self, name: str, value: Any, exc: ValidationError) -> CanalError:
+        msg = f"{self.name}(): argument {name!r}: {exc.errors()[0]['msg']} (given {str(value)[:80]!r})"
+        return API_CALL_INVALID(msg, details={"call": self.name, "argument": name})
 
     def load_args(self, raw: Mapping[str, Any]) -> dict[str, Any]:
         """The arguments a caller sent, each validated against its parameter; an unknown name, a value
@@ -57,9 +71,7 @@ class Operation:
             try:
                 values[name] = self.params[name].validate_json(json.dumps(value))
             except ValidationError as exc:
-                first = exc.errors()[0]
-                msg = f"{self.name}(): argument {name!r}: {first['msg']} (given {str(value)[:80]!r})"
-                raise API_CALL_INVALID(msg, details={"call": self.name, "argument": name}) from exc
+                raise self._refused(name, value, exc) from exc
         try:
             self.signature.bind(**values)
         except TypeError as exc:

@@ -82,6 +82,12 @@ def test_unknown_calls_wrong_types_and_missing_arguments_are_refused() -> None:
     assert "close" not in operations()  # the remote client's own
 
 
+def test_the_caller_refuses_a_wrong_value_before_anything_is_sent() -> None:
+    """pydantic would otherwise send it with a warning (an error under this suite's filterwarnings)."""
+    with raises_code(API_CALL_INVALID, match="argument 'timeout_s'"):
+        operation("run").dump_args({"command": "true", "timeout_s": "soon"})
+
+
 def test_bytes_cross_as_base64_whatever_they_hold() -> None:
     op = operation("files.write")
     data = bytes(range(256))
