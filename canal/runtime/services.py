@@ -79,6 +79,15 @@ class Services:
         ``settings`` hold the approved digests of the files they name (CA files, MCP servers' files)."""
         return None if self._config is not None else self.trust.require_snapshot()
 
+    def sources(self) -> list[Path] | None:
+        """Every file this object's settings, approval and keys were read from, present or not, the
+        project folder first; None for settings given in code. Reads the settings (and so raises what
+        reading them raises): a long-lived server keeps the object while none of these changed."""
+        snap = self.approved_snapshot
+        if snap is None:
+            return None
+        return [self.project_dir, *snap.sources, *self.trust.sources(), *self.keys.sources()]
+
     @cached_property
     def policy_texts(self) -> dict[Path, str]:
         """Each rule file of the configuration in force -> its text: exactly the bytes read when the
@@ -95,7 +104,9 @@ class Services:
 
     @cached_property
     def trust(self) -> TrustedConfig:
-        return TrustedConfig(self.project_dir, self.state_dir, self.keys.derive(TRUST_PURPOSE), self.audit)
+        key = self.keys.derive(TRUST_PURPOSE)
+        earlier = [k for k in self.keys.derive_all(TRUST_PURPOSE).values() if k != key]
+        return TrustedConfig(self.project_dir, self.state_dir, key, self.audit, earlier_keys=earlier)
 
     @cached_property
     def state_dir(self) -> Path:

@@ -91,6 +91,11 @@ class KeyStore:
     def source(self) -> Literal["env", "file"]:
         return "env" if self._env.get(ENV_VAR) else "file"
 
+    def sources(self) -> list[Path]:
+        """The file the keys are read from (none when they come from the environment, which a process
+        reads once)."""
+        return [] if self.source == "env" else [self.ring_path]
+
     def keys(self) -> list[KeyInfo]:
         return [KeyInfo(r.id, r.state, r.created, self.source, r.retired) for r in self._load()]
 

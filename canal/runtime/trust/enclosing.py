@@ -10,7 +10,7 @@ tighten each enclosing project's approved settings, unless a person approved the
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +27,7 @@ class Enclosing:
 
 
 def enclosing_approvals(project_dir: Path, own_state: Path, state_of: Callable[[Path], Path],
-                        key: bytes) -> list[Enclosing]:
+                        key: bytes, earlier: Sequence[bytes] = ()) -> list[Enclosing]:
     """The approved enclosing projects of ``project_dir``, nearest first. A record that fails its check
     raises (``CONFIG_TRUST_INVALID``): an enclosing approval that cannot be read binds by refusing."""
     found: list[Enclosing] = []
@@ -37,7 +37,14 @@ def enclosing_approvals(project_dir: Path, own_state: Path, state_of: Callable[[
             continue
         if not (folder / CONFIG_NAME).is_file() and not (state / TRUST_FILE).is_file():
             continue
-        record = TrustStore(state, key).load(folder)
+        record = TrustStore(state, key, earlier).load(folder)
         if record is not None:
             found.append(Enclosing(folder, record))
     return found
+
+
+def enclosing_sources(project_dir: Path, own_state: Path, state_of: Callable[[Path], Path]) -> list[Path]:
+    """Every file whose presence or content decides ``enclosing_approvals``: each folder above the
+    project's canal.yaml and approval record, there or not (one made later binds the project too)."""
+    return [path for folder in project_dir.parents if state_of(folder) != own_state
+            for path in (folder / CONFIG_NAME, state_of(folder) / TRUST_FILE)]

@@ -16,7 +16,7 @@ their exact content.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -31,7 +31,7 @@ from canal.host.ports import AuditSink
 from canal.runtime.settings.config import CanalConfig
 from canal.runtime.settings.project import CONFIG_NAME
 from canal.runtime.trust.compare import Change, compare
-from canal.runtime.trust.enclosing import Enclosing, enclosing_approvals
+from canal.runtime.trust.enclosing import Enclosing, enclosing_approvals, enclosing_sources
 from canal.runtime.trust.errors import ConfigUnapproved
 from canal.runtime.trust.snapshot import Snapshot, defaults_snapshot, take_snapshot
 from canal.runtime.trust.store import TrustRecord, TrustStore
@@ -64,9 +64,13 @@ class TrustStatus:
 class TrustedConfig:
     def __init__(self, project_dir: Path, state_dir: Path, key: bytes, audit: AuditSink | None = None,
                  clock: Callable[[], float] = time.time,
-                 state_of: Callable[[Path], Path] = state_path_for) -> None:
+                 state_of: Callable[[Path], Path] = state_path_for,
+                 earlier_keys: Sequence[bytes] = ()) -> None:
+        """``earlier_keys``: the subkeys of the ring's older keys, which verify records made before a
+        rotation (new records are signed under ``key``)."""
         self.project_dir = project_dir.resolve()
-        self.store = TrustStore(state_dir, key)
+        self.store = TrustStore(state_dir, key, earlier_keys)
+        self._earlier = tuple(earlier_keys)
         self.audit = audit
         self._clock = clock
         self._state_dir = state_dir
@@ -74,7 +78,13 @@ class TrustedConfig:
         self._key = key
 
     def enclosing(self) -> list[Enclosing]:
-        return enclosing_approvals(self.project_dir, self._state_dir, self._state_of, self._key)
+        return enclosing_approvals(self.project_dir, self._state_dir, self._state_of, self._key,
+                                   self._earlier)
+
+    def sources(self) -> list[Path]:
+        """The files the status is decided by besides the settings' own: this project's approval record
+        and every enclosing project's canal.yaml and record."""
+        return [self.store.path, *enclosing_sources(self.project_dir, self._state_dir, self._state_of)]
 
     def status(self) -> TrustStatus:
         snap = take_snapshot(self.project_dir)

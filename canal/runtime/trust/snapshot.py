@@ -97,6 +97,9 @@ class Snapshot:
     exists: bool  # canal.yaml is there (else: the defaults)
     # policy file as written -> the text read (the bytes the digest covers): what the policy is built from
     policy_texts: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+    # every file the settings were read from (canal.yaml, rule files, image, CA and servers' files),
+    # present or not: a long-lived server keeps what it built from them while none of them changed
+    sources: tuple[Path, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def digest(self) -> str:
@@ -203,13 +206,18 @@ def take_snapshot(project_dir: Path) -> Snapshot:
     read = {str(name): read_policy_text(policy_file_path(project_dir, name)) for name in config.policy.files}
     files = {f.source: hashlib.sha256(read_image_file(project_dir, f.source)).hexdigest()
              for f in config.image.files}
-    cas = [f.approved_form() for f in load_cas(project_dir, config.sandbox.ca_certificates)]
+    loaded = load_cas(project_dir, config.sandbox.ca_certificates)
+    cas = [f.approved_form() for f in loaded]
     servers = server_file_digests(project_dir, config)
     digests = {name: digest for name, (digest, _) in read.items()}
     trusted = trusted_settings(config, files, cas, servers) if files or cas or servers \
         else json.loads(settings)  # its own
+    sources = (path, *(policy_file_path(project_dir, name) for name in config.policy.files),
+               *(project_dir / f.source for f in config.image.files), *(Path(f.path) for f in loaded),
+               *(project_dir / part for server in config.tools.mcp_servers.values()
+                 for part in server.project_files()))
     return Snapshot(config, trusted, digests, exists=data is not None,
-                    policy_texts={name: text for name, (_, text) in read.items()})
+                    policy_texts={name: text for name, (_, text) in read.items()}, sources=sources)
 
 
 def defaults_snapshot() -> Snapshot:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,12 +40,20 @@ class TrustRecord(BaseModel):
 
 
 class TrustStore:
-    def __init__(self, state_dir: Path, key: bytes) -> None:
+    """``key`` signs new records; a record signed under it or under one of ``earlier`` (the subkeys of
+    the ring's decrypt-only keys: approvals made before ``canal key rotate``) verifies."""
+
+    def __init__(self, state_dir: Path, key: bytes, earlier: Sequence[bytes] = ()) -> None:
         self.path = state_dir / TRUST_FILE
         self._key = key
+        self._earlier = tuple(earlier)
 
-    def _mac(self, body: dict[str, Any]) -> str:
-        return hmac.new(self._key, b"canal-trust:" + canonical(body).encode(), hashlib.sha256).hexdigest()
+    def _mac(self, body: dict[str, Any], key: bytes | None = None) -> str:
+        signed = b"canal-trust:" + canonical(body).encode()
+        return hmac.new(self._key if key is None else key, signed, hashlib.sha256).hexdigest()
+
+    def _verifies(self, mac: str, body: dict[str, Any]) -> bool:
+        return any(hmac.compare_digest(mac, self._mac(body, key)) for key in (self._key, *self._earlier))
 
     def load(self, project: Path) -> TrustRecord | None:
         try:
@@ -55,7 +64,7 @@ class TrustStore:
             msg = "is unreadable"
             raise self._invalid(msg) from exc
         mac = raw.pop("mac", "") if isinstance(raw, dict) else ""
-        if not isinstance(mac, str) or not hmac.compare_digest(mac, self._mac(raw)):
+        if not isinstance(mac, str) or not self._verifies(mac, raw):
             msg = "fails its signature check (written outside Canal, or under another key)"
             raise self._invalid(msg)
         try:
