@@ -86,9 +86,11 @@ def main(argv: list[str] | None = None) -> None:
     from canal.cli.served import handle_cli
     from canal.runtime.sandboxes.warm import Warm, install
     from canal.server import routed
-    from canal.server.api_ops import handle_api
+    from canal.server.api_ops import api_handler
+    from canal.server.kept import KeptCanals
 
-    handlers: dict[str, Handler] = {"cli": handle_cli, "api": handle_api}
+    kept = KeptCanals()
+    handlers: dict[str, Handler] = {"cli": handle_cli, "api": api_handler(kept)}
     daemon = Daemon(paths, build_id(), handlers, idle_timeout_s=args.idle_timeout)
     if not daemon.acquire():
         logging.getLogger("canal.server").info("another server holds %s: exiting", paths.lock)
@@ -104,6 +106,7 @@ def main(argv: list[str] | None = None) -> None:
     install(warm)
     daemon.on_stop.append(warm.close)
     daemon.status_extra.append(warm.status)
+    daemon.status_extra.append(kept.status)
     daemon.keep_awake.append(warm.busy)
     faulthandler.register(signal.SIGUSR1, file=log_stream, all_threads=True)  # a stack dump on demand
     signal.signal(signal.SIGTERM, lambda *_: daemon.stop("SIGTERM"))

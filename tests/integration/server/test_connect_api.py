@@ -3,13 +3,17 @@ sharing the session, the checkpoints, the trash and the tasks with the CLI."""
 
 from __future__ import annotations
 
+import json
 import re
+import time
+from typing import Any
 
 import pytest
 from served_cli import ServedProject
 
 from canal import Canal
 from canal.core.errors import CanalError
+from canal.server.kept import SETTLE_S
 
 
 @pytest.fixture
@@ -78,3 +82,34 @@ def test_what_the_signature_does_not_allow_is_refused_by_the_server(api: Canal) 
     with pytest.raises(CanalError) as unknown:
         caller("services", {})
     assert unknown.value.code == "API_CALL_INVALID"
+
+
+def _server_status(served: ServedProject) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(served.run("server", "status", "--json").stdout)
+    return data
+
+
+def test_the_server_keeps_the_projects_canal_until_its_settings_change(
+        served: ServedProject, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33: one Canal per project kept between calls (settings read, checked and keys derived once);
+    a loosening canal.yaml written between two calls is refused on the second, as a fresh one would."""
+    for name, value in served.env.items():
+        if name.startswith("CANAL_"):
+            monkeypatch.setenv(name, value)
+    monkeypatch.delenv("CANAL_NO_SERVER", raising=False)
+    remote = Canal.connect(served.root)
+    assert remote.run("true").status == "ok"
+    time.sleep(SETTLE_S + 0.2)  # the key ring was made just now: what is read from it settles first
+    assert remote.run("true").status == "ok"
+    builds = _server_status(served)["api_canal_builds"]
+    for _ in range(5):
+        assert remote.run("echo kept").status == "ok"
+    status = _server_status(served)
+    assert (status["api_canal_builds"], status["api_canals"]) == (builds, 1)
+    (served.root / "canal.yaml").write_text("sandbox: {network: bridge}\n")  # looser than the defaults
+    with pytest.raises(CanalError) as refused:
+        remote.run("true")
+    assert refused.value.code == "CONFIG_UNAPPROVED"
+    (served.root / "canal.yaml").unlink()
+    assert remote.run("true").status == "ok"
+    assert _server_status(served)["api_canal_builds"] > builds
