@@ -2,8 +2,9 @@
 
 Its commands run on the server's warm state, in the same sandbox sessions as ``canal run`` and
 ``canal mcp``: a ``cd`` or ``export`` done through one door is seen through the others. The server is
-started on demand and replaced when its build differs, exactly as for the CLI. Each call is one short
-connection; an error comes back as the same ``CanalError`` code the in-process API raises.
+started on demand and replaced when its build differs, exactly as for the CLI. Each thread keeps one
+connection for its calls (no connect and handshake per call); an error comes back as the same
+``CanalError`` code the in-process API raises.
 
 Its methods are made from the Protocols of ``runtime.surface``, one per operation of ``runtime.calls``:
 every method and sub-API of the public API is here by construction, with ``Canal``'s own signature.
@@ -13,6 +14,9 @@ from __future__ import annotations
 
 import inspect
 import os
+import socket
+import threading
+import weakref
 from collections.abc import Callable, Mapping
 from functools import cache
 from pathlib import Path
@@ -72,24 +76,94 @@ def _sub_api(api: str) -> property:
     return property(lambda self: remote_classes()[api](self._caller), doc=f"``Canal.{api}`` via the server.")
 
 
+RESENDS = 3  # a request the server refused unserved (``bye``: it was stopping) goes to the next one
+
+
 class _Connection:
-    """Who the calls are for; each call is its own connection, so one object may serve many threads."""
+    """Who the calls are for, and each thread's kept connection to the server. A call goes on the
+    thread's connection (made on first use; made again when the server closed it, or said ``bye`` to
+    the request, which it then did not run); a forked child makes its own. One object may serve many
+    threads."""
 
     def __init__(self, project_dir: Path, sandbox: str, actor: str) -> None:
         self.project_dir, self.sandbox, self.actor = project_dir, sandbox, actor
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._open: dict[socket.socket, threading.Thread] = {}  # every kept connection, by its thread
+        weakref.finalize(self, _close_all, self._open, self._lock)  # dropped without close(): no leak
 
     def __call__(self, call: str, args: dict[str, Any]) -> Any:
-        sock = connect_or_start(server_paths(), build_id())
-        try:
-            wire.send_json(sock, wire.REQUEST, {"op": "api", "call": call, "project": str(self.project_dir),
-                                                "sandbox": self.sandbox, "actor": self.actor, "args": args,
-                                                "cwd": os.getcwd()})
-            answer = wire.recv_json(sock, wire.DATA)
-        finally:
-            sock.close()
-        if "error" in answer:
-            raise remote_error(answer["error"])
-        return answer["result"]
+        request = {"op": "api", "keep": True, "call": call, "project": str(self.project_dir),
+                   "sandbox": self.sandbox, "actor": self.actor, "args": args, "cwd": os.getcwd()}
+        for _attempt in range(RESENDS):
+            sock = self._socket()
+            try:
+                wire.send_json(sock, wire.REQUEST, request)
+            except OSError:  # closed before it could read the request: nothing ran
+                self._forget(sock)
+                continue
+            try:
+                answer = wire.recv_json(sock, wire.DATA)
+                if "bye" not in answer:
+                    wire.recv_json(sock, wire.EXIT)
+            except BaseException:  # gone mid-call (or interrupted): this connection is not used again
+                self._forget(sock)
+                raise
+            if "bye" in answer:
+                self._forget(sock)
+                continue
+            if "error" in answer:
+                raise remote_error(answer["error"])
+            return answer["result"]
+        msg = f"the Canal server closed the connection {RESENDS} times before reading the request"
+        raise wire.WireError(msg)
+
+    def _socket(self) -> socket.socket:
+        sock: socket.socket | None = getattr(self._local, "sock", None)
+        if sock is not None and (self._local.pid != os.getpid() or not _still_open(sock)):
+            self._forget(sock)  # a parent's connection, one closed here, or one the server ended
+            sock = None
+        if sock is None:
+            sock = connect_or_start(server_paths(), build_id())
+            self._local.sock, self._local.pid = sock, os.getpid()
+            with self._lock:
+                ended = [held for held, thread in self._open.items() if not thread.is_alive()]
+                self._open[sock] = threading.current_thread()
+            for held in ended:  # threads that made a connection and are gone: theirs is not used again
+                self._forget(held)
+        return sock
+
+    def _forget(self, sock: socket.socket) -> None:
+        if getattr(self._local, "sock", None) is sock:
+            self._local.sock = None
+        with self._lock:
+            self._open.pop(sock, None)
+        sock.close()  # never shutdown: a forked parent's connection stays the parent's
+
+    def close(self) -> None:
+        _close_all(self._open, self._lock)
+
+
+def _close_all(open_socks: dict[socket.socket, threading.Thread], lock: threading.Lock) -> None:
+    with lock:
+        held = list(open_socks)
+        open_socks.clear()
+    for sock in held:
+        sock.close()
+
+
+def _still_open(sock: socket.socket) -> bool:
+    """False when the connection was closed here, or the server sent something while no call was
+    waiting for it (``bye``, end of file): it is not used for another request."""
+    if sock.fileno() < 0:
+        return False
+    try:
+        sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    return False
 
 
 def _init(self: _Remote, project_dir: str | Path | None = None, *, sandbox: str = "default",
@@ -101,7 +175,10 @@ def _init(self: _Remote, project_dir: str | Path | None = None, *, sandbox: str 
 
 
 def _close(self: _Remote) -> None:
-    """Nothing is held between calls."""
+    """Close the connections kept for this object's calls (a call after this makes a new one)."""
+    caller = self._caller
+    if isinstance(caller, _Connection):
+        caller.close()
 
 
 def _enter(self: _Remote) -> _Remote:
@@ -110,7 +187,7 @@ def _enter(self: _Remote) -> _Remote:
 
 def _exit(self: _Remote, exc_type: type[BaseException] | None, exc: BaseException | None,
           tb: TracebackType | None) -> None:
-    return None
+    _close(self)
 
 
 @cache

@@ -1,6 +1,10 @@
 """The server's side of one client connection: frames out under a lock, a reader thread for what the
 client sends while its request runs (stdin, signals, hang-up), and stdin on demand.
 
+A kept connection (the Python API's, ``Canal.connect``) carries one request after another: its reader
+queues each next request for the session loop, and ``bye`` tells the client that the request it may be
+sending now will not be served here (the server is stopping): it sends it again to the next server.
+
 Stdin flows only when the request reads it: the server grants the client credit (``C`` frames) as the
 reader asks, so a client never reads a pipe or a terminal nobody wants, and never sends more than the
 window the server is ready to hold.
@@ -11,8 +15,10 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
+import queue
 import socket
 import threading
+from typing import Any
 
 from canal.client import wire
 from canal.runtime.run.interrupt import Interrupt
@@ -30,6 +36,7 @@ class Connection:
         self.gone = False
         self.interrupt = Interrupt()
         self.stdin = StdinBuffer(self)
+        self._requests: queue.SimpleQueue[bytes | None] | None = None  # a kept connection's next requests
 
     def send(self, kind: bytes, payload: bytes = b"") -> None:
         """Best effort: a client that went away is noticed by the reader; writes after that are dropped."""
@@ -47,7 +54,10 @@ class Connection:
 
         self.send(kind, json.dumps(data).encode())
 
-    def start_reader(self) -> threading.Thread:
+    def start_reader(self, *, kept: bool = False) -> threading.Thread:
+        """Read what the client sends; ``kept``: requests after this one are queued for ``next_request``."""
+        if kept:
+            self._requests = queue.SimpleQueue()
         thread = threading.Thread(target=self._read_loop, name=f"canal-conn-{self.peer_pid}", daemon=True)
         thread.start()
         return thread
@@ -64,6 +74,8 @@ class Connection:
                     name = str(wire.loads(payload).get("signal", ""))
                     if name in SIGNALS:
                         self.interrupt.fire(f"SIG{name}")
+                elif kind == wire.REQUEST and self._requests is not None:
+                    self._requests.put(payload)
                 else:
                     msg = f"unexpected frame {kind!r} during a request"
                     raise wire.WireError(msg)
@@ -71,7 +83,27 @@ class Connection:
             self.gone = True
             self.stdin.end()
             self.interrupt.fire("the client went away")
+            if self._requests is not None:
+                self._requests.put(None)
             log.debug("connection of pid %s ended: %s", self.peer_pid, exc)
+
+    def next_request(self) -> dict[str, Any] | None:
+        """A kept connection's next request, each with its own interrupt; None when the client went
+        away or was told ``bye``."""
+        assert self._requests is not None, "not a kept connection"
+        payload = self._requests.get()
+        if payload is None:
+            return None
+        self.interrupt = Interrupt()
+        return wire.loads(payload)
+
+    def bye(self, why: str) -> None:
+        """The client's next request (on its way, or to come) is not served on this connection."""
+        self.send_json(wire.DATA, {"bye": why})
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_WR)
+        if self._requests is not None:
+            self._requests.put(None)
 
     def close(self) -> None:
         self.stdin.close()

@@ -9,6 +9,10 @@ first, so a new server can start while in-flight requests are interrupted and fi
 
 Every connection: the peer's uid (SO_PEERCRED, from the kernel) must be the server's own; then
 ``hello`` both ways with the build id; a client of another build may only ask the server to stop.
+An API request asking ``keep`` keeps its connection for the client's next API requests: while it waits
+for one it does not count as active (the server may idle out), and a server that stops tells it ``bye``
+(under the same lock that hands a request to the loop, so a request is either served or refused with
+``bye``, never both: the client sends a refused one again, to the next server).
 """
 
 from __future__ import annotations
@@ -51,9 +55,11 @@ class Daemon:
         self._sock_ino: int | None = None
         self._guard = threading.Lock()
         self._active: set[Connection] = set()
+        self._waiting: set[Connection] = set()  # kept connections between two requests
         self._last_activity = time.monotonic()
         self._stopping = threading.Event()
         self.served = 0
+        self.accepted = 0  # connections (a kept one carries many requests)
 
     # lifecycle -------------------------------------------------------------------------------
     def acquire(self) -> bool:
@@ -97,6 +103,7 @@ class Daemon:
                 if self._stopping.is_set():
                     break
                 raise
+            self.accepted += 1
             threading.Thread(target=self._connection, args=(sock,), name="canal-request", daemon=True).start()
         self._drain()
 
@@ -116,10 +123,13 @@ class Daemon:
                 return
             self._stopping.set()
             active = list(self._active)
+            waiting = list(self._waiting)
         log.info("stopping: %s", why)
         self._release()
         for conn in active:
             conn.interrupt.fire(f"the Canal server stopped ({why})")
+        for conn in waiting:
+            conn.bye(f"the Canal server stopped ({why})")
 
     def _release(self) -> None:
         if self._listener is not None:
@@ -164,6 +174,7 @@ class Daemon:
             conn.close()
             with self._guard:
                 self._active.discard(conn)
+                self._waiting.discard(conn)
                 self._last_activity = time.monotonic()
 
     def _refuse(self, conn: Connection, uid: int) -> None:
@@ -198,10 +209,42 @@ class Daemon:
         if not same_build or handler is None:
             conn.send_json(wire.DATA, {"error": f"refused op {op!r} (build {self.build})"})
             return
-        conn.start_reader()
-        self.served += 1
-        code = handler(conn, request)
-        conn.send_json(wire.EXIT, {"exit": code})
+        keep = op == "api" and request.get("keep") is True
+        conn.start_reader(kept=keep)
+        current: dict[str, Any] | None = request
+        while current is not None:
+            self.served += 1
+            code = handler(conn, current)
+            conn.send_json(wire.EXIT, {"exit": code})
+            current = self._next(conn, op) if keep else None
+
+    def _next(self, conn: Connection, op: str) -> dict[str, Any] | None:
+        """A kept connection's next request, once the client sends one; None when it goes away or the
+        server stops (then told ``bye``)."""
+        with self._guard:
+            self._active.discard(conn)
+            self._last_activity = time.monotonic()
+            stopping = self._stopping.is_set()
+            if not stopping:
+                self._waiting.add(conn)  # from here on, stop() says bye to it
+        if stopping:
+            conn.bye("the Canal server is stopping")
+            return None
+        request = None if conn.gone else conn.next_request()
+        with self._guard:
+            self._waiting.discard(conn)
+            stopping = self._stopping.is_set()
+            if request is not None and not stopping:
+                self._active.add(conn)
+                self._last_activity = time.monotonic()
+        if request is not None and stopping:
+            conn.bye("the Canal server is stopping")
+            return None
+        if request is not None and request.get("op") != op:
+            refused = f"refused op {request.get('op')!r} on a kept {op} connection"
+            conn.send_json(wire.DATA, {"error": refused})
+            return None
+        return request
 
     def describe(self) -> dict[str, Any]:
         return {"proto": wire.PROTOCOL, "build": self.build, "pid": os.getpid(), "started": self.started}
@@ -210,7 +253,8 @@ class Daemon:
         with self._guard:
             active = len(self._active) - 1  # not counting the status call itself
         data: dict[str, Any] = {**self.describe(), "socket": str(self.paths.socket), "active": active,
-                                "served": self.served, "idle_timeout_s": self.idle_timeout_s,
+                                "served": self.served, "accepted": self.accepted,
+                                "idle_timeout_s": self.idle_timeout_s,
                                 "uptime_s": round(time.time() - self.started, 1)}
         for extra in self.status_extra:
             data.update(extra())

@@ -4,6 +4,7 @@ sharing the session, the checkpoints, the trash and the tasks with the CLI."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from typing import Any
@@ -113,3 +114,33 @@ def test_the_server_keeps_the_projects_canal_until_its_settings_change(
     (served.root / "canal.yaml").unlink()
     assert remote.run("true").status == "ok"
     assert _server_status(served)["api_canal_builds"] > builds
+
+
+def test_the_api_client_keeps_its_connection_and_survives_a_server_restart(
+        served: ServedProject, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33: each thread's calls go on one kept connection (no connect and handshake per call); a
+    server stopped between two calls (idle, replaced, asked) costs the next call a new connection, and a
+    forked child makes its own instead of sharing the parent's."""
+    for name, value in served.env.items():
+        if name.startswith("CANAL_"):
+            monkeypatch.setenv(name, value)
+    monkeypatch.delenv("CANAL_NO_SERVER", raising=False)
+    remote = Canal.connect(served.root)
+    assert remote.run("cd /tmp && export KEPT=1").status == "ok"
+    before = _server_status(served)["accepted"]
+    for _ in range(5):
+        assert remote.run("true").status == "ok"
+    assert _server_status(served)["accepted"] == before + 1  # the status call's own connection
+    first_pid = _server_status(served)["pid"]
+    assert served.run("server", "stop").returncode == 0
+    again = remote.run("echo $KEPT")  # the stopped server said bye: a new one serves it
+    assert again.status == "ok", again.text
+    assert _server_status(served)["pid"] != first_pid
+    child = os.fork()
+    if child == 0:  # the child's call must not read the parent's answers, nor the parent the child's
+        code = 0 if "child" in remote.run("echo child").text else 3
+        os._exit(code)
+    assert "parent" in remote.run("echo parent").text
+    assert os.waitpid(child, 0)[1] == 0
+    assert "parent again" in remote.run("echo parent again").text
+    remote.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import socket
 import threading
 import time
@@ -104,3 +105,149 @@ def test_idle_server_stops_by_itself(paths: ServerPaths) -> None:
     thread.join(10)
     assert not thread.is_alive()
     assert not holds_lock(paths)
+
+
+def answer(conn: Connection, request: dict[str, Any]) -> int:
+    conn.send_json(wire.DATA, {"result": request["n"]})
+    return 0
+
+
+def start_api(paths: ServerPaths, idle_s: float = 60.0) -> tuple[Daemon, threading.Thread, list[int]]:
+    seen: list[int] = []
+
+    def handler(conn: Connection, request: dict[str, Any]) -> int:
+        seen.append(request["n"])
+        return answer(conn, request)
+
+    daemon = Daemon(paths, BUILD, {"api": handler}, idle_timeout_s=idle_s)
+    assert daemon.acquire()
+    thread = threading.Thread(target=daemon.serve, daemon=True)
+    thread.start()
+    return daemon, thread, seen
+
+
+def kept_socket(paths: ServerPaths) -> socket.socket:
+    sock = connect(paths)
+    assert sock is not None
+    hello(sock, BUILD)
+    return sock
+
+
+def ask(sock: socket.socket, n: int) -> dict[str, Any]:
+    wire.send_json(sock, wire.REQUEST, {"op": "api", "keep": True, "n": n})
+    data = wire.recv_json(sock, wire.DATA)
+    if "bye" not in data:
+        assert wire.recv_json(sock, wire.EXIT) == {"exit": 0}
+    return data
+
+
+def test_a_kept_api_connection_carries_one_request_after_another(paths: ServerPaths) -> None:
+    """Issue 33: the Python API's client keeps its connection: no connect, handshake and thread per call."""
+    daemon, thread, seen = start_api(paths)
+    try:
+        with kept_socket(paths) as sock:
+            assert [ask(sock, n)["result"] for n in range(5)] == list(range(5))
+        assert seen == list(range(5))
+        assert daemon.status()["accepted"] == 1
+    finally:
+        daemon.stop("test over")
+        thread.join(10)
+
+
+def test_a_waiting_kept_connection_lets_the_server_idle_out_and_hears_bye(paths: ServerPaths) -> None:
+    _daemon, thread, seen = start_api(paths, idle_s=0.2)
+    with kept_socket(paths) as sock:
+        assert ask(sock, 1)["result"] == 1
+        thread.join(10)
+        assert not thread.is_alive()  # waiting for its next request is not being busy
+        # the client finds it before its next call, and takes that call to the next server
+        assert "stopped" in wire.recv_json(sock, wire.DATA)["bye"]
+    assert seen == [1]
+
+
+def test_a_request_arriving_as_the_server_stops_is_served_or_refused_never_both(paths: ServerPaths) -> None:
+    for _round in range(20):
+        daemon, thread, seen = start_api(paths)
+        with kept_socket(paths) as sock:
+            ask(sock, 0)
+            stopper = threading.Thread(target=daemon.stop, args=("test",))
+            stopper.start()
+            try:
+                wire.send_json(sock, wire.REQUEST, {"op": "api", "keep": True, "n": 1})
+            except OSError:  # the server closed before the request reached it: it did not run
+                data = {"bye": "unsent"}
+            else:
+                try:
+                    data = wire.recv_json(sock, wire.DATA)
+                    if "bye" not in data:
+                        assert wire.recv_json(sock, wire.EXIT) == {"exit": 0}
+                except (wire.WireError, OSError):
+                    data = {}
+            stopper.join(10)
+        thread.join(10)
+        assert data, "the client heard nothing: it cannot know whether the request ran"
+        assert ("result" in data) == (seen == [0, 1]), (data, seen)
+
+
+@pytest.fixture
+def api_client(paths: ServerPaths, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Daemon, Any]]:
+    """The Python API's client (``Canal.connect``'s connection) against a daemon that answers each call
+    with its name; every connection it makes is counted by the daemon's ``accepted``."""
+    from canal.runtime import remote  # the client under test
+
+    def handler(conn: Connection, request: dict[str, Any]) -> int:
+        conn.send_json(wire.DATA, {"result": request["call"]})
+        return 0
+
+    daemon = Daemon(paths, BUILD, {"api": handler}, idle_timeout_s=60.0)
+    assert daemon.acquire()
+    thread = threading.Thread(target=daemon.serve, daemon=True)
+    thread.start()
+
+    def to_test_server(_paths: ServerPaths, _build: str) -> socket.socket:
+        sock = kept_socket(paths)
+        return sock
+
+    monkeypatch.setattr(remote, "connect_or_start", to_test_server)
+    try:
+        yield daemon, remote._Connection(Path("/p"), "default", "agent")
+    finally:
+        daemon.stop("test over")
+        thread.join(10)
+
+
+def test_the_api_client_makes_a_connection_again_after_close(api_client: tuple[Daemon, Any]) -> None:
+    daemon, client = api_client
+    assert [client(f"call{n}", {}) for n in range(3)] == ["call0", "call1", "call2"]
+    assert daemon.accepted == 1
+    client.close()
+    assert client("after", {}) == "after"  # a closed object is not broken: the next call connects
+    assert daemon.accepted == 2
+    client.close()
+
+
+def test_the_api_client_closes_the_connections_of_threads_that_ended(api_client: tuple[Daemon, Any]) -> None:
+    """A program making a thread per call must not leak a connection (and a server thread) per thread."""
+    daemon, client = api_client
+    for n in range(5):
+        worker = threading.Thread(target=client, args=(f"t{n}", {}))
+        worker.start()
+        worker.join(10)
+    assert daemon.accepted == 5
+    assert len(client._open) == 1  # each new connection closed those of the threads gone before it
+    client.close()
+
+
+def test_an_api_client_dropped_without_close_closes_its_connection(api_client: tuple[Daemon, Any],
+                                                                   recwarn: pytest.WarningsRecorder) -> None:
+    daemon, client = api_client
+    dropped = type(client)(Path("/p"), "default", "agent")
+    assert dropped("once", {}) == "once"
+    assert daemon.accepted == 1
+    del dropped
+    gc.collect()
+    assert not [w for w in recwarn if issubclass(w.category, ResourceWarning)]
+    deadline = time.monotonic() + 5
+    while daemon._waiting and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not daemon._waiting  # the server saw the connection end: its thread is gone
