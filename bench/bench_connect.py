@@ -1,5 +1,6 @@
-"""``Canal.connect(project).run("true")`` with the build id taken once per process (now) and taken on
-every call (before issue 33's change), side by side with ``exec_run("true")`` on the same sandbox.
+"""``Canal.connect(project).run("true")`` on its kept connection (now), with a new connection per call,
+and with the build id taken on every call as well (before issue 33's changes), side by side with
+``exec_run("true")`` on the same sandbox.
 
 Its own runtime folder, state and config (its own server, stopped at the end), a project with
 ``workspace: ro`` (no checkpoint needed, so the round trip is what is measured). Each round runs the
@@ -62,12 +63,16 @@ def main() -> None:
             if result.status != "ok":
                 raise SystemExit(result.text)
 
-        def every_call() -> None:
-            paths._built = None  # as before: the package stat-ed on every call
+        def new_connection() -> None:
+            remote.close()  # as before: a connection and handshake per call
             once()
 
-        sides = {"connect (build id once)": once, "connect (build id every call)": every_call,
-                 "exec_run": lambda: container.exec_run("true")}
+        def every_call() -> None:
+            paths._built = None  # as before that: the package stat-ed on every call
+            new_connection()
+
+        sides = {"connect (kept connection)": once, "connect (new connection per call)": new_connection,
+                 "connect (build id every call)": every_call, "exec_run": lambda: container.exec_run("true")}
         times: dict[str, list[float]] = {name: [] for name in sides}
         before = _loadavg()
         for i in range(args.rounds):
