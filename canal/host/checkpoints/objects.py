@@ -202,6 +202,14 @@ class ObjectStore:
             for item in folder.iterdir():
                 yield item.name, item.lstat().st_size
 
+    def listing(self) -> Iterator[str]:
+        """Every stored object's name (no stat: what pruning lists)."""
+        with contextlib.suppress(FileNotFoundError):
+            for folder in os.scandir(self.root):
+                if folder.name != "tmp" and folder.is_dir(follow_symlinks=False):
+                    with contextlib.suppress(FileNotFoundError):
+                        yield from os.listdir(folder.path)
+
     def remove(self, name: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             self.path(name).unlink()

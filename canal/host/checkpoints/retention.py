@@ -2,21 +2,23 @@
 ``floor_hours``: the agent's own commands cannot push a checkpoint out of it); outside it, keep the newest
 ``keep`` younger than ``keep_days`` and the store under ``max_store_bytes``, a pinned checkpoint (taken
 before a destructive or opaque command) going only by age; never the newest. Objects and manifests no
-kept checkpoint uses are deleted."""
+kept checkpoint uses are deleted (sweep.py); the server's store does that off the command path
+(pruning.py)."""
 
 from __future__ import annotations
 
 import contextlib
 import time
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from canal.core.fsutil import atomic_write
+from canal.host.checkpoints import sweep
 from canal.host.checkpoints.errors import CheckpointStoreCorrupt
 from canal.host.checkpoints.models import Checkpoint
-from canal.host.checkpoints.records import manifest_chain, parse_entry, read_index, read_record
-from canal.host.checkpoints.scan import Entry
+from canal.host.checkpoints.records import read_record
 
 if TYPE_CHECKING:
     from canal.host.checkpoints.store import CheckpointStore
@@ -73,50 +75,87 @@ def in_floor(store: CheckpointStore, paths: list[Path], i: int, created_at: str 
     return _age_s(created_at) < settings.floor_hours * HOUR_S
 
 
-def prune(store: CheckpointStore, keep_newest: int, *, before: int | None = None) -> list[str]:
-    """Delete what retention no longer keeps; returns the pruned checkpoint ids.
+@dataclass
+class Decision:
+    """What retention keeps and what goes, record by record (oldest first)."""
 
-    Retention never touches the floor, and outside it a pinned checkpoint goes only by age. ``before``
-    (a person's act, checked by the caller): every checkpoint older than that sequence number goes too,
-    floor and pins included."""
+    kept: dict[Path, str | None] = field(default_factory=dict)  # record -> its manifest (None: failed)
+    doomed: list[Path] = field(default_factory=list)
+    movable: list[Path] = field(default_factory=list)  # kept, but the store's size may push them out
+
+    def names(self) -> set[str]:
+        return {name for name in self.kept.values() if name is not None}
+
+    def push_out(self) -> bool:
+        """The oldest movable one goes too (the store is over its size); False when none is left."""
+        if not self.movable:
+            return False
+        gone = self.movable.pop(0)
+        del self.kept[gone]
+        self.doomed.append(gone)
+        return True
+
+    def unlink(self) -> list[str]:
+        for path in self.doomed:
+            path.unlink(missing_ok=True)
+        return [f"cp-{int(p.stem)}" for p in sorted(self.doomed)]
+
+
+def decide(store: CheckpointStore, keep_newest: int, *, before: int | None = None) -> Decision:
+    """Which records go. Retention never touches the floor, and outside it a pinned checkpoint goes
+    only by age. ``before`` (a person's act, checked by the caller): every checkpoint older than that
+    sequence number goes too, floor and pins included."""
     settings = store.settings
     paths = store._record_paths()
-    doomed: list[Path] = []
-    kept: list[Path] = []
-    movable: list[Path] = []  # kept, but the store's size may still push them out (oldest first)
+    decision = Decision()
     for i, path in enumerate(paths):
         seq = int(path.stem)
         try:
             record: Checkpoint | None = read_record(path, store.keys)
         except CheckpointStoreCorrupt:
             record = None  # a record that fails its check is kept, so `verify` can name it
+        manifest = record.manifest if record is not None else None
         if seq == keep_newest:
-            kept.append(path)
+            decision.kept[path] = manifest
             continue
         if before is not None and seq < before:
-            doomed.append(path)
+            decision.doomed.append(path)
             continue
         if record is None or in_floor(store, paths, i, record.created_at):
-            kept.append(path)
+            decision.kept[path] = manifest
             continue
         too_old = _age_s(record.created_at) > settings.keep_days * DAY_S
         too_many = len(paths) - i > settings.keep
         if too_old or (too_many and not record.pinned):
-            doomed.append(path)
+            decision.doomed.append(path)
         else:
-            kept.append(path)
+            decision.kept[path] = manifest
             if not record.pinned:
-                movable.append(path)
-    while movable and _usage_after(store, kept) > settings.max_store_bytes:
-        gone = movable.pop(0)
-        kept.remove(gone)
-        doomed.append(gone)
-    for path in doomed:
-        path.unlink(missing_ok=True)
-    _collect(store, kept)
-    atomic_write(store.root / USAGE, str(_usage_after(store, kept)).encode(), durable=False)
-    atomic_write(store.root / KEPT, str(len(kept)).encode(), durable=False)  # a trigger, as usage is
-    return [f"cp-{int(p.stem)}" for p in sorted(doomed)]
+                decision.movable.append(path)
+    return decision
+
+
+def prune(store: CheckpointStore, keep_newest: int, *, before: int | None = None) -> list[str]:
+    """Delete what retention no longer keeps (under the caller's lock); returns the pruned checkpoint
+    ids. Objects and manifests no kept state uses go with them (sweep.py)."""
+    decision = decide(store, keep_newest, before=before)
+    if not decision.doomed and usage(store) <= store.settings.max_store_bytes:
+        # nothing goes and the store is under its size (the count only grows between prunes): the
+        # floor holds everything, as in a project's first day; nothing to read
+        write_kept(store, len(decision.kept))
+        return []
+    found = sweep.survey(store, decision.names() | sweep.roots(store))
+    while found.usage() > store.settings.max_store_bytes and decision.push_out():
+        found = sweep.survey(store, decision.names() | sweep.roots(store))
+    pruned = decision.unlink()
+    kept_bytes = sweep.sweep(store, found)
+    atomic_write(store.root / USAGE, str(kept_bytes).encode(), durable=False)
+    write_kept(store, len(decision.kept))
+    return pruned
+
+
+def write_kept(store: CheckpointStore, count: int) -> None:
+    atomic_write(store.root / KEPT, str(count).encode(), durable=False)  # a trigger, as usage is
 
 
 def floor_ids(store: CheckpointStore, before: int) -> list[str]:
@@ -138,51 +177,3 @@ def floor_ids(store: CheckpointStore, before: int) -> list[str]:
 
 def _age_s(created_at: str) -> float:
     return time.time() - datetime.fromisoformat(created_at).timestamp()
-
-
-def _live(store: CheckpointStore, kept: list[Path]) -> tuple[set[str], set[str]]:
-    manifests: set[str] = set()
-    objects: set[str] = set()
-    for path in kept:
-        with contextlib.suppress(CheckpointStoreCorrupt):
-            manifests.add(read_record(path, store.keys).manifest)
-    manifests |= store.pinned()  # forks' base checkpoints
-    if store._cache is not None:
-        manifests.add(store._cache[0])
-    with contextlib.suppress(CheckpointStoreCorrupt):
-        loaded = read_index(store.index_path, store.settings_hash, store.keys)
-        if loaded is not None:
-            manifests.add(loaded[0])  # the next checkpoint's delta stands on it
-    states: dict[str, dict[str, Entry]] = {}  # chains share their parts: each state is built once
-    for name in list(manifests):
-        with contextlib.suppress(CheckpointStoreCorrupt):
-            chain = manifest_chain(store.manifests_dir, name, skip=set(states))
-            manifests.update(part for part, _ in chain)
-            for part, doc in reversed(chain):
-                if "entries" in doc:
-                    states[part] = {p: parse_entry(e) for p, e in doc["entries"].items()}
-                else:
-                    state = dict(states[str(doc["parent"])])
-                    for path in doc["del"]:
-                        state.pop(path, None)
-                    state.update({p: parse_entry(e) for p, e in doc["set"].items()})
-                    states[part] = state
-            if name in states:
-                objects.update(e[6] for e in states[name].values() if e[0] == "f")
-    return manifests, objects
-
-
-def _usage_after(store: CheckpointStore, kept: list[Path]) -> int:
-    _, objects = _live(store, kept)
-    return sum(size for name, size in store.objects.names() if name in objects)
-
-
-def _collect(store: CheckpointStore, kept: list[Path]) -> None:
-    manifests, objects = _live(store, kept)
-    for name, _ in list(store.objects.names()):
-        if name not in objects:
-            store.objects.remove(name)
-    if store.manifests_dir.is_dir():
-        for path in store.manifests_dir.iterdir():
-            if path.suffix == ".z" and path.stem not in manifests:
-                path.unlink(missing_ok=True)

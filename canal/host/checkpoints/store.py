@@ -21,7 +21,7 @@ from typing import TypeVar
 
 from canal.core.fsutil import atomic_write, private_dir
 from canal.core.next import act
-from canal.host.checkpoints import compare, retention
+from canal.host.checkpoints import compare, pruning, retention
 from canal.host.checkpoints.errors import (
     CHECKPOINT_FAILED,
     CHECKPOINT_NOT_FOUND,
@@ -92,6 +92,9 @@ class CheckpointStore:
         self._index_at = 0.0  # when the stat cache was last written (monotonic)
         self._index_behind = False  # the in-memory stat cache is newer than index.json
         self._excluded = Ignorer.make(settings.exclude, False)
+        self._index_known: tuple[tuple[int, ...], str | None] | None = None  # (index.json's stat, manifest)
+        # a long-lived process prunes off the command path (pruning.py)
+        self._pruner = pruning.Pruner(self) if watch else None
 
     @property
     def watch_note(self) -> str:
@@ -135,6 +138,9 @@ class CheckpointStore:
             raise failed(exc, self.root) from None
         retention.add_usage(self, result.added_bytes)
         if prune and retention.due(self):
+            if self._pruner is not None and retention.usage(self) <= self.settings.max_store_bytes:
+                self._pruner.start()  # it waits for this lock: the command does not wait for it
+                return record
             retention.prune(self, record.seq)
             if retention.usage(self) > self.settings.max_store_bytes:
                 self._refuse_full(record)
@@ -167,9 +173,26 @@ class CheckpointStore:
     def _write_index(self, manifest: str, depth: int, index: dict[str, IndexItem]) -> None:
         write_index(self.index_path, self.settings_hash, manifest, index, self.keys, depth)
         self._index_at, self._index_behind = time.monotonic(), False
+        self._index_known = (_identity(self.index_path), manifest)
+
+    def index_manifest(self) -> str | None:
+        """The manifest index.json names (under the lock), read again only when the file changed."""
+        identity = _identity(self.index_path)
+        if not identity:
+            return None
+        if self._index_known is None or self._index_known[0] != identity:
+            loaded = read_index(self.index_path, self.settings_hash, self.keys)
+            self._index_known = (identity, loaded[0] if loaded is not None else None)
+        return self._index_known[1]
+
+    def settle(self) -> None:
+        """Wait for a prune running in the background (a watched store's), if any."""
+        if self._pruner is not None:
+            self._pruner.settle()
 
     def close(self) -> None:
         """Write the stat cache if it is behind, and release the watch (a long-lived process closing)."""
+        self.settle()
         with self.locked():
             if self._index_behind and self._cache is not None:
                 with contextlib.suppress(OSError):
@@ -341,8 +364,10 @@ class CheckpointStore:
             target_cp, skipped = pick_undo(self)
         else:
             target_cp, skipped = self.get(cp_id), []
-        target = self.manifest(target_cp)  # checked before anything else happens
         with self.locked():
+            if not self._record_path(target_cp.seq).exists():  # pruned since it was picked
+                raise _not_found(target_cp.id, target_cp.seq, self._record_paths())
+            target = self.manifest(target_cp)  # checked before anything else happens
             # no pruning until the restore is done: it could take the target's files away
             before = self._take("undo", f"undo {target_cp.id}", actor, prune=False)
             current = self.manifest(before)
@@ -408,6 +433,16 @@ def _not_found(cp_id: str, seq: int | None, paths: builtins.list[Path]) -> Check
     msg = f"Checkpoint {cp_id}: no checkpoint has that id. Nothing was restored."
     hint = "pick one from the list" if newest else "run a command first: a checkpoint is taken before it"
     return CHECKPOINT_NOT_FOUND(msg, hint=hint, next=kept, details=details)
+
+
+def _identity(path: Path) -> tuple[int, ...]:
+    """What tells one version of a file written by ``atomic_write`` (a new inode each) from another;
+    () when there is none."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return ()
+    return (st.st_ino, st.st_dev, st.st_mtime_ns, st.st_size)
 
 
 def _now() -> str:

@@ -1,0 +1,182 @@
+"""Pruning off the command path: the store the server keeps (``watch=True``) prunes in a thread of its
+own, holding the project's lock only to decide what goes and to delete it, so a command's checkpoint
+never waits for the whole tree to be read. Whatever it deletes, no checkpoint kept (or taken while it
+ran) uses; whatever no kept checkpoint uses, it deletes."""
+
+from __future__ import annotations
+
+import logging
+import random
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from canal.host.checkpoints import CheckpointSettings, CheckpointStore, Keys, sweep
+from canal.host.checkpoints.records import read_index, read_manifest
+
+KEYS = Keys("k", {"k": b"k" * 32})
+SETTINGS = CheckpointSettings(keep=3, floor_count=1, floor_hours=0)
+watching = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    (ws / "src").mkdir(parents=True)
+    for i in range(20):
+        (ws / "src" / f"f{i}.txt").write_text(f"file {i}\n")
+    return ws
+
+
+@pytest.fixture
+def watched(tmp_path: Path, ws: Path) -> Iterator[CheckpointStore]:
+    store = CheckpointStore(tmp_path / "store", ws, SETTINGS, KEYS, watch=True)
+    yield store
+    store.close()
+
+
+class Gate:
+    """Holds a background prune at its survey (the part that runs without the lock) until released."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.entered = threading.Event()
+        self.release = threading.Event()
+        real: Callable[..., Any] = sweep.survey
+
+        def held(*args: Any, **kwargs: Any) -> Any:
+            if threading.current_thread() is not threading.main_thread():
+                self.entered.set()
+                assert self.release.wait(30), "the test never released the prune"
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(sweep, "survey", held)
+
+
+def live_objects(store: CheckpointStore) -> set[str]:
+    """What a kept checkpoint, a fork's pin, the store's stat cache or its index stands on: every
+    state read whole (the plain way, as retention did before it learned to read less)."""
+    names = {cp.manifest for cp in store.list()} | store.pinned()
+    if store._cache is not None:
+        names.add(store._cache[0])
+    loaded = read_index(store.index_path, store.settings_hash, store.keys)
+    if loaded is not None:
+        names.add(loaded[0])
+    return {e[6] for name in names for e in read_manifest(store.manifests_dir, name).values() if e[0] == "f"}
+
+
+def on_disk(store: CheckpointStore) -> set[str]:
+    return {name for name, _ in store.objects.names()}
+
+
+def take_until_pruning(store: CheckpointStore, ws: Path, gate: Gate) -> int:
+    """Checkpoints, one file changed before each, until a background prune is under way."""
+    for i in range(40):
+        (ws / "src" / "f0.txt").write_text(f"step {i}\n")
+        store.take(kind="run", command=f"step {i}")
+        if gate.entered.wait(0.05 if i > SETTINGS.keep else 0):
+            return i
+    pytest.fail("no prune started in 40 checkpoints")
+
+
+@watching
+def test_a_command_does_not_wait_for_the_prune(watched: CheckpointStore, ws: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    gate = Gate(monkeypatch)
+    take_until_pruning(watched, ws, gate)
+    assert len(watched.list()) <= SETTINGS.keep + 1  # what goes was decided and its records removed
+    for i in range(5):  # the prune is still held: checkpoints go on being taken beside it
+        (ws / "src" / "f1.txt").write_text(f"meanwhile {i}\n")
+        watched.take(kind="run", command=f"meanwhile {i}")
+    gate.release.set()
+    watched.settle()
+    assert on_disk(watched) == live_objects(watched)  # nothing kept lost, nothing pruned left behind
+    newest = watched.list()[-1]
+    (ws / "src" / "f1.txt").write_text("after\n")
+    watched.undo(newest.id)
+    assert (ws / "src" / "f1.txt").read_text() == "meanwhile 4\n"
+
+
+@watching
+def test_a_file_stored_again_while_the_prune_runs_is_kept(watched: CheckpointStore, ws: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    gate = Gate(monkeypatch)
+    (ws / "src" / "f2.txt").write_text("the old words\n")
+    watched.take(kind="run", command="write the old words")
+    (ws / "src" / "f2.txt").write_text("new words\n")
+    take_until_pruning(watched, ws, gate)  # the one checkpoint with the old words is pruned
+    (ws / "src" / "f2.txt").write_text("the old words\n")  # the same bytes: the object is stored already
+    again = watched.take(kind="run", command="write the old words again")
+    gate.release.set()
+    watched.settle()
+    (ws / "src" / "f2.txt").write_text("gone\n")
+    watched.undo(again.id)
+    assert (ws / "src" / "f2.txt").read_text() == "the old words\n"
+    assert on_disk(watched) == live_objects(watched)
+
+
+@watching
+def test_a_prune_that_fails_is_logged_and_the_next_one_runs(watched: CheckpointStore, ws: Path,
+                                                           monkeypatch: pytest.MonkeyPatch,
+                                                           caplog: pytest.LogCaptureFixture) -> None:
+    real = sweep.survey
+    failures = [OSError(28, "No space left on device")]
+
+    def failing(*args: Any, **kwargs: Any) -> Any:
+        if failures:
+            raise failures.pop()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(sweep, "survey", failing)
+    with caplog.at_level(logging.WARNING, logger="canal.checkpoints"):
+        for i in range(30):
+            (ws / "src" / "f3.txt").write_text(f"{i}\n")
+            watched.take(kind="run", command=f"step {i}")
+            watched.settle()
+    assert not failures
+    assert any("pruning" in r.getMessage() and "No space left" in r.getMessage() for r in caplog.records)
+    assert len(watched.list()) <= SETTINGS.keep + 1
+    assert on_disk(watched) == live_objects(watched)
+
+
+@pytest.mark.parametrize("watch", [False, pytest.param(True, marks=watching)])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_pruning_deletes_exactly_what_no_kept_checkpoint_uses(tmp_path: Path, ws: Path, watch: bool,
+                                                              seed: int) -> None:
+    """Random histories: files written (often back to earlier bytes), deleted, and undone to older
+    checkpoints (so deltas branch); pins held and released. After every prune the objects on disk
+    are exactly those some kept state uses."""
+    rng = random.Random(seed)
+    store = CheckpointStore(tmp_path / "store", ws, CheckpointSettings(keep=4, floor_count=2, floor_hours=0),
+                            KEYS, watch=watch)
+    words = [f"words {n}\n" for n in range(5)]
+    names = [f"src/f{i}.txt" for i in range(6)] + ["new/a.txt", "new/b.txt"]
+    try:
+        for step in range(120):
+            before = {cp.id for cp in store.list()}
+            roll = rng.random()
+            if roll < 0.1 and before:
+                store.undo(rng.choice(sorted(before)))
+            elif roll < 0.15 and before:
+                store.pin(f"fork-{step % 3}", store.get(rng.choice(sorted(before))).manifest)
+            elif roll < 0.2:
+                store.pin(f"fork-{step % 3}", None)
+            else:
+                path = ws / rng.choice(names)
+                if rng.random() < 0.2 and path.exists():
+                    path.unlink()
+                else:
+                    path.parent.mkdir(exist_ok=True)
+                    path.write_text(rng.choice(words))
+                store.take(kind="run", command=f"step {step}")
+            store.settle()
+            after = {cp.id for cp in store.list()}
+            live = live_objects(store)
+            assert live <= on_disk(store), f"step {step}: a kept state lost objects"
+            if before - after:
+                assert on_disk(store) == live, f"step {step}: pruned objects left behind"
+    finally:
+        store.close()
