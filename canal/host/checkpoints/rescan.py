@@ -36,6 +36,8 @@ def rescan(scanner: Scanner, last: ScanResult, folders: Iterable[str]) -> ScanRe
         fd = _open_below(scanner, rel)
         if fd is None:
             return None
+        if scanner.watch is not None:  # before listing, as a walk arms it: a folder made again at a
+            scanner.watch.folder(fd, rel)  # known path is a new inode that no watch covers yet
         up = out.frames[parent(rel)] if rel else Frame("", None)
         scanner.walk(out, [(rel, fd, up)])
         mine = children.get(rel, [])

@@ -133,11 +133,18 @@ def _again(folder: Path) -> None:
     (bottom / "x").write_text("made again\n")
 
 
+def write_everywhere(ws: Path) -> None:
+    """A file into every folder there is now: each must be watched, those made again at a known path
+    (a new inode) included."""
+    for folder in sorted({ws, *(p for p in ws.rglob("*") if p.is_dir() and not p.is_symlink())}):
+        (folder / "later.txt").write_text("written after the change\n")
+
+
 @pytest.mark.parametrize("change", list(CHANGES))
 def test_no_change_is_missed(tmp_path: Path, ws: Path, watched: CheckpointStore, change: str) -> None:
     CHANGES[change](ws, tmp_path)
     same_as_a_walk(tmp_path, ws, watched)
-    (ws / "d0" / "f3.txt").write_text("and then another\n")  # the watch still vouches afterwards
+    write_everywhere(ws)  # the watch still vouches afterwards, in every folder
     same_as_a_walk(tmp_path, ws, watched)
 
 
@@ -238,3 +245,4 @@ def test_the_watch_limit_falls_back_to_a_walk_and_is_not_retried_at_once(
         assert len(added) == armed  # and no new watch armed only to be lost again
     finally:
         store.close()
+
