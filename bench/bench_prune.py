@@ -23,11 +23,12 @@ import json
 import os
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from benchstats import alternate, without
 
 import canal
 from canal.host.checkpoints import CheckpointSettings, CheckpointStore, Keys
@@ -68,32 +69,6 @@ def wait_idle(store: CheckpointStore) -> None:
         settle()
 
 
-def against(args: argparse.Namespace, passed: list[str]) -> None:
-    """Alternate runs of the baseline and of this checkout, then print their ratios."""
-    here = str(Path(__file__).resolve().parents[1])
-    if not (args.against / "canal" / "__init__.py").is_file():
-        sys.exit(f"bench_prune: {args.against} holds no canal package; give a checkout of the baseline, "
-                 "e.g. git worktree add /tmp/baseline main")
-    sides = {"baseline": str(args.against), "this": here}
-    results: dict[str, list[dict[str, float]]] = {"baseline": [], "this": []}
-    for r in range(args.rounds):
-        for side, path in sides.items():
-            env = {**os.environ, "PYTHONPATH": path}
-            out = subprocess.run([sys.executable, __file__, *passed, "--json"], env=env, check=True,
-                                 capture_output=True, text=True).stdout
-            print(f"round {r + 1} {side}:")
-            for line in out.splitlines():
-                if line.startswith("{"):
-                    results[side].append(json.loads(line))
-                else:
-                    print("   ", line)
-    for key in ("first_s", "p50_ms", "p95_ms", "p99_ms", "max_ms"):
-        base = sorted(x[key] for x in results["baseline"])
-        this = sorted(x[key] for x in results["this"])
-        mid_b, mid_t = base[len(base) // 2], this[len(this) // 2]
-        print(f"{key:>8}: baseline {mid_b:9.2f}  this {mid_t:9.2f}  baseline/this {mid_b / mid_t:6.2f}x")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=20_000)
@@ -108,13 +83,8 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.against is not None:
-        passed = list(sys.argv[1:])
-        i = passed.index("--against")
-        del passed[i:i + 2]
-        if "--rounds" in passed:
-            i = passed.index("--rounds")
-            del passed[i:i + 2]
-        against(args, passed)
+        alternate(__file__, without(sys.argv[1:], "--against", "--rounds"), args.against, args.rounds,
+                  ("first_s", "p50_ms", "p95_ms", "p99_ms", "max_ms"))
         return
     rng = random.Random(7)
     root = Path(tempfile.mkdtemp(prefix="canal-bench-prune-", dir=args.dir))

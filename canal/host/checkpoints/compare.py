@@ -32,6 +32,16 @@ def changes(old: Mapping[str, Entry], new: Mapping[str, Entry]) -> list[Change]:
     return out
 
 
+def differs(old: Mapping[str, Entry], new: Mapping[str, Entry]) -> bool:
+    """Whether ``changes(old, new)`` would name anything, stopping at the first change found."""
+    get = old.get
+    for path, entry in new.items():
+        before = get(path)
+        if before != entry and _one(path, before, entry) is not None:
+            return True
+    return any(path not in new for path in old)
+
+
 def _one(path: str, a: Entry | None, b: Entry | None) -> Change | None:
     if a is None:
         assert b is not None

@@ -63,6 +63,15 @@ class Observer:
             watch.clear()
         return result
 
+    def wrote(self, paths: list[str]) -> bool:
+        """Canal itself wrote ``paths`` (an undo): the watch saw it as it sees anyone's writes, and each
+        is named to it as well, so the next checkpoint lists their folders and reads them again. False
+        when nothing watches: the caller then drops its stat cache."""
+        if self._watch is None or self._state is None:
+            return False
+        self._watch.wrote(paths)
+        return True
+
     def stored(self, result: ScanResult) -> None:
         """``result`` is now the stored state: the watch's next events amend it."""
         self._state = result if self._watch is not None else None

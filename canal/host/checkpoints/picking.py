@@ -3,7 +3,6 @@ retention (a store past its cap, a prune inside the floor by someone other than 
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -32,25 +31,27 @@ def uncovered(not_covered: Iterable[tuple[str, str]]) -> list[str]:
 
 def pick_undo(store: CheckpointStore) -> tuple[Checkpoint, list[str]]:
     """The newest checkpoint after which something changed (by the command that followed it, or since),
-    and the newer ones skipped because nothing did."""
-    records = store.list()
-    skipped: list[str] = []
-    if records:
-        newest = records[-1]
-        if compare.changes(store.manifest(newest), store.current().entries):
-            return newest, skipped
-        skipped.append(newest.id)
-    for a, b in reversed(list(itertools.pairwise(records))):
-        if a.manifest != b.manifest and compare.changes(store.manifest(a), store.manifest(b)):
-            return a, skipped
-        skipped.append(a.id)
-    if not records:
+    and the newer ones skipped because nothing did. Records are read newest first, as far as needed."""
+    records = store.newest_first()
+    newest = next(records, None)
+    if newest is None:
         msg = "This project has no checkpoint yet: there is nothing to undo."
         raise NOTHING_TO_UNDO(msg, hint="run a command first: a checkpoint is taken before it")
-    msg = (f"Nothing changed in the workspace after any of the {len(records)} checkpoint(s) kept: "
+    if store.changed_since(newest):
+        return newest, []
+    skipped = [newest.id]
+    after = newest
+    for cp in records:
+        if cp.manifest != after.manifest:
+            later = store.manifest(after)  # read in the turn before (the store keeps the last one read)
+            if compare.differs(store.manifest(cp), later):  # and this one is kept for the undo itself
+                return cp, skipped
+        skipped.append(cp.id)
+        after = cp
+    msg = (f"Nothing changed in the workspace after any of the {len(skipped)} checkpoint(s) kept: "
            "there is nothing to undo. Nothing was restored.")
     raise NOTHING_TO_UNDO(msg, hint="see what each command changed", next=act("checkpoints"),
-                        details={"checked": [c.id for c in records]})
+                        details={"checked": skipped[::-1]})
 
 
 def store_full(store: CheckpointStore, dropped: Checkpoint) -> CheckpointError:

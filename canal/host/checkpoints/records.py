@@ -30,6 +30,7 @@ from canal.host.checkpoints.models import Checkpoint
 from canal.host.checkpoints.scan import Entry, IndexItem
 
 MAX_DEPTH = 32  # deltas in a row before a full manifest
+MAX_CHAIN = 64  # deltas in a row a store may write while a full one is written off the command path
 INDEX_TAG = f"canal-index/2 py{sys.version_info[0]}.{sys.version_info[1]}"
 HINT = "nothing was restored from it; keep the store as evidence and undo to another checkpoint"
 
@@ -101,11 +102,11 @@ def read_record(path: Path, keys: Keys) -> Checkpoint:
 
 def write_manifest(folder: Path, entries: Mapping[str, Entry],
                    parent: tuple[str, int, Mapping[str, Entry]] | None = None, *,
-                   durable: bool = True) -> tuple[str, int]:
+                   durable: bool = True, max_depth: int = MAX_DEPTH) -> tuple[str, int]:
     """Store ``entries``; returns (name, depth). With a ``parent`` (name, depth, its entries) and few
     differences, only the differences are written (a delta naming its parent by hash); every
-    ``MAX_DEPTH`` deltas a full manifest starts a new chain."""
-    if parent is not None and parent[1] < MAX_DEPTH:
+    ``max_depth`` deltas (at most ``MAX_CHAIN``) a full manifest starts a new chain."""
+    if parent is not None and parent[1] < min(max_depth, MAX_CHAIN):
         name, depth, prev = parent
         changed = {p: e for p, e in entries.items() if prev.get(p) != e}
         gone = sorted(p for p in prev if p not in entries)
@@ -144,7 +145,7 @@ def manifest_chain(folder: Path, name: str, *,
         return []
     chain = [(name, _load(folder, name))]
     while "parent" in chain[-1][1]:
-        if len(chain) > MAX_DEPTH + 1:
+        if len(chain) > MAX_CHAIN + 1:
             msg = f"manifest {name[:12]}"
             raise corrupt(msg, "its chain of deltas is longer than allowed", manifest=name)
         parent = str(chain[-1][1]["parent"])

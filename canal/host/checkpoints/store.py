@@ -31,6 +31,7 @@ from canal.host.checkpoints.errors import (
     CheckpointStoreCorrupt,
 )
 from canal.host.checkpoints.ignore import Ignorer
+from canal.host.checkpoints.manifests import Manifests
 from canal.host.checkpoints.models import (
     SHOWN_NOT_COVERED,
     Change,
@@ -48,9 +49,10 @@ from canal.host.checkpoints.objects import ObjectStore, failed
 from canal.host.checkpoints.observe import Observer
 from canal.host.checkpoints.picking import pick_undo, prune_refused, store_full, uncovered
 from canal.host.checkpoints.records import (
+    MAX_CHAIN,
+    MAX_DEPTH,
     Keys,
     read_index,
-    read_manifest,
     read_record,
     write_index,
     write_manifest,
@@ -93,7 +95,8 @@ class CheckpointStore:
         self._index_behind = False  # the in-memory stat cache is newer than index.json
         self._excluded = Ignorer.make(settings.exclude, False)
         self._index_known: tuple[tuple[int, ...], str | None] | None = None  # (index.json's stat, manifest)
-        # a long-lived process prunes off the command path (pruning.py)
+        self._manifests = Manifests(self.manifests_dir)  # what was read last, kept
+        # a long-lived process prunes and starts new chains off the command path (pruning.py)
         self._pruner = pruning.Pruner(self) if watch else None
 
     @property
@@ -132,6 +135,8 @@ class CheckpointStore:
             record = write_record(self._record_path(record.seq), record, self.keys)
             self._cache = (manifest, depth, result.index)
             self.observer.stored(result)
+            if self._pruner is not None and depth >= MAX_DEPTH:
+                self._pruner.start(pruning.REBASE)  # the next full manifest, off the command path
         except OSError as exc:
             self.objects.discard()
             self.observer.drop()
@@ -174,6 +179,13 @@ class CheckpointStore:
         write_index(self.index_path, self.settings_hash, manifest, index, self.keys, depth)
         self._index_at, self._index_behind = time.monotonic(), False
         self._index_known = (_identity(self.index_path), manifest)
+
+    def rebased(self, full: str) -> None:
+        """(Under the lock.) ``full`` holds the last stored state's entries as a full manifest: the next
+        delta stands on it (pruning.rebase)."""
+        assert self._cache is not None
+        self._cache = (full, 0, self._cache[2])
+        self._index_behind = True
 
     def index_manifest(self) -> str | None:
         """The manifest index.json names (under the lock), read again only when the file changed."""
@@ -227,7 +239,8 @@ class CheckpointStore:
         if prev == entries:
             return last, depth, []
         private_dir(self.manifests_dir)
-        name, new_depth = write_manifest(self.manifests_dir, entries, (last, depth, prev), durable=False)
+        name, new_depth = write_manifest(self.manifests_dir, entries, (last, depth, prev), durable=False,
+                                         max_depth=MAX_CHAIN if self._pruner is not None else MAX_DEPTH)
         return name, new_depth, compare.changes(prev, entries)
 
     def _record(self, kind: Kind, command: str, actor: str, manifest: str, result: ScanResult,
@@ -263,6 +276,15 @@ class CheckpointStore:
                                          why=str(exc.details.get("why", exc.message))))
         return good, bad
 
+    def newest_first(self) -> Iterator[Checkpoint]:
+        """The kept checkpoints whose records verify, newest first, each read when it is reached."""
+        for path in reversed(self._record_paths()):
+            try:
+                record = read_record(path, self.keys)
+            except CheckpointStoreCorrupt:
+                continue
+            yield record
+
     def get(self, cp_id: str | None = None) -> Checkpoint:
         """The checkpoint ``cp_id`` (the newest when None), its record verified."""
         paths = self._record_paths()
@@ -297,10 +319,18 @@ class CheckpointStore:
         return compare.summary(compare.changes(self.manifest(a), self.manifest(b)))
 
     def manifest(self, checkpoint: Checkpoint) -> dict[str, Entry]:
-        return read_manifest(self.manifests_dir, checkpoint.manifest)
+        return self.read_manifest(checkpoint.manifest)
 
     def read_manifest(self, name: str) -> dict[str, Entry]:
-        return read_manifest(self.manifests_dir, name)
+        """The entries of manifest ``name`` (a copy: the caller may change it). The last stored state's
+        come from the stat cache, which holds them; others from ``Manifests``, which keeps the last read
+        and the full manifest under it. Either way the files are checked against their hashes (again
+        only when they changed since), so a tampered manifest is named whoever holds its entries."""
+        cache = self._cache
+        if cache is not None and cache[0] == name:
+            self._manifests.check(name)
+            return {path: item[1] for path, item in cache[2].items()}
+        return self._manifests.read(name)
 
     def pin(self, owner: str, manifest: str | None) -> None:
         """Keep ``manifest`` (and its files) through retention while ``owner`` (a fork) uses it."""
@@ -336,6 +366,17 @@ class CheckpointStore:
         with self.locked():
             _, _, items, _ = self._load_cache()
             return self._guarded(lambda: self.observer.observe(items, store=False), False)
+
+    def changed_since(self, checkpoint: Checkpoint) -> bool:
+        """Whether the workspace now differs from ``checkpoint``: no comparison when it is the last
+        stored state and the scan found nothing new (what ``_take`` relies on too)."""
+        with self.locked():
+            _, _, items, _ = self._load_cache()
+            now = self._guarded(lambda: self.observer.observe(items, store=False), False)
+            cache = self._cache
+            if not now.dirty and cache is not None and cache[0] == checkpoint.manifest and now.index is items:
+                return False
+        return compare.differs(self.manifest(checkpoint), now.entries)
 
     def diff(self, cp_id: str | None = None) -> DiffResult:
         cp = self.get(cp_id)
@@ -373,7 +414,8 @@ class CheckpointStore:
             current = self.manifest(before)
             found, left, stripped = restore(self.workspace, target, current, self.objects,
                                             keep=set(target_cp.uncovered))
-            self.forget_cache()  # the workspace changed under the cache: rescan
+            if not self.observer.wrote([c.path for c in found]):
+                self.forget_cache()  # the workspace changed under the cache: rescan
             if retention.due(self):
                 retention.prune(self, before.seq)
         return UndoResult(restored_to=target_cp.id, before_undo=before.id, changes=found, left_alone=left,

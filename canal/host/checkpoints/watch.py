@@ -134,6 +134,13 @@ class Watch:
             self.pending.folders.add(parent(path))
         return self.pending
 
+    def wrote(self, paths: list[str]) -> None:
+        """Paths written by Canal itself: their folders are listed again, the files read again (and a
+        path that is a folder now is listed too)."""
+        for path in paths:
+            self.pending.folders.update((parent(path), path))
+            self.pending.reread.add(path)
+
     def clear(self) -> None:
         self.pending = Pending()
 

@@ -21,6 +21,7 @@ STEPS = [
     "rm -rf d5",
     "mv d4 d6",
     "rm -rf e && mkdir -p e/f && echo again > e/f/x",  # a folder of empty folders made again
+    "echo later > e/f/later && echo later > e/later",  # and written in by a later command
     "python3 -c \"import mmap; f = open('d0/f0.txt', 'r+b'); m = mmap.mmap(f.fileno(), 0); m[0:1] = b'Y'\"",
 ]
 
@@ -48,6 +49,13 @@ def test_changes_made_inside_a_container_are_never_missed(tmp_path: Path, docker
             mine, walked = watched.take(kind="run", command=step), walker.take(kind="run", command=step)
             assert watched.manifest(mine) == walker.manifest(walked), step
         (ws / "d0" / "f1.txt").write_text("and one on the host\n")
+        assert watched.manifest(watched.take(kind="run")) == walker.manifest(walker.take(kind="run"))
+        first = watched.list()[0]
+        watched.undo(first.id)  # makes d5 and d4 again, removes d6: the watch is told what it wrote
+        assert watched.manifest(watched.take(kind="run")) == watched.manifest(first)
+        done = container.exec_run(["sh", "-c", "echo after > d5/after && echo after > d4/f0.txt"],
+                                  workdir="/workspace")
+        assert done.exit_code == 0, done.output
         assert watched.manifest(watched.take(kind="run")) == walker.manifest(walker.take(kind="run"))
     finally:
         container.remove(force=True)

@@ -86,6 +86,20 @@ def test_a_tampered_manifest_is_named(workspace: Path, make_store: MakeStore) ->
         store.diff(cp.id)
 
 
+def test_a_manifest_tampered_after_it_was_read_is_named(workspace: Path, make_store: MakeStore) -> None:
+    """The store keeps the entries it read last and those of the last state: neither hides a file
+    changed since (a delta's parent included)."""
+    store = make_store()
+    first = store.take(kind="run")
+    (workspace / "run.sh").write_text("changed\n")
+    second = store.take(kind="run")
+    assert store.manifest(first) != store.manifest(second)  # both held in memory now
+    for cp in (first, second):
+        (store.manifests_dir / f"{first.manifest}.z").write_bytes(b"garbage")  # the base of both
+        with pytest.raises(CheckpointStoreCorrupt, match="manifest"):
+            store.manifest(cp)
+
+
 def test_a_tampered_stat_cache_is_rebuilt_and_said(workspace: Path, make_store: MakeStore) -> None:
     make_store().take(kind="run")
     index = make_store().index_path

@@ -180,3 +180,149 @@ def test_pruning_deletes_exactly_what_no_kept_checkpoint_uses(tmp_path: Path, ws
                 assert on_disk(store) == live, f"step {step}: pruned objects left behind"
     finally:
         store.close()
+
+
+# -- the full manifest that starts a new chain, written off the command path --------------------------
+@pytest.fixture
+def full_writes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The name of the thread that wrote each full manifest of the store under test ("store"; a delta,
+    or the walker's manifest, is not counted)."""
+    from canal.host.checkpoints import records
+
+    seen: list[str] = []
+    real: Callable[..., Any] = records._put
+
+    def spy(folder: Path, doc: Any, durable: bool) -> Any:
+        if "entries" in doc and folder.parent.name == "store":
+            seen.append(threading.current_thread().name)
+        return real(folder, doc, durable)
+
+    monkeypatch.setattr(records, "_put", spy)
+    return seen
+
+
+def walk(tmp_path: Path, ws: Path) -> dict[str, Any]:
+    """The workspace as a store that walks everything sees it."""
+    walker = CheckpointStore(tmp_path / "walker", ws, CheckpointSettings(), KEYS)
+    return walker.manifest(walker.take(kind="run"))
+
+
+def chain_length(store: CheckpointStore, name: str) -> int:
+    from canal.host.checkpoints.records import manifest_chain
+
+    return len(manifest_chain(store.manifests_dir, name))
+
+
+@watching
+def test_the_next_full_manifest_is_written_off_the_command_path(tmp_path: Path, ws: Path,
+                                                                 full_writes: list[str]) -> None:
+    from canal.host.checkpoints.records import MAX_DEPTH
+
+    store = CheckpointStore(tmp_path / "store", ws, CheckpointSettings(), KEYS, watch=True)
+    try:
+        store.take(kind="run")
+        assert full_writes == ["MainThread"]  # the first checkpoint: nothing to stand on
+        for i in range(3 * MAX_DEPTH):
+            (ws / "src" / f"f{i % 20}.txt").write_text(f"round {i}\n")
+            cp = store.take(kind="run", command=f"step {i}")
+            store.settle()
+            assert read_manifest(store.manifests_dir, cp.manifest) == walk(tmp_path, ws)
+            assert chain_length(store, cp.manifest) <= MAX_DEPTH + 1
+        assert full_writes[0] == "MainThread"
+        assert len(full_writes) >= 3
+        assert set(full_writes[1:]) == {"canal-checkpoint-upkeep"}
+    finally:
+        store.close()
+
+
+@watching
+def test_a_full_manifest_for_a_state_gone_by_is_not_stood_on(tmp_path: Path, ws: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command's checkpoint lands while the full manifest is written: the next delta stands on the
+    newer state, and the chain is cut at a later checkpoint instead."""
+    from canal.host.checkpoints import pruning
+    from canal.host.checkpoints.records import MAX_CHAIN, MAX_DEPTH
+
+    store = CheckpointStore(tmp_path / "store", ws, CheckpointSettings(), KEYS, watch=True)
+    raced: list[str] = []
+    real: Callable[..., Any] = pruning.write_manifest
+
+    def racing(*args: Any, **kwargs: Any) -> Any:
+        out = real(*args, **kwargs)
+        if not raced:  # once: a command lands between the write and the switch
+            (ws / "src" / "f0.txt").write_text("landed meanwhile\n")
+            raced.append(store.take(kind="run", command="meanwhile").manifest)
+        return out
+
+    monkeypatch.setattr(pruning, "write_manifest", racing)
+    broken: list[str] = []
+    real_rebase: Callable[..., Any] = pruning.rebase
+
+    def checked(st: CheckpointStore) -> None:  # right after each switch: the state the next delta
+        real_rebase(st)  # stands on holds exactly the entries of the manifest it names
+        name, _, items = st._cache or ("", 0, {})
+        if name and read_manifest(st.manifests_dir, name) != {p: it[1] for p, it in items.items()}:
+            broken.append(name)
+
+    monkeypatch.setattr(pruning, "rebase", checked)
+    try:
+        store.take(kind="run")
+        lengths = []
+        for i in range(MAX_DEPTH + 3):
+            (ws / "src" / f"f{1 + i % 19}.txt").write_text(f"round {i}\n")
+            cp = store.take(kind="run", command=f"step {i}")
+            store.settle()
+            lengths.append(chain_length(store, cp.manifest))
+            newest = store.list()[-1]  # cp, or the one that landed meanwhile
+            assert read_manifest(store.manifests_dir, newest.manifest) == walk(tmp_path, ws)
+        assert broken == []
+        assert raced
+        assert chain_length(store, raced[0]) == MAX_DEPTH + 2
+        assert max(lengths) <= MAX_CHAIN + 1
+        assert lengths[-1] < MAX_DEPTH
+    finally:
+        store.close()
+
+
+@watching
+def test_a_full_manifest_swept_before_it_is_stood_on_is_not_used(tmp_path: Path, ws: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from canal.host.checkpoints import pruning
+    from canal.host.checkpoints.records import MAX_DEPTH
+
+    store = CheckpointStore(tmp_path / "store", ws, CheckpointSettings(), KEYS, watch=True)
+    real: Callable[..., Any] = pruning.write_manifest
+    swept: list[str] = []
+
+    def swept_at_once(*args: Any, **kwargs: Any) -> Any:
+        name, depth = real(*args, **kwargs)
+        if not swept:  # what a prune on the command path (or another process's) does to a new file
+            (store.manifests_dir / f"{name}.z").unlink()
+            swept.append(name)
+        return name, depth
+
+    monkeypatch.setattr(pruning, "write_manifest", swept_at_once)
+    from canal.host.checkpoints import scan as scan_module
+
+    listed: list[str] = []
+    real_folder = scan_module.Scanner._folder
+
+    def spy(self: Any, rel: str, *args: Any) -> None:
+        if self.root == ws:
+            listed.append(rel)
+        real_folder(self, rel, *args)
+
+    monkeypatch.setattr(scan_module.Scanner, "_folder", spy)
+    try:
+        store.take(kind="run")
+        for i in range(MAX_DEPTH + 3):
+            (ws / "src" / f"f{i % 20}.txt").write_text(f"round {i}\n")
+            listed.clear()
+            cp = store.take(kind="run", command=f"step {i}")
+            assert listed == ["src"]  # the watch still vouches: no walk of everything
+            store.settle()
+            assert read_manifest(store.manifests_dir, cp.manifest) == walk(tmp_path, ws)
+        assert swept
+        assert all(cp.manifest != swept[0] for cp in store.list())
+    finally:
+        store.close()

@@ -112,3 +112,35 @@ def test_manifests_are_deltas_and_pruning_keeps_what_they_stand_on(workspace: Pa
     store.undo(oldest.id)
     assert (workspace / "counter").read_text() == f"{oldest.seq - 1}\n"
     assert (workspace / "src" / "main.py").read_text() == "print('hi')\n"
+
+
+def test_differs_agrees_with_changes_on_random_pairs() -> None:
+    """``differs`` (pick_undo's early-exit check) names a change exactly when ``changes`` does: times
+    and owners alone are no change for either."""
+    import random
+
+    from canal.host.checkpoints import compare
+
+    rng = random.Random(5)
+    for _ in range(300):
+        old = {f"p{i}": ("f", 0o644, i, 1, 0, 0, f"h{i}") for i in range(rng.randrange(0, 8))}
+        new = dict(old)
+        for _ in range(rng.randrange(0, 3)):
+            how = rng.choice(["add", "drop", "time", "owner", "mode", "bytes", "kind"])
+            path = f"p{rng.randrange(0, 9)}"
+            entry = new.get(path, ("f", 0o644, 1, 1, 0, 0, "h"))
+            if how == "drop":
+                new.pop(path, None)
+            elif how == "time":
+                new[path] = (*entry[:3], entry[3] + 1, *entry[4:])
+            elif how == "owner":
+                new[path] = (*entry[:4], entry[4] + 1, *entry[5:])
+            elif how == "mode":
+                new[path] = (entry[0], 0o600, *entry[2:])
+            elif how == "bytes":
+                new[path] = (*entry[:6], entry[6] + "x")
+            elif how == "kind":
+                new[path] = ("l", *entry[1:])
+            else:
+                new[path] = entry
+        assert compare.differs(old, new) == bool(compare.changes(old, new)), (old, new)

@@ -246,3 +246,31 @@ def test_the_watch_limit_falls_back_to_a_walk_and_is_not_retried_at_once(
     finally:
         store.close()
 
+
+def test_after_an_undo_the_next_checkpoint_lists_only_what_the_undo_wrote(
+        tmp_path: Path, ws: Path, watched: CheckpointStore, folders_listed: list[str]) -> None:
+    """Canal's own writes raise the watch's events like anyone's: an undo costs the next command no walk."""
+    old = (ws / "d3" / "f1.txt").read_bytes()
+    (ws / "d3" / "f1.txt").write_text("changed\n")
+    watched.take(kind="run", command="write")
+    watched.undo()
+    assert (ws / "d3" / "f1.txt").read_bytes() == old
+    folders_listed.clear()
+    assert same_as_a_walk(tmp_path, ws, watched, folders_listed) == ["d3"]
+    assert watched.watch_note == ""
+
+
+@pytest.mark.parametrize("change", list(CHANGES))
+def test_an_undo_of_any_change_leaves_a_watch_that_misses_nothing(tmp_path: Path, ws: Path,
+                                                                  watched: CheckpointStore,
+                                                                  change: str) -> None:
+    """Undo each kind of change; the next checkpoint equals a walk, and so does one after a further
+    change in every folder the undo made again (the watch covers what the undo wrote)."""
+    start = watched.list()[-1]
+    CHANGES[change](ws, tmp_path)
+    watched.take(kind="run", command=change)
+    watched.undo(start.id)
+    same_as_a_walk(tmp_path, ws, watched)
+    assert watched.manifest(watched.list()[-1]) == watched.manifest(start)
+    write_everywhere(ws)
+    same_as_a_walk(tmp_path, ws, watched)
