@@ -9,6 +9,7 @@ Raises what a scan raises (``Over``, ``OSError``): the store turns them into its
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from canal.host.checkpoints.objects import ObjectStore
@@ -32,6 +33,9 @@ class Observer:
         self._state: ScanResult | None = None  # the last stored scan, which the watch's events amend
         self._walked_at = 0.0
         self._rearm_at = 0.0  # after the watch limit was reached, no new watch before this (monotonic)
+        # the minute's walk done off the command path (pruning.verify), when the store has a thread for it
+        self.verify_later: Callable[[], None] | None = None
+        self._must_walk = False  # that walk failed: the next checkpoint walks itself
 
     @property
     def armed(self) -> bool:
@@ -47,9 +51,16 @@ class Observer:
         if not self.watching or state is None or watch is None or state.index is not items:
             return self._walk(items, store=store)
         pending = watch.poll()
-        if pending.lost or time.monotonic() - self._walked_at > VERIFY_S:
-            self.note = pending.lost or f"the last walk is older than {VERIFY_S:.0f} s"
+        overdue = time.monotonic() - self._walked_at > VERIFY_S
+        if pending.lost or self._must_walk or (overdue and self.verify_later is None):
+            self.note = pending.lost or (
+                "the walk made beside the commands failed" if self._must_walk
+                else f"the last walk is older than {VERIFY_S:.0f} s")
             return self._walk(items, store=store)
+        if overdue and store:  # the walk runs beside the commands; what it finds, the next one reads
+            self._walked_at = time.monotonic()
+            assert self.verify_later is not None
+            self.verify_later()
         if not pending.folders and not pending.reread:
             return ScanResult(index=state.index, not_covered=state.not_covered, files=state.files,
                               bytes=state.bytes, frames=state.frames)
@@ -71,6 +82,20 @@ class Observer:
             return False
         self._watch.wrote(paths)
         return True
+
+    def state(self) -> tuple[Watch, dict[str, IndexItem]] | None:
+        """(Under the lock.) The watch and the stat cache of the state it vouches for, if it does."""
+        if self._watch is None or self._state is None:
+            return None
+        return self._watch, self._state.index
+
+    def verified(self, watch: Watch, paths: list[str] | None) -> None:
+        """(Under the lock.) A walk made beside the commands found ``paths`` not as the state has them:
+        the next checkpoint reads them. None: the walk failed, so the next checkpoint walks itself."""
+        if paths is None:
+            self._must_walk = True
+        elif watch is self._watch:
+            watch.wrote(paths)
 
     def stored(self, result: ScanResult) -> None:
         """``result`` is now the stored state: the watch's next events amend it."""
@@ -96,7 +121,7 @@ class Observer:
                 watch.close()
             raise
         if watch is not None:
-            self._watch, self._walked_at = watch, time.monotonic()
+            self._watch, self._walked_at, self._must_walk = watch, time.monotonic(), False
             if watch.poll().lost:  # the walk itself could not arm everything: nothing to vouch with
                 self.note = watch.pending.lost
                 if watch.exhausted:  # arming thousands of watches to lose them: not at every checkpoint

@@ -9,6 +9,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import fcntl
+import functools
 import hashlib
 import itertools
 import os
@@ -98,6 +99,8 @@ class CheckpointStore:
         self._manifests = Manifests(self.manifests_dir)  # what was read last, kept
         # a long-lived process prunes and starts new chains off the command path (pruning.py)
         self._pruner = pruning.Pruner(self) if watch else None
+        if self._pruner is not None:
+            self.observer.verify_later = functools.partial(self._pruner.start, pruning.VERIFY)
 
     @property
     def watch_note(self) -> str:

@@ -10,8 +10,11 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -55,7 +58,8 @@ def folders_listed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     real = Scanner._folder
 
     def spy(self: Scanner, rel: str, *args: object) -> None:
-        listed.append(rel)
+        if threading.current_thread() is threading.main_thread():  # on the command path
+            listed.append(rel)
         real(self, rel, *args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(scan_module.Scanner, "_folder", spy)
@@ -274,3 +278,50 @@ def test_an_undo_of_any_change_leaves_a_watch_that_misses_nothing(tmp_path: Path
     assert watched.manifest(watched.list()[-1]) == watched.manifest(start)
     write_everywhere(ws)
     same_as_a_walk(tmp_path, ws, watched)
+
+
+def test_the_minutes_walk_runs_beside_the_commands(tmp_path: Path, ws: Path, watched: CheckpointStore,
+                                                   folders_listed: list[str],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the watch cannot see (a write through a mapping still open) is found by the walk made at
+    least once a minute; in the server it runs beside the commands, and the next checkpoint reads it."""
+    from canal.host.checkpoints import observe as observe_module
+
+    monkeypatch.setattr(observe_module, "VERIFY_S", 0.0)  # the minute is always up
+    time.sleep(0.1)  # files written within 50 ms of the first scan are read again by the first walk
+    watched.take(kind="run")  # (git's racily clean rule), beside the commands too: let it settle
+    watched.settle()
+    watched.take(kind="run")
+    watched.settle()
+    path = ws / "d1" / "f0.txt"
+    with path.open("r+b") as fh, mmap.mmap(fh.fileno(), 0) as mapped:
+        mapped[0:1] = b"X"  # no event until the file is closed
+        folders_listed.clear()
+        unseen = watched.take(kind="run")
+        assert folders_listed == [], watched.watch_note  # no walk on the command path
+        assert watched.manifest(unseen)["d1/f0.txt"] == watched.manifest(watched.list()[0])["d1/f0.txt"]
+        watched.settle()  # the walk beside it found the file
+        folders_listed.clear()
+        assert same_as_a_walk(tmp_path, ws, watched, folders_listed) == ["d1"]
+        assert watched.watch_note == ""
+
+
+def test_a_failed_walk_beside_the_commands_leaves_the_next_checkpoint_to_walk(
+        tmp_path: Path, ws: Path, watched: CheckpointStore, folders_listed: list[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from canal.host.checkpoints import observe as observe_module
+    from canal.host.checkpoints import pruning
+
+    class Failing(Scanner):
+        def scan(self) -> Any:
+            raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(pruning, "Scanner", Failing)
+    monkeypatch.setattr(observe_module, "VERIFY_S", 0.0)
+    watched.take(kind="run")
+    watched.settle()
+    monkeypatch.setattr(observe_module, "VERIFY_S", 60.0)
+    (ws / "d2" / "f1.txt").write_text("changed\n")
+    folders_listed.clear()
+    assert len(same_as_a_walk(tmp_path, ws, watched, folders_listed)) == 9  # a walk of everything
+    assert "beside the commands failed" in watched.watch_note
