@@ -8,10 +8,12 @@ manifests read), to add the states taken meanwhile and delete what nobody uses. 
 is pruned on the command path as before: whether the checkpoint may be kept depends on it.
 
 Rebasing: a chain of deltas ``MAX_DEPTH`` long asks for the last state written as a full manifest (at
-20,000 files its canonical JSON is about 100 ms: it used to be paid by every 33rd command). The thread
-writes it durably without the lock, then, under the lock, makes it the state the next delta stands on
-if that state is still the last one and the file is still there (a prune on the command path could
-have swept it). Until then the store goes on writing deltas, up to ``MAX_CHAIN``.
+20,000 files its canonical JSON is about 100 ms: it used to be paid by every 33rd command; it is
+encoded a thousand entries at a time, so the commands get the GIL between). The thread writes it
+durably without the lock, then, under the lock and if the file is still there (a prune on the command
+path could have swept it), stands the next delta on it: on the full manifest itself if its state is
+still the last one, else on the last state written as a delta of it. Until then the store goes on
+writing deltas, up to ``MAX_CHAIN``.
 
 The minute's walk: the watch cannot see writes through a shared mapping held open, so a watching
 store walks everything at least once a minute. In the server that walk runs here, beside the commands
@@ -107,7 +109,9 @@ def verify(store: CheckpointStore) -> None:
         if isinstance(exc, OSError):
             raise
         return
-    moved = [path for path, item in found.items() if items.get(path) != item]
+    # by entry, not stat key: a file read within 50 ms of its write has no key kept (racily clean) and
+    # is read again by every walk; it moved only if what a checkpoint records of it did
+    moved = [path for path, item in found.items() if (old := items.get(path)) is None or old[1] != item[1]]
     moved += [path for path in items if path not in found]
     with store.locked():
         store.observer.verified(watch, moved)
@@ -118,11 +122,20 @@ def rebase(store: CheckpointStore) -> None:
     state = store._cache
     if state is None:
         return
-    items = state[2]
-    full, _ = write_manifest(store.manifests_dir, {path: item[1] for path, item in items.items()})
+    entries = {path: item[1] for path, item in state[2].items()}
+    full, _ = write_manifest(store.manifests_dir, entries)
     with store.locked():
-        if store._cache is state and (store.manifests_dir / f"{full}.z").exists():
-            store.rebased(full)
+        now = store._cache
+        if now is None or not (store.manifests_dir / f"{full}.z").exists():
+            return  # dropped, or swept by a prune on the command path: a later checkpoint asks again
+        if now is not state:  # commands went on meanwhile: the last state as a delta of the full one
+            mine = {path: item[1] for path, item in now[2].items()}
+            name, depth = write_manifest(store.manifests_dir, mine, (full, 0, entries))
+            if depth == 0:
+                return  # too far from it for a delta: a later checkpoint asks again
+            store.rebased(name, depth)
+        else:
+            store.rebased(full, 0)
 
 
 def prune(store: CheckpointStore) -> list[str]:

@@ -183,11 +183,11 @@ class CheckpointStore:
         self._index_at, self._index_behind = time.monotonic(), False
         self._index_known = (_identity(self.index_path), manifest)
 
-    def rebased(self, full: str) -> None:
-        """(Under the lock.) ``full`` holds the last stored state's entries as a full manifest: the next
-        delta stands on it (pruning.rebase)."""
+    def rebased(self, name: str, depth: int) -> None:
+        """(Under the lock.) Manifest ``name`` (a full one, or a delta of one) holds the last stored
+        state's entries: the next delta stands on it (pruning.rebase)."""
         assert self._cache is not None
-        self._cache = (full, 0, self._cache[2])
+        self._cache = (name, depth, self._cache[2])
         self._index_behind = True
 
     def index_manifest(self) -> str | None:

@@ -236,10 +236,10 @@ def test_the_next_full_manifest_is_written_off_the_command_path(tmp_path: Path, 
 
 
 @watching
-def test_a_full_manifest_for_a_state_gone_by_is_not_stood_on(tmp_path: Path, ws: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    """A command's checkpoint lands while the full manifest is written: the next delta stands on the
-    newer state, and the chain is cut at a later checkpoint instead."""
+def test_a_full_manifest_for_a_state_gone_by_is_stood_on_through_a_delta(
+        tmp_path: Path, ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command's checkpoint lands while the full manifest is written: that newer state is written
+    as a delta of the full one, and the next delta stands on it (never the full one alone)."""
     from canal.host.checkpoints import pruning
     from canal.host.checkpoints.records import MAX_CHAIN, MAX_DEPTH
 
@@ -279,7 +279,7 @@ def test_a_full_manifest_for_a_state_gone_by_is_not_stood_on(tmp_path: Path, ws:
         assert raced
         assert chain_length(store, raced[0]) == MAX_DEPTH + 2
         assert max(lengths) <= MAX_CHAIN + 1
-        assert lengths[-1] < MAX_DEPTH
+        assert lengths[-1] < MAX_DEPTH  # the chain was cut all the same
     finally:
         store.close()
 

@@ -144,3 +144,21 @@ def test_differs_agrees_with_changes_on_random_pairs() -> None:
             else:
                 new[path] = entry
         assert compare.differs(old, new) == bool(compare.changes(old, new)), (old, new)
+
+
+def test_a_full_manifest_encoded_in_chunks_is_canonical_byte_for_byte() -> None:
+    """The server's thread encodes a full manifest a thousand entries at a time; the bytes (and so the
+    name every delta and record uses) are those of ``canonical``."""
+    import random
+
+    from canal.host.checkpoints.records import CHUNK, canonical, canonical_manifest
+
+    rng = random.Random(9)
+    names = ["a", "b/c", "é/ü", "Z", "a b", "x\"y", "日本", "a/b/c/d"]
+    for size in (0, 1, CHUNK - 1, CHUNK, CHUNK + 1, 3 * CHUNK + 7):
+        entries = {f"{rng.choice(names)}/{i}-{rng.random()}": ["f", 420, i, 1, 0, 0, f"h{i}"]
+                   for i in range(size)}
+        doc = {"version": 1, "depth": 0, "entries": entries}
+        assert canonical_manifest(doc) == canonical(doc)
+    delta = {"version": 1, "parent": "p", "depth": 1, "set": {"a": ["f", 1, 1, 1, 0, 0, "h"]}, "del": []}
+    assert canonical_manifest(delta) == canonical(delta)
