@@ -58,15 +58,17 @@ GIT_ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/
            "GIT_COMMITTER_EMAIL": "b@b"}
 
 
-def generate(root: Path, files: int, total_mb: int, seed: int = 1) -> list[Path]:
-    """``files`` files in 500 folders nested up to ~6 deep, ``total_mb`` MB of incompressible bytes."""
-    rng = random.Random(seed)
+def generate(root: Path, files: int, total_mb: int, seed: int = 1, *, rng: random.Random | None = None,
+             file_bytes: int | None = None) -> list[Path]:
+    """``files`` files in 500 folders nested up to ~6 deep, ``total_mb`` MB of incompressible bytes
+    (or ``file_bytes`` each); ``rng``: the caller's, to draw from afterwards (else one of ``seed``)."""
+    rng = rng or random.Random(seed)
     dirs = [root]
     for i in range(500):
         d = rng.choice(dirs[: 1 + i // 3]) / f"d{i}"
         d.mkdir(parents=True, exist_ok=True)
         dirs.append(d)
-    size = total_mb * 1_000_000 // files
+    size = file_bytes if file_bytes is not None else total_mb * 1_000_000 // files
     pool = os.urandom(1 << 20)
     paths = []
     for i in range(files):

@@ -28,6 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_checkpoints import generate
 from benchstats import alternate, without
 
 import canal
@@ -41,20 +42,21 @@ def _loadavg() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-def generate(root: Path, files: int, size: int, rng: random.Random) -> list[Path]:
-    dirs = [root]
-    for i in range(500):
-        folder = rng.choice(dirs[: 1 + i // 3]) / f"d{i}"
-        folder.mkdir(parents=True, exist_ok=True)
-        dirs.append(folder)
-    pool = os.urandom(1 << 20)
-    paths = []
-    for i in range(files):
-        path = dirs[i % len(dirs)] / f"f{i}.txt"
-        off = rng.randrange(0, len(pool) - size)
-        path.write_bytes(pool[off:off + size])
-        paths.append(path)
-    return paths
+def workspace_args(parser: argparse.ArgumentParser) -> None:
+    """The options this script and bench_undo.py share: the workspace, and the baseline to alternate with."""
+    parser.add_argument("--files", type=int, default=20_000)
+    parser.add_argument("--size", type=int, default=5_000, help="bytes per file")
+    parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()))
+    parser.add_argument("--against", type=Path, help="a checkout of the baseline, run in turns with this")
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+
+
+def workspace(args: argparse.Namespace, prefix: str, rng: random.Random) -> tuple[Path, Path, list[Path]]:
+    """A temporary folder (root), the workspace generated in it, and its files."""
+    root = Path(tempfile.mkdtemp(prefix=prefix, dir=args.dir))
+    ws = root / "ws"
+    ws.mkdir()
+    return root, ws, generate(ws, args.files, 0, rng=rng, file_bytes=args.size)
 
 
 def pct(xs: list[float], q: float) -> float:
@@ -71,27 +73,20 @@ def wait_idle(store: CheckpointStore) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--files", type=int, default=20_000)
-    parser.add_argument("--size", type=int, default=5_000, help="bytes per file")
+    workspace_args(parser)
     parser.add_argument("--warmup", type=int, default=150)
     parser.add_argument("--takes", type=int, default=200)
     parser.add_argument("--interval", type=float, default=0.0,
                         help="seconds from one take's start to the next (0: back to back)")
-    parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()))
-    parser.add_argument("--against", type=Path, help="a checkout of the baseline, run in turns with this")
     parser.add_argument("--rounds", type=int, default=1, help="with --against: runs of each side")
-    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.against is not None:
         alternate(__file__, without(sys.argv[1:], "--against", "--rounds"), args.against, args.rounds,
                   ("first_s", "p50_ms", "p95_ms", "p99_ms", "max_ms"))
         return
     rng = random.Random(7)
-    root = Path(tempfile.mkdtemp(prefix="canal-bench-prune-", dir=args.dir))
+    root, ws, paths = workspace(args, "canal-bench-prune-", rng)
     try:
-        ws = root / "ws"
-        ws.mkdir()
-        paths = generate(ws, args.files, args.size, rng)
         settings = CheckpointSettings(floor_hours=0, floor_count=20, keep=100)
         store = CheckpointStore(root / "store", ws, settings, KEYS, watch=True)
         print(f"canal from {Path(canal.__file__).parent}; {args.files} files; load {_loadavg()}")

@@ -22,11 +22,10 @@ import os
 import random
 import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from bench_prune import KEYS, generate
+from bench_prune import KEYS, workspace, workspace_args
 from benchstats import alternate, pct, without
 
 import canal
@@ -39,24 +38,17 @@ def _loadavg() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--files", type=int, default=20_000)
-    parser.add_argument("--size", type=int, default=5_000, help="bytes per file")
+    workspace_args(parser)
     parser.add_argument("--rounds", type=int, default=30)
-    parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()))
-    parser.add_argument("--against", type=Path, help="a checkout of the baseline, run in turns with this")
     parser.add_argument("--runs", type=int, default=1, help="with --against: runs of each side")
-    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.against is not None:
         alternate(__file__, without(sys.argv[1:], "--against", "--runs"), args.against, args.runs,
                   ("undo_p50_ms", "undo_p90_ms", "after_p50_ms", "take_p50_ms", "copy_p50_ms"))
         return
     rng = random.Random(11)
-    root = Path(tempfile.mkdtemp(prefix="canal-bench-undo-", dir=args.dir))
+    root, ws, paths = workspace(args, "canal-bench-undo-", rng)
     try:
-        ws = root / "ws"
-        ws.mkdir()
-        paths = generate(ws, args.files, args.size, rng)
         store = CheckpointStore(root / "store", ws, CheckpointSettings(), KEYS, watch=True)
         print(f"canal from {Path(canal.__file__).parent}; {args.files} files; load {_loadavg()}")
         store.take(kind="run")

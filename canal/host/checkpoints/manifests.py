@@ -25,7 +25,9 @@ Identity = tuple[int, int, int, int, int]
 FULL = b'{"depth":0,"entries":'  # how a full manifest's canonical JSON begins (records.write_manifest)
 
 
-def _identity(st: os.stat_result) -> Identity:
+def identity(st: os.stat_result) -> Identity:
+    """What tells one version of a file from another: a write moves the change time, which user space
+    cannot set back; an atomic replace is a new inode."""
     return (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
@@ -76,7 +78,7 @@ class Manifests:
                 return
             known = self._checked.get(part)
             try:
-                same = known is not None and _identity(os.stat(self.folder / f"{part}.z")) == known[0]
+                same = known is not None and identity(os.stat(self.folder / f"{part}.z")) == known[0]
             except OSError:
                 same = False
             if not same:
@@ -99,7 +101,7 @@ class Manifests:
         try:
             fd = os.open(self.folder / f"{name}.z", os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
             with os.fdopen(fd, "rb") as fh:
-                identity = _identity(os.fstat(fh.fileno()))
+                seen = identity(os.fstat(fh.fileno()))
                 payload = zlib.decompress(fh.read())
         except (OSError, zlib.error) as exc:
             raise corrupt(msg, f"unreadable ({type(exc).__name__})", manifest=name) from None
@@ -109,7 +111,7 @@ class Manifests:
         if not payload.startswith(FULL):
             doc = json.loads(payload)
             parent = str(doc["parent"]) if "parent" in doc else None
-        self._checked[name] = (identity, parent)
+        self._checked[name] = (seen, parent)
         return payload, parent
 
 

@@ -18,7 +18,8 @@ writing deltas, up to ``MAX_CHAIN``.
 The minute's walk: the watch cannot see writes through a shared mapping held open, so a watching
 store walks everything at least once a minute. In the server that walk runs here, beside the commands
 (a full walk and new watches cost about 300 ms at 20,000 files: every 60th command paid it): every path
-whose stat key is not the last state's is named to the watch, and the next checkpoint reads it. A walk
+whose recorded entry is not the last state's, or that came or went, is named to the watch, and the
+next checkpoint reads it. A walk
 that fails makes the next checkpoint walk on the command path, as before.
 
 One thread at a time, for all three; a task that fails is logged and the next checkpoint that finds it due
@@ -37,7 +38,7 @@ from canal.core.fsutil import atomic_write
 from canal.host.checkpoints import retention, sweep
 from canal.host.checkpoints.errors import CheckpointError
 from canal.host.checkpoints.records import read_record, write_manifest
-from canal.host.checkpoints.scan import Over, Scanner
+from canal.host.checkpoints.scan import Over, Scanner, entries_of
 
 if TYPE_CHECKING:
     from canal.host.checkpoints.store import CheckpointStore
@@ -46,7 +47,7 @@ log = logging.getLogger("canal.checkpoints")
 PRUNE, REBASE, VERIFY = "pruning", "writing a full manifest", "the minute's walk"
 
 
-class Pruner:
+class Upkeep:
     def __init__(self, store: CheckpointStore) -> None:
         self._store = store
         self._thread: threading.Thread | None = None
@@ -94,8 +95,8 @@ class Pruner:
 
 def verify(store: CheckpointStore) -> None:
     """The walk that bounds what the watch cannot see (writes through a shared mapping), made beside
-    the commands: every path whose stat key is not the state's, or that came or went, is named to the
-    watch, and the next checkpoint reads it. A walk that fails leaves the next checkpoint to walk."""
+    the commands: every path whose recorded entry is not the state's, or that came or went, is named to
+    the watch, and the next checkpoint reads it. A walk that fails leaves the next checkpoint to walk."""
     with store.locked():
         state = store.observer.state()
     if state is None:
@@ -122,14 +123,14 @@ def rebase(store: CheckpointStore) -> None:
     state = store._cache
     if state is None:
         return
-    entries = {path: item[1] for path, item in state[2].items()}
+    entries = entries_of(state[2])
     full, _ = write_manifest(store.manifests_dir, entries)
     with store.locked():
         now = store._cache
         if now is None or not (store.manifests_dir / f"{full}.z").exists():
             return  # dropped, or swept by a prune on the command path: a later checkpoint asks again
         if now is not state:  # commands went on meanwhile: the last state as a delta of the full one
-            mine = {path: item[1] for path, item in now[2].items()}
+            mine = entries_of(now[2])
             name, depth = write_manifest(store.manifests_dir, mine, (full, 0, entries))
             if depth == 0:
                 return  # too far from it for a delta: a later checkpoint asks again

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import stat
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -44,7 +45,12 @@ class ScanResult:
 
     @property
     def entries(self) -> dict[str, Entry]:
-        return {path: item[1] for path, item in self.index.items()}
+        return entries_of(self.index)
+
+
+def entries_of(index: Mapping[str, IndexItem]) -> dict[str, Entry]:
+    """The manifest entries a stat cache holds (what a checkpoint of that state records)."""
+    return {path: item[1] for path, item in index.items()}
 
 
 class Over(Exception):

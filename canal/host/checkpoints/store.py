@@ -32,7 +32,7 @@ from canal.host.checkpoints.errors import (
     CheckpointStoreCorrupt,
 )
 from canal.host.checkpoints.ignore import Ignorer
-from canal.host.checkpoints.manifests import Manifests
+from canal.host.checkpoints.manifests import Manifests, identity
 from canal.host.checkpoints.models import (
     SHOWN_NOT_COVERED,
     Change,
@@ -60,7 +60,7 @@ from canal.host.checkpoints.records import (
     write_record,
 )
 from canal.host.checkpoints.restore import restore
-from canal.host.checkpoints.scan import Entry, IndexItem, Over, ScanResult
+from canal.host.checkpoints.scan import Entry, IndexItem, Over, ScanResult, entries_of
 from canal.host.checkpoints.settings import CheckpointSettings
 
 ID_PREFIX = "cp-"
@@ -97,10 +97,10 @@ class CheckpointStore:
         self._excluded = Ignorer.make(settings.exclude, False)
         self._index_known: tuple[tuple[int, ...], str | None] | None = None  # (index.json's stat, manifest)
         self._manifests = Manifests(self.manifests_dir)  # what was read last, kept
-        # a long-lived process prunes and starts new chains off the command path (pruning.py)
-        self._pruner = pruning.Pruner(self) if watch else None
-        if self._pruner is not None:
-            self.observer.verify_later = functools.partial(self._pruner.start, pruning.VERIFY)
+        # a long-lived process prunes, starts new chains and verifies off the command path (pruning.py)
+        self._upkeep = pruning.Upkeep(self) if watch else None
+        if self._upkeep is not None:
+            self.observer.verify_later = functools.partial(self._upkeep.start, pruning.VERIFY)
 
     @property
     def watch_note(self) -> str:
@@ -138,16 +138,16 @@ class CheckpointStore:
             record = write_record(self._record_path(record.seq), record, self.keys)
             self._cache = (manifest, depth, result.index)
             self.observer.stored(result)
-            if self._pruner is not None and depth >= MAX_DEPTH:
-                self._pruner.start(pruning.REBASE)  # the next full manifest, off the command path
+            if self._upkeep is not None and depth >= MAX_DEPTH:
+                self._upkeep.start(pruning.REBASE)  # the next full manifest, off the command path
         except OSError as exc:
             self.objects.discard()
             self.observer.drop()
             raise failed(exc, self.root) from None
         retention.add_usage(self, result.added_bytes)
         if prune and retention.due(self):
-            if self._pruner is not None and retention.usage(self) <= self.settings.max_store_bytes:
-                self._pruner.start()  # it waits for this lock: the command does not wait for it
+            if self._upkeep is not None and retention.usage(self) <= self.settings.max_store_bytes:
+                self._upkeep.start()  # it waits for this lock: the command does not wait for it
                 return record
             retention.prune(self, record.seq)
             if retention.usage(self) > self.settings.max_store_bytes:
@@ -201,9 +201,9 @@ class CheckpointStore:
         return self._index_known[1]
 
     def settle(self) -> None:
-        """Wait for a prune running in the background (a watched store's), if any."""
-        if self._pruner is not None:
-            self._pruner.settle()
+        """Wait for the upkeep running in the background (a watched store's), if any."""
+        if self._upkeep is not None:
+            self._upkeep.settle()
 
     def close(self) -> None:
         """Write the stat cache if it is behind, and release the watch (a long-lived process closing)."""
@@ -238,12 +238,12 @@ class CheckpointStore:
         if not result.dirty:
             return last, depth, []
         entries = result.entries
-        prev = {p: it[1] for p, it in items.items()}
+        prev = entries_of(items)
         if prev == entries:
             return last, depth, []
         private_dir(self.manifests_dir)
         name, new_depth = write_manifest(self.manifests_dir, entries, (last, depth, prev), durable=False,
-                                         max_depth=MAX_CHAIN if self._pruner is not None else MAX_DEPTH)
+                                         max_depth=MAX_CHAIN if self._upkeep is not None else MAX_DEPTH)
         return name, new_depth, compare.changes(prev, entries)
 
     def _record(self, kind: Kind, command: str, actor: str, manifest: str, result: ScanResult,
@@ -332,7 +332,7 @@ class CheckpointStore:
         cache = self._cache
         if cache is not None and cache[0] == name:
             self._manifests.check(name)
-            return {path: item[1] for path, item in cache[2].items()}
+            return entries_of(cache[2])
         return self._manifests.read(name)
 
     def pin(self, owner: str, manifest: str | None) -> None:
@@ -481,13 +481,11 @@ def _not_found(cp_id: str, seq: int | None, paths: builtins.list[Path]) -> Check
 
 
 def _identity(path: Path) -> tuple[int, ...]:
-    """What tells one version of a file written by ``atomic_write`` (a new inode each) from another;
-    () when there is none."""
+    """What tells one version of a file from another (manifests.identity); () when there is none."""
     try:
-        st = os.stat(path)
+        return identity(os.stat(path))
     except OSError:
         return ()
-    return (st.st_ino, st.st_dev, st.st_mtime_ns, st.st_size)
 
 
 def _now() -> str:
