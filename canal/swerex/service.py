@@ -206,14 +206,14 @@ class SwerexService:
         except zipfile.BadZipFile as exc:
             raise SwerexError(VALUE_ERROR, f"the upload is not a zip archive: {exc}") from None
         with archive:
-            for info in archive.infolist():
+            files = [info for info in archive.infolist() if not info.is_dir()]
+            for info in files:  # every name is checked before anything is written: refused whole
                 name = PurePosixPath(info.filename)
-                if info.is_dir():
-                    continue
                 if name.is_absolute() or ".." in name.parts:
                     raise SwerexError(VALUE_ERROR, f"the archive names {info.filename!r}, outside "
                                       "the target")
-                self.write_bytes(str(PurePosixPath(target) / name), archive.read(info))
+            for info in files:
+                self.write_bytes(str(PurePosixPath(target) / info.filename), archive.read(info))
         return {}
 
     def close(self) -> dict[str, Any]:
