@@ -16,8 +16,6 @@ from canal.runtime.run.pipeline import backup_lines
 from canal.runtime.run.result import RunResult
 from canal.runtime.sandboxes.start import DEFAULT_SANDBOX
 
-REFUSED = ("confirmation_required", "denied")
-
 
 # Options end at the command's first word (canal run ls -la); a mistyped option before it is an error
 # with a suggestion, never part of the command.
@@ -72,11 +70,11 @@ def run(app: App, sandbox: str, timeout: float | None, idle_timeout: float | Non
         click.echo(notice, err=True)
     if as_json:
         echo_json(result_json(result))
-    elif live is not None and result.status not in REFUSED:
+    elif live is not None and not result.refused:
         live.finish()
         click.echo(_after_live(result, live))
     else:
-        click.echo(result.text, err=result.status in REFUSED)
+        click.echo(result.text, err=result.refused)
     raise SystemExit(result.process_exit_code())
 
 

@@ -125,7 +125,7 @@ def render_call(name: str, args_json: str, result: RunResult, as_json: bool) -> 
         echo_json(result.to_json())
     else:
         text = result.text or result.output
-        click.echo(text, nl=not text.endswith("\n"))
+        click.echo(text, nl=not text.endswith("\n"), err=result.refused)
     code = result.process_exit_code()
     if code:
         raise SystemExit(code)

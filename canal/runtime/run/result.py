@@ -100,6 +100,12 @@ class RunResult(BaseModel):
     text: str = Field(default="", exclude=True)
     exec_result: ExecResult | None = Field(default=None, exclude=True)
 
+    @property
+    def refused(self) -> bool:
+        """Nothing ran: the policy denied it, or it waits for a confirmation (front ends print it on
+        stderr, leaving stdout to what commands print)."""
+        return self.status in ("confirmation_required", "denied")
+
     def process_exit_code(self) -> int:
         """The exit status of ``canal run``: the command's own, or Canal's documented code."""
         if self.status in ("ok", "failed") and self.exit_code is not None:

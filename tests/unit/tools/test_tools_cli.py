@@ -171,3 +171,13 @@ def test_discover_and_tool_list_refuse_a_description_with_a_carriage_return(runn
         assert "must be one line of visible text" in result.stderr
         assert "\\r, \\u202e" in result.stderr
     assert not (project / ".canal" / "discover" / "index.txt").exists()
+
+
+def test_a_refusal_goes_to_stderr_like_canal_run(runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A denied call is a refusal, as a confirmation is: both on stderr, stdout left to what ran."""
+    denied = _fake_result("denied", text="POLICY_DENIED\nrm matches rule x. Nothing was run.\n")
+    monkeypatch.setattr(Canal, "run_argv", lambda *a, **kw: denied)
+    result = runner.invoke(cli, ["tool", "call", "clean_build", "--args", '{"dir": "build"}'])
+    assert result.exit_code == 121
+    assert result.stdout == ""
+    assert result.stderr.splitlines()[0] == "POLICY_DENIED"
