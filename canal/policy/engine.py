@@ -22,6 +22,7 @@ from canal.policy.cel.fastops import plain
 from canal.policy.decision import STRICTNESS, Action, Decision, Source
 from canal.policy.facts import DEFAULT_SESSION, Session, segment_facts
 from canal.policy.gitplace import repositories
+from canal.policy.outside import WORKSPACE
 from canal.policy.readonly import command_read_only
 from canal.policy.shell import PARSER_VERSION, Segment, parse
 from canal.policy.shell.model import MAX_ARG_CHARS, MAX_ARGV, MAX_COMMAND_CHARS, Word
@@ -65,6 +66,10 @@ class _Outcome:
     segment: str = ""
 
 
+# command, cwd, workspace, unattended, the session's changed variables
+_CacheKey = tuple[str, str, str, bool, tuple[tuple[str, str], ...]]
+
+
 class Policy:
     def __init__(self, name: str, default: Action, rules: Sequence[CompiledRule], policy_hash: str,
                  checker: SyntaxChecker = bash_n, *, confirmations: str = "ask") -> None:
@@ -76,7 +81,7 @@ class Policy:
         self.checker = checker
         self.cache_enabled = True
         self.fast_eval = True  # translated closures (policy.cel.fastcel) where they can vouch for the result
-        self._cache: OrderedDict[tuple[str, str, bool, tuple[tuple[str, str], ...]], Decision] = OrderedDict()
+        self._cache: OrderedDict[_CacheKey, Decision] = OrderedDict()
         self._combined: OrderedDict[tuple[str, ...], Compiled] = OrderedDict()
         self._index: dict[str, list[CompiledRule]] = {}
         self._generic: list[CompiledRule] = []
@@ -90,16 +95,18 @@ class Policy:
                 self._generic.append(rule)
 
     # --- public API -------------------------------------------------------------------------------
-    def decide(self, command: str, *, cwd: str = "/workspace", unattended: bool = False,
-               context: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None) -> Decision:
+    def decide(self, command: str, *, cwd: str = WORKSPACE, unattended: bool = False,
+               context: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None,
+               workspace: str = WORKSPACE) -> Decision:
         """``cwd`` and ``env``: the session's real working directory and the exported variables it changed
-        (name -> value; values matter for PATH only), so the decision is about what will really run."""
+        (name -> value; values matter for PATH only), so the decision is about what will really run;
+        ``workspace``: where the sandbox mounts the workspace (canal.yaml's ``sandbox.workdir``)."""
         if len(command) > MAX_COMMAND_CHARS:  # refused before any work whose cost grows with the text
             return self._final(_Outcome("deny", "parse_failure", [], [
                 f"the command is {len(command)} characters long; the limit is {MAX_COMMAND_CHARS}"],
                 command[:200]), (), 0, unattended, time.monotonic())
-        session = Session(cwd=cwd, env=dict(env or {}))
-        key = (command, cwd, unattended, tuple(sorted(session.env.items())))
+        session = Session(cwd=cwd, env=dict(env or {}), workspace=workspace)
+        key = (command, cwd, workspace, unattended, tuple(sorted(session.env.items())))
         if self.cache_enabled and context is None and key in self._cache:
             self._cache.move_to_end(key)
             return self._cache[key]
@@ -117,9 +124,9 @@ class Policy:
                 self._cache.popitem(last=False)
         return decision
 
-    def decide_argv(self, argv: Sequence[str], *, cwd: str = "/workspace", unattended: bool = False,
+    def decide_argv(self, argv: Sequence[str], *, cwd: str = WORKSPACE, unattended: bool = False,
                     context: Mapping[str, Any] | None = None,
-                    env: Mapping[str, str] | None = None) -> Decision:
+                    env: Mapping[str, str] | None = None, workspace: str = WORKSPACE) -> Decision:
         """Decide an exact argv run without a shell: facts come from the argv; wrappers still unwrap."""
         start = time.monotonic()
         text = " ".join(argv)
@@ -132,18 +139,19 @@ class Policy:
                 f"an inner script could not be parsed safely ({parsed.failure})"], text), (), 0, unattended,
                 start)
         return self._decide_segments(text, parsed.segments, unattended, context, start,
-                                     Session(cwd=cwd, env=dict(env or {})))
+                                     Session(cwd=cwd, env=dict(env or {}), workspace=workspace))
 
-    def explain(self, command: str, *, cwd: str = "/workspace", unattended: bool = False,
-                context: Mapping[str, Any] | None = None,
-                env: Mapping[str, str] | None = None) -> tuple[Decision, list[SegmentReport]]:
+    def explain(self, command: str, *, cwd: str = WORKSPACE, unattended: bool = False,
+                context: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None,
+                workspace: str = WORKSPACE) -> tuple[Decision, list[SegmentReport]]:
         if len(command) > MAX_COMMAND_CHARS:
-            return self.decide(command, cwd=cwd, unattended=unattended), []
+            return self.decide(command, cwd=cwd, unattended=unattended, workspace=workspace), []
         parsed = parse(command, cwd=cwd, checker=self.checker)
-        decision = self.decide(command, cwd=cwd, unattended=unattended, context=context or {}, env=env)
+        decision = self.decide(command, cwd=cwd, unattended=unattended, context=context or {}, env=env,
+                               workspace=workspace)
         if not parsed.ok:
             return decision, []
-        session = Session(cwd=cwd, env=dict(env or {}))
+        session = Session(cwd=cwd, env=dict(env or {}), workspace=workspace)
         all_facts = [segment_facts(seg, session) for seg in parsed.segments]
         cmd, ctx = self._command_facts(command, all_facts, unattended, context)
         reports = []

@@ -11,7 +11,7 @@ from typing import Any
 from canal.policy.argfacts import arg_facts, git_subcommand
 from canal.policy.gitplace import UNKNOWN, git_place
 from canal.policy.named import named_paths, recursive_secrets
-from canal.policy.outside import outside_targets
+from canal.policy.outside import WORKSPACE, outside_targets
 from canal.policy.paths import expand, home_text, normalize
 from canal.policy.readonly import risky_args
 from canal.policy.shell.gitconfig import CODE_CONFIG_PATH
@@ -35,8 +35,9 @@ MAX_STDIN_TEXT = 4096
 class Session:
     """What the policy knows of the shell session a command runs in (its real state, from the sandbox)."""
 
-    cwd: str = "/workspace"
+    cwd: str = WORKSPACE
     env: Mapping[str, str] = field(default_factory=dict)  # exported variables it changed: name -> value
+    workspace: str = WORKSPACE  # where the workspace is mounted (canal.yaml's sandbox.workdir)
 
     def exec_changed(self) -> list[str]:
         """Execution-relevant variables the session changed; PATH only when it leaves the trusted folders."""
@@ -108,7 +109,7 @@ def segment_facts(seg: Segment, session: Session = DEFAULT_SESSION) -> dict[str,
         "writes_device": _device_writes(seg, program, paths),
         "code_writes": sorted({w for w in writes if CODE_CONFIG_PATH.search(w)}),
         "deletes": [normalize(home_text(d, literal=False), here) for d in seg.deletes],
-        "outside_targets": outside_targets(seg),
+        "outside_targets": outside_targets(seg, session.workspace),
         "stdin_text": "\n".join(r.target for r in seg.redirects
                                 if r.mode in ("heredoc", "herestring"))[:MAX_STDIN_TEXT],
         "reads": [normalize(r.target, here) for r in seg.redirects if r.mode == "read"],
@@ -130,6 +131,7 @@ def segment_facts(seg: Segment, session: Session = DEFAULT_SESSION) -> dict[str,
         "stdin_piped": seg.stdin_piped,
         "recursive": bool(program) and program in seg.functions,
         "cwd": here,
+        "workspace": session.workspace,
         "git_repo": _git_repo(seg, session),
         "text": seg.text,
     }

@@ -1,6 +1,7 @@
 """Files a command deletes, truncates, overwrites or appends to outside the workspace.
 
-The checkpoint taken before a command covers /workspace only: a change anywhere else (the home folder,
+The checkpoint taken before a command covers the workspace only (/workspace unless canal.yaml's
+``sandbox.workdir`` puts it elsewhere): a change anywhere else (the home folder,
 /etc, /var/log, a writable extra mount) cannot be brought back, which is what standard asks a person
 about. /tmp is the sandbox's own tmpfs, where no mount may be placed: nothing there is the host's.
 Paths are resolved the way bash would (the cwd after literal ``cd``s, ``..``, ``~`` and every
@@ -20,12 +21,12 @@ WORKSPACE = "/workspace"
 SCRATCH = "/tmp"
 
 
-def outside_targets(seg: Segment) -> list[str]:
+def outside_targets(seg: Segment, workspace: str = WORKSPACE) -> list[str]:
     found = [normalize(home_text(p, literal=False), seg.cwd) for p in changed_as_written(seg)]
-    return [p for p in dict.fromkeys(found) if _outside(p)]
+    return [p for p in dict.fromkeys(found) if _outside(p, workspace)]
 
 
-def _outside(path: str) -> bool:
-    if any(path == top or path.startswith(top + "/") for top in (WORKSPACE, SCRATCH)):
+def _outside(path: str, workspace: str) -> bool:
+    if any(path == top or path.startswith(top + "/") for top in (workspace, SCRATCH)):
         return False
     return not path.startswith("/dev/")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -13,21 +14,31 @@ from canal.cli.shared import App, command_text, echo_json, pass_app
 from canal.core.errors import ExitCode
 from canal.policy import PROFILES, Decision, Policy, build_policy, load_policy
 from canal.policy.loader import profile_path
+from canal.policy.outside import WORKSPACE
 from canal.policy.rules import read_policy_file
 
 _EXIT = {"allow": 0, "confirm": ExitCode.CONFIRMATION_REQUIRED, "deny": ExitCode.POLICY_DENIED}
 
 
-def _load(app: App, profile: str, files: tuple[Path, ...]) -> tuple[Policy, str]:
-    """The policy to decide with, and what to call it: exactly the one ``canal run`` uses in this project
-    (canal.yaml's profile and rule files, as approved), unless --profile or --policy asks for another."""
+@dataclass(frozen=True)
+class _Chosen:
+    policy: Policy
+    label: str  # what to call it
+    workspace: str  # where the workspace is mounted: the project's sandbox.workdir, or the default
+
+
+def _load(app: App, profile: str, files: tuple[Path, ...]) -> _Chosen:
+    """The policy to decide with: exactly the one ``canal run`` uses in this project (canal.yaml's
+    profile and rule files, as approved, and its workspace folder), unless --profile or --policy asks
+    for another."""
     if not profile and not files:
-        settings = app.canal.config.policy
-        name = " + ".join([settings.profile, *(str(f) for f in settings.files)])
-        return app.canal.policy, f"this project's ({name})"
+        config = app.canal.config
+        name = " + ".join([config.policy.profile, *(str(f) for f in config.policy.files)])
+        return _Chosen(app.canal.policy, f"this project's ({name})", config.sandbox.workdir)
     if files and profile == "":
-        return build_policy(list(files)), "the files given (not this project's policy)"
-    return load_policy(profile or "standard", files), f"{profile} (asked for; not this project's policy)"
+        return _Chosen(build_policy(list(files)), "the files given (not this project's policy)", WORKSPACE)
+    asked = f"{profile} (asked for; not this project's policy)"
+    return _Chosen(load_policy(profile or "standard", files), asked, WORKSPACE)
 
 
 def _policy_options(fn: Any) -> Any:
@@ -36,9 +47,10 @@ def _policy_options(fn: Any) -> Any:
     fn = click.option("--profile", default="",
                       help=f"Decide with a shipped profile ({', '.join(PROFILES)}) instead of this project's "
                       "policy.")(fn)
-    fn = click.option("--cwd", default="/workspace", show_default=True,
+    fn = click.option("--cwd", default=None,
                       help="The session's working directory (canal run decides with the session's real "
-                           "one; a refusal's hint gives it).")(fn)
+                           "one; a refusal's hint gives it). Default: the workspace folder (/workspace, "
+                           "or canal.yaml's sandbox.workdir).")(fn)
     fn = click.option("--session-env", "session_env", multiple=True, metavar="NAME[=VALUE]",
                       help="An exported variable the session changed (PATH with its value), as canal run "
                            "decides with them. Repeatable.")(fn)
@@ -83,7 +95,7 @@ def policy_group() -> None:
               help="Read one JSON-encoded command string per line; write one JSON decision per line.")
 @click.argument("command", nargs=-1)
 @pass_app
-def check(app: App, profile: str, files: tuple[Path, ...], cwd: str, session_env: tuple[str, ...],
+def check(app: App, profile: str, files: tuple[Path, ...], cwd: str | None, session_env: tuple[str, ...],
           unattended: bool, as_json: bool, from_stdin: bool, command: tuple[str, ...]) -> None:
     """Decide allow | confirm | deny for COMMAND with the policy canal run uses here (canal.yaml's
     profile and rule files). Exit 0 allow, 120 confirm, 121 deny. COMMAND's words mean what they mean
@@ -91,20 +103,22 @@ def check(app: App, profile: str, files: tuple[Path, ...], cwd: str, session_env
 
     Example: canal policy check -- rm -rf build/
     """
-    policy, label = _load(app, profile, files)
+    chosen = _load(app, profile, files)
     unattended = unattended or _project_unattended(app, profile, files)
     env = _session_env(session_env)
+    cwd = cwd or chosen.workspace
     if from_stdin:
-        _check_stream(policy, cwd, unattended, env)
+        _check_stream(chosen, cwd, unattended, env)
         return
     if not command:
         msg = "give a command after --, e.g. canal policy check -- git status"
         raise click.UsageError(msg)
-    decision = policy.decide(command_text(command), cwd=cwd, unattended=unattended, env=env)
+    decision = chosen.policy.decide(command_text(command), cwd=cwd, unattended=unattended, env=env,
+                                    workspace=chosen.workspace)
     if as_json:
         echo_json({**decision.to_json(), "cwd": cwd, "session_env": env})
     else:
-        _render(decision, label, cwd, env)
+        _render(decision, chosen.label, cwd, env)
     sys.exit(_EXIT[decision.action])
 
 
@@ -112,7 +126,7 @@ def _project_unattended(app: App, profile: str, files: tuple[Path, ...]) -> bool
     return not profile and not files and app.canal.unattended
 
 
-def _check_stream(policy: Policy, cwd: str, unattended: bool, env: dict[str, str]) -> None:
+def _check_stream(chosen: _Chosen, cwd: str, unattended: bool, env: dict[str, str]) -> None:
     for raw in sys.stdin:
         if not raw.strip():
             continue
@@ -124,7 +138,7 @@ def _check_stream(policy: Policy, cwd: str, unattended: bool, env: dict[str, str
             click.echo(json.dumps({"decision": "deny", "rules": [], "segments": 0,
                                    "reason": "input line is not a JSON string"}))
             continue
-        d = policy.decide(text, cwd=cwd, unattended=unattended, env=env)
+        d = chosen.policy.decide(text, cwd=cwd, unattended=unattended, env=env, workspace=chosen.workspace)
         click.echo(json.dumps({"decision": d.action, "rules": list(d.rule_ids), "reason": d.reason,
                                "segments": d.segments, "source": d.source}))
 
@@ -134,22 +148,24 @@ def _check_stream(policy: Policy, cwd: str, unattended: bool, env: dict[str, str
 @click.option("--json", "as_json", is_flag=True, help="Print decision, segments and facts as JSON.")
 @click.argument("command", nargs=-1, required=True)
 @pass_app
-def explain(app: App, profile: str, files: tuple[Path, ...], cwd: str, session_env: tuple[str, ...],
+def explain(app: App, profile: str, files: tuple[Path, ...], cwd: str | None, session_env: tuple[str, ...],
             unattended: bool, as_json: bool, command: tuple[str, ...]) -> None:
     """Show every segment of COMMAND, its facts, and which rules matched (the policy canal run uses).
 
     Example: canal policy explain -- sudo rm -rf /tmp/x
     """
-    policy, label = _load(app, profile, files)
+    chosen = _load(app, profile, files)
     unattended = unattended or _project_unattended(app, profile, files)
     env = _session_env(session_env)
-    decision, reports = policy.explain(command_text(command), cwd=cwd, unattended=unattended, env=env)
+    cwd = cwd or chosen.workspace
+    decision, reports = chosen.policy.explain(command_text(command), cwd=cwd, unattended=unattended, env=env,
+                                              workspace=chosen.workspace)
     if as_json:
         echo_json({"decision": decision.to_json(), "segments": [
             {"facts": r.facts, "matched": list(r.matched), "errors": list(r.errors), "action": r.action}
             for r in reports]})
         return
-    _render(decision, label, cwd, env)
+    _render(decision, chosen.label, cwd, env)
     for i, r in enumerate(reports, 1):
         f = r.facts
         click.echo(f"segment {i}: {r.action.upper()} matched={','.join(r.matched) or '-'}  {f['text']}")

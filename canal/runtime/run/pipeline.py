@@ -321,9 +321,12 @@ class Pipeline:
             policy = self.fork_policy()
         env = state.env()
         decided = req.decided
+        workspace = self.services.config.sandbox.workdir
         if isinstance(decided, str):
-            return policy.decide(decided, cwd=state.cwd, env=env, unattended=req.unattended)
-        return policy.decide_argv(list(decided), cwd=state.cwd, env=env, unattended=req.unattended)
+            return policy.decide(decided, cwd=state.cwd, env=env, unattended=req.unattended,
+                                 workspace=workspace)
+        return policy.decide_argv(list(decided), cwd=state.cwd, env=env, unattended=req.unattended,
+                                  workspace=workspace)
 
     def _redactor(self, req: RunRequest) -> Redactor:
         """The services' secret redactor, after masking the request's exact secrets."""

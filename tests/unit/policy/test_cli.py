@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from canal.cli.main import cli
+from canal.runtime.services import Services
+from canal.runtime.trust.service import Approver
 
 PROFILES = Path(__file__).parents[3] / "canal" / "policy" / "profiles"
 
@@ -71,3 +74,22 @@ def test_check_decides_with_the_session_variables_it_is_given() -> None:
     assert changed.exit_code == 120, changed.output
     assert "session-environment" in changed.stdout
     assert "  session: PATH=/workspace/.bin:/usr/bin\n" in changed.stdout
+
+
+def test_check_decides_in_the_projects_workspace_folder(tmp_path: Path, state_dir: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """`canal policy check` decides as `canal run` does: in a project whose workspace is at /src, a write
+    there is inside it (the default cwd is /src too) and one to /workspace is not."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "canal.yaml").write_text("sandbox:\n  workdir: /src\n")
+    services = Services(project)
+    services.trust.approve(Approver(user="alice", how="tty"), services.trust.status().snapshot.digest)
+    monkeypatch.setenv("CANAL_PROJECT_DIR", str(project))
+    runner = CliRunner()
+    inside = runner.invoke(cli, ["policy", "check", "--json", "--", "echo x > notes.txt"])
+    assert inside.exit_code == 0, inside.output
+    assert json.loads(inside.stdout)["cwd"] == "/src"
+    outside = runner.invoke(cli, ["policy", "check", "--json", "--", "echo x > /workspace/notes.txt"])
+    assert outside.exit_code == 120, outside.output
+    assert json.loads(outside.stdout)["rule_ids"] == ["outside-workspace-write"]
