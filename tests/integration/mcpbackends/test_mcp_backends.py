@@ -101,8 +101,8 @@ def test_strict_runs_only_read_only_backend_tools(backend_project: Make) -> None
     assert project.run("tool", "call", "list_projects").returncode == 0
     refused = project.run("tool", "call", "create_project", "--args", '{"name": "demo", "kind": 1}')
     assert refused.returncode == 121
-    assert refused.stdout.startswith("POLICY_DENIED\n")
-    assert "mcp-tool-not-read-only" in refused.stdout
+    assert refused.stderr.startswith("POLICY_DENIED\n")
+    assert "mcp-tool-not-read-only" in refused.stderr
     assert [c["tool"] for c in project.calls()] == ["list_projects"]
 
 
