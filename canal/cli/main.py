@@ -97,7 +97,7 @@ class CanalGroup(click.Group):
 @click.pass_context
 def cli(ctx: click.Context, project: Path | None) -> None:
     """Canal: run commands in hardened sandboxes under a policy, with output made for models."""
-    app = App(ctx, start=project)
+    app = App(ctx, start=project, resources=ctx.obj)  # the server's, when it runs this CLI (served.py)
     ctx.obj = app
     if ctx.invoked_subcommand is None:
         from canal.cli.admin.help_cmd import level0_index

@@ -2,7 +2,8 @@
 
 It listens first and imports the CLI, the policy engine and the Docker client in the background, so
 the first call waits for as little as possible. It runs the same CLI as ``canal`` in-process, one thread
-per call (``served.py``), with one warm state for every project it serves (``runtime/sandboxes/warm.py``).
+per call (``served.py``), with one set of shared resources for every project it serves
+(``runtime/sandboxes/resources.py``), given to every ``Canal`` it makes.
 """
 
 from __future__ import annotations
@@ -84,13 +85,15 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(stream=log_stream, level=logging.INFO,
                         format="%(asctime)s canal-server[%(process)d] %(levelname)s %(name)s: %(message)s")
     from canal.cli.served import handle_cli
-    from canal.runtime.sandboxes.warm import Warm, install
+    from canal.runtime.sandboxes.resources import Shared
     from canal.server import routed
     from canal.server.api_ops import api_handler
     from canal.server.kept import KeptCanals
 
-    kept = KeptCanals()
-    handlers: dict[str, Handler] = {"cli": handle_cli, "api": api_handler(kept)}
+    resources = Shared(pool_owner=f"canal-pool-{os.geteuid()}-{paths.name.removeprefix('server-')}")
+    kept = KeptCanals(resources)
+    handlers: dict[str, Handler] = {"cli": lambda conn, request: handle_cli(conn, request, resources),
+                                    "api": api_handler(kept)}
     daemon = Daemon(paths, build_id(), handlers, idle_timeout_s=args.idle_timeout)
     if not daemon.acquire():
         logging.getLogger("canal.server").info("another server holds %s: exiting", paths.lock)
@@ -102,12 +105,10 @@ def main(argv: list[str] | None = None) -> None:
     doors = Doors(paths.name.removeprefix("server-"), door_handle)
     doors.open()
     daemon.on_stop.append(doors.close)
-    warm = Warm(pool_owner=f"canal-pool-{os.geteuid()}-{paths.name.removeprefix('server-')}")
-    install(warm)
-    daemon.on_stop.append(warm.close)
-    daemon.status_extra.append(warm.status)
+    daemon.on_stop.append(resources.close)
+    daemon.status_extra.append(resources.status)
     daemon.status_extra.append(kept.status)
-    daemon.keep_awake.append(warm.busy)
+    daemon.keep_awake.append(resources.busy)
     faulthandler.register(signal.SIGUSR1, file=log_stream, all_threads=True)  # a stack dump on demand
     signal.signal(signal.SIGTERM, lambda *_: daemon.stop("SIGTERM"))
     signal.signal(signal.SIGINT, lambda *_: daemon.stop("SIGINT"))

@@ -10,11 +10,14 @@ from __future__ import annotations
 import logging
 import os
 import traceback
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from canal.runtime.run.interrupt import interruptible
 from canal.server import routed
 from canal.server.conn import Connection
+
+if TYPE_CHECKING:
+    from canal.runtime.sandboxes.resources import Resources
 
 log = logging.getLogger("canal.server")
 
@@ -32,7 +35,8 @@ def exit_code(exc: SystemExit) -> int:
     return 1
 
 
-def handle_cli(conn: Connection, request: dict[str, Any]) -> int:
+def handle_cli(conn: Connection, request: dict[str, Any], resources: Resources) -> int:
+    """Run ``canal ARGV`` for the client, its ``Canal`` given the server's ``resources``."""
     argv = [str(a) for a in request.get("argv") or []]
     env = {str(k): str(v) for k, v in (request.get("env") or {}).items()}
     tty = {str(k): bool(v) for k, v in (request.get("tty") or {}).items()}
@@ -47,14 +51,16 @@ def handle_cli(conn: Connection, request: dict[str, Any]) -> int:
         except OSError as exc:
             io.stderr.write(f"canal: cannot enter the working directory {cwd}: {exc.strerror}\n")
             return 125
-        return _run(argv)
+        return run(argv, resources)
 
 
-def _run(argv: list[str]) -> int:
+def run(argv: list[str], resources: Resources | None) -> int:
+    """``canal ARGV`` in this process, with ``resources`` for its ``Canal`` (None: it owns its own);
+    returns the exit status."""
     from canal.cli.main import cli
 
     try:
-        cli.main(args=argv, prog_name="canal", standalone_mode=True)
+        cli.main(args=argv, prog_name="canal", standalone_mode=True, obj=resources)
     except SystemExit as exc:
         return exit_code(exc)
     except KeyboardInterrupt:

@@ -34,6 +34,7 @@ from canal.runtime.settings.project import ProjectLocation, locate_project
 if TYPE_CHECKING:
     from canal.host.checkpoints import Change
     from canal.runtime.api import Canal
+    from canal.runtime.sandboxes.resources import Resources
     from canal.runtime.trust import TrustStatus
     from canal.sandbox.images import BuildEvent
 
@@ -69,6 +70,7 @@ class App:
 
     root: click.Context
     start: Path | None = None  # --project/-C
+    resources: Resources | None = None  # the server's, given to its Canal (None: the Canal owns its own)
     _canal: Canal | None = field(default=None, repr=False)
 
     @cached_property
@@ -95,6 +97,7 @@ class App:
 
         options.setdefault("actor", actor())
         options.setdefault("on_build", BuildProgress(verbose=False))
+        options.setdefault("resources", self.resources)
         self._canal = self.root.with_resource(Canal(self.project_dir, **options))
         return self._canal
 

@@ -2,7 +2,7 @@
 read-only views of sandboxes, tasks and workflow runs, served on http://localhost:PORT (127.0.0.1 only).
 
 A front end, like MCP: the CLI finds ``serve`` through the ``canal.front_ends`` entry point and never
-imports this package. In the Canal server the console is a resident of its warm state (it lives as long
+imports this package. In the Canal server the console is a resident of its resources (it lives as long
 as the server, which stays up while an approver is logged in); without a server, ``serve`` runs it in
 the foreground until interrupted.
 """
@@ -11,19 +11,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from canal.runtime.sandboxes.resources import Resources
 
 
-def serve(project_dir: Path, on_ready: Callable[[str], None]) -> str:
-    """Serve ``project_dir``'s console on its configured port; ``on_ready`` gets the URL. Returns the URL
-    at once in the server; blocks (until Ctrl-C) without one."""
+def serve(project_dir: Path, on_ready: Callable[[str], None], resources: Resources | None = None) -> str:
+    """Serve ``project_dir``'s console on its configured port; ``on_ready`` gets the URL. With resources
+    that outlive the call (the Canal server's), the console is one of their residents and this returns
+    the URL at once; otherwise it is served in the foreground until Ctrl-C."""
     from canal.console.runner import ConsoleServer
-    from canal.runtime.sandboxes.warm import installed
-    from canal.runtime.services import Services
+    from canal.runtime.api import Canal
 
     project_dir = project_dir.resolve()
-    settings = Services(project_dir).config.approvals.console
-    warm = installed()
-    if warm is None:
+    with Canal(project_dir, actor="console", resources=resources) as canal:
+        settings = canal.config.approvals.console
+    if resources is None or not resources.lasting:
         server = ConsoleServer(project_dir, settings.port, settings.session_ttl_s).start()
         on_ready(server.url)
         try:
@@ -32,8 +36,8 @@ def serve(project_dir: Path, on_ready: Callable[[str], None]) -> str:
             server.close()
         return server.url
     key = ("console", str(project_dir), settings.port)
-    resident = warm.resident(key, lambda: ConsoleServer(project_dir, settings.port,
-                                                         settings.session_ttl_s).start())
+    resident = resources.resident(key, lambda: ConsoleServer(project_dir, settings.port,
+                                                             settings.session_ttl_s, resources).start())
     assert isinstance(resident, ConsoleServer)
     resident.revive()
     on_ready(resident.url)

@@ -16,7 +16,7 @@ import time
 from collections.abc import Awaitable, Callable
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 from starlette.applications import Starlette
@@ -36,6 +36,9 @@ from canal.console.templates import Pages
 from canal.core.errors import CanalError
 from canal.runtime.errors import error_json
 from canal.runtime.services import Services
+
+if TYPE_CHECKING:
+    from canal.runtime.sandboxes.resources import Resources
 
 log = logging.getLogger("canal.console")
 COOKIE = "canal_console_{port}"  # cookies are not kept apart by port: each console has its own name
@@ -77,8 +80,11 @@ class RefusalBudget:
 
 
 class Console:
-    def __init__(self, project_dir: Path, port: int, session_ttl_s: float) -> None:
+    def __init__(self, project_dir: Path, port: int, session_ttl_s: float,
+                 resources: Resources | None = None) -> None:
+        """``resources``: those of the Canal server it runs in (None: each page's Canal owns its own)."""
         self.project_dir = project_dir
+        self.resources = resources
         self.port = port
         self.sessions = Sessions(session_ttl_s)
         self.pages = Pages()
@@ -87,7 +93,7 @@ class Console:
 
     def services(self) -> Services:
         """The project's services as canal.yaml says now (a fresh read of the approved settings)."""
-        return Services(self.project_dir)
+        return Services(self.project_dir, resources=self.resources)
 
     # sessions --------------------------------------------------------------------------------
     def session(self, request: Request) -> Session | None:

@@ -79,7 +79,7 @@ def _table(columns: list[str], row_class: str, empty: str,
     def gather(console: Console, request: Request) -> dict[str, Any]:
         from canal.runtime.api import Canal
 
-        with Canal(console.project_dir, actor="console") as canal:
+        with Canal(console.project_dir, actor="console", resources=console.resources) as canal:
             found = rows(canal)
         return {"columns": columns, "row_class": row_class, "empty": empty, "rows": found}
     return gather

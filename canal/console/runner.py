@@ -10,11 +10,15 @@ import socket
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import uvicorn
 
 from canal.console.app import Console, build
 from canal.console.errors import CONSOLE_PORT_BUSY
+
+if TYPE_CHECKING:
+    from canal.runtime.sandboxes.resources import Resources
 
 log = logging.getLogger("canal.console")
 HOST = "127.0.0.1"
@@ -38,10 +42,11 @@ def _bind(port: int) -> socket.socket:
 
 
 class ConsoleServer:
-    """One project's console; a resident of the Canal server's warm state (closed when it stops)."""
+    """One project's console; a resident of the Canal server's resources (closed when it stops)."""
 
-    def __init__(self, project_dir: Path, port: int, session_ttl_s: float) -> None:
-        self.console = Console(project_dir, port, session_ttl_s)
+    def __init__(self, project_dir: Path, port: int, session_ttl_s: float,
+                 resources: Resources | None = None) -> None:
+        self.console = Console(project_dir, port, session_ttl_s, resources)
         self.url = f"http://localhost:{port}/"
         self._prepare()
 
@@ -83,7 +88,7 @@ class ConsoleServer:
         """A logged-in session is live: the Canal server does not idle out under the approver."""
         return self.console.sessions.any_logged_in()
 
-    def close(self) -> None:
+    def close(self, why: str = "") -> None:
         self._server.should_exit = True
         self._thread.join(5.0)
         with contextlib.suppress(OSError):

@@ -33,8 +33,8 @@ from canal.runtime.remote import connect
 from canal.runtime.run.pipeline import Pipeline, RunRequest
 from canal.runtime.run.result import RunResult
 from canal.runtime.sandboxes.egress import EgressLog
+from canal.runtime.sandboxes.resources import Owned, Resources, policy_key
 from canal.runtime.sandboxes.start import DEFAULT_SANDBOX, SandboxRef, ensure_sandbox, sandbox_ref
-from canal.runtime.sandboxes.warm import installed, policy_key
 from canal.runtime.services import OUTPUTS, Services
 from canal.runtime.settings.config import CanalConfig
 from canal.runtime.settings.project import find_project_dir
@@ -76,18 +76,23 @@ class Canal:
     def __init__(self, project_dir: str | Path | None = None, *, sandbox: str = DEFAULT_SANDBOX,
                  unattended: bool | None = None, actor: str = "agent", config: CanalConfig | None = None,
                  backend: SandboxBackend | None = None,
-                 on_build: Callable[[BuildEvent], None] | None = None, profile: str | None = None) -> None:
-        """``profile``: a policy profile stricter than the project's (a looser one is refused)."""
+                 on_build: Callable[[BuildEvent], None] | None = None, profile: str | None = None,
+                 resources: Resources | None = None) -> None:
+        """``profile``: a policy profile stricter than the project's (a looser one is refused).
+        ``resources``: what this object builds once and uses again (policies, backends, checkpoint stores,
+        background tasks; ``runtime/sandboxes/resources.py``): the server gives every Canal it makes its
+        one ``Shared`` set; without one, this object owns its own and closes it with itself."""
         start = Path(project_dir) if project_dir is not None else None
         self.project_dir = find_project_dir(start) if start is None else start.resolve()
-        self.services = Services(self.project_dir, config=config, profile=profile)
+        self._owns_resources = resources is None
+        self._resources = Owned() if resources is None else resources
+        self.services = Services(self.project_dir, config=config, profile=profile, resources=self._resources)
         self.sandbox = sandbox
         self._refs: dict[str, SandboxRef] = {}
         self.actor = actor
         self._unattended = unattended
         self._backend = backend
         self._on_build = on_build
-        self._shared = False
 
     @staticmethod
     def connect(project_dir: str | Path | None = None, *, sandbox: str = DEFAULT_SANDBOX,
@@ -116,11 +121,8 @@ class Canal:
         files = list(texts)
         verified = self.services.state_dir / "policy-verified"
         load = load_fork_policy if fork else load_policy
-        warm = installed()
-        if warm is None:
-            return load(profile, files, verified_dir=verified, texts=texts)
-        return warm.policy(policy_key(f"{FORK_PROFILE}:{profile}" if fork else profile, texts),
-                           lambda: load(profile, files, verified_dir=verified, texts=texts))
+        return self._resources.policy(policy_key(f"{FORK_PROFILE}:{profile}" if fork else profile, texts),
+                                      lambda: load(profile, files, verified_dir=verified, texts=texts))
 
     @cached_property
     def backend(self) -> SandboxBackend:
@@ -128,15 +130,11 @@ class Canal:
             return self._backend
         owner = f"canal-{project_key(self.project_dir)}"
         protected = tuple(self.services.protected_paths())
-        warm = installed()
         limit = self.services.config.storage.output_per_stream
-        if warm is None:
-            return DockerBackend(docker_client(), owner=owner, protected_paths=protected, spool_limit=limit)
-        self._shared = True  # the server's warm state owns it (and its sessions)
-        backend = warm.backend((owner, str(self.services.state_dir)),
-                               lambda: DockerBackend(docker_client(), owner=owner, protected_paths=protected,
-                                                     spool_limit=limit))
-        if isinstance(backend, DockerBackend):
+        backend = self._resources.backend(
+            (owner, str(self.services.state_dir)),
+            lambda: DockerBackend(docker_client(), owner=owner, protected_paths=protected, spool_limit=limit))
+        if isinstance(backend, DockerBackend):  # one kept by shared resources was built by another Canal
             backend.protected_paths = protected  # state folders made since it was built are protected too
             backend.spool_limit = limit  # canal.yaml may have changed since it was built
         return backend
@@ -155,19 +153,18 @@ class Canal:
 
     @cached_property
     def task_manager(self) -> TaskManager:
-        """This project's background tasks: the server's (shared by every door, outliving this object),
-        or, in-process, this object's own (its tasks end when it closes)."""
+        """This project's background tasks, a resident of the resources: the server's (shared by every
+        door, outliving this object, so it reads the project's state itself), or, in-process, this
+        object's own (its tasks end when it closes)."""
         from canal.runtime.tasks import TaskError, TaskManager
 
         backend = self.backend
         if not isinstance(backend, BackgroundBackend):
             msg = f"This sandbox backend ({type(backend).__name__}) runs no background tasks."
             raise TaskError(msg, hint="use the Docker backend (the default)")
-        warm = installed()
-        if warm is None:
-            return TaskManager(self.project_dir, backend, self.services)
         key = ("tasks", str(self.project_dir), str(self.services.state_dir))
-        manager = warm.resident(key, lambda: TaskManager(self.project_dir, backend))
+        services = None if self._resources.lasting else self.services
+        manager = self._resources.resident(key, lambda: TaskManager(self.project_dir, backend, services))
         assert isinstance(manager, TaskManager)
         return manager
 
@@ -178,7 +175,7 @@ class Canal:
         from canal.runtime.tasks import Tasks
 
         return Tasks(self.pipeline, self.services, self.task_manager, self.ref, actor=self.actor,
-                     unattended=self.unattended, persistent=installed() is not None)
+                     unattended=self.unattended, persistent=self._resources.lasting)
 
     @cached_property
     def files(self) -> FileOps:
@@ -409,15 +406,11 @@ class Canal:
 
     def close(self) -> None:
         if "audit" in self.services.__dict__:  # outcome records are written without their own fsync
-            warm = installed()
-            if warm is None:
-                self.services.audit.sync()
-            else:
-                warm.sync_later(self.services.audit)
-        if "task_manager" in self.__dict__ and installed() is None:
-            self.task_manager.close("closed")  # in-process, this object's tasks end with it
-        if "backend" in self.__dict__ and not self._shared:
-            self.backend.close()
+            self._resources.commit(self.services.audit)
+        if self._owns_resources:  # in-process: this object's tasks end, its backend and sessions close
+            self._resources.close()
+        if self._backend is not None and "backend" in self.__dict__:
+            self._backend.close()
 
     def __enter__(self) -> Canal:
         return self

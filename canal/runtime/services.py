@@ -18,7 +18,7 @@ from canal.host.redact import Redactor
 from canal.host.sealed.store import SealedStore
 from canal.host.trash.store import Trash
 from canal.runtime.sandboxes.egress import EgressRecorder
-from canal.runtime.sandboxes.warm import installed
+from canal.runtime.sandboxes.resources import Owned, Resources
 from canal.runtime.settings.config import CanalConfig, with_profile
 from canal.runtime.trust import TrustedConfig, policy_file_path
 from canal.runtime.trust.snapshot import Snapshot, read_policy_text
@@ -42,8 +42,12 @@ class Services:
     """Everything host-side that belongs to one project. Cheap to make; each part is built on first use."""
 
     def __init__(self, project_dir: Path, *, config: CanalConfig | None = None,
-                 keys: KeyStore | None = None, profile: str | None = None) -> None:
+                 keys: KeyStore | None = None, profile: str | None = None,
+                 resources: Resources | None = None) -> None:
+        """``resources``: the set its checkpoint store and warm pools come from (``Canal`` passes its
+        own); without one, a plain store and no pools."""
         self.project_dir = project_dir.resolve()
+        self.resources = Owned() if resources is None else resources
         self._config = config
         self._keys = keys
         self._profile = profile
@@ -160,19 +164,16 @@ class Services:
     @cached_property
     def checkpoints(self) -> CheckpointStore:
         """The workspace's checkpoints (host-side, outside every mount); records HMAC'd with a host key.
-        In the server, one store per project lives as long as the server: its stat cache and its
-        workspace watch make a checkpoint where nothing changed cost no walk."""
+        The server's resources keep one store per project as long as the server lives: its stat cache
+        and its workspace watch make a checkpoint where nothing changed cost no walk."""
         keys = self.keys
         derived = keys.derive_all(CHECKPOINT_PURPOSE)
         settings = self.config.checkpoints
         root = self.state_dir / "checkpoints"
-        warm = installed()
-        if warm is None:
-            return CheckpointStore(root, self.project_dir, settings, Keys(keys.primary_id, derived))
         key = (str(root), str(self.project_dir), settings.model_dump_json(), keys.primary_id,
                tuple(sorted((k, hashlib.sha256(v).hexdigest()) for k, v in derived.items())))
-        return warm.checkpoints(key, lambda: CheckpointStore(root, self.project_dir, settings,
-                                                             Keys(keys.primary_id, derived), watch=True))
+        return self.resources.checkpoints(key, lambda watch: CheckpointStore(
+            root, self.project_dir, settings, Keys(keys.primary_id, derived), watch=watch))
 
     @cached_property
     def forks(self) -> ForkStore:

@@ -14,9 +14,9 @@ same stamp ("racy" entries, as git calls them): what was read from such a file i
 only, and kept from a later build once everything has settled.
 
 Calls on one kept ``Canal`` may run at once from several connections: what it holds between calls is
-built once (settings, policy, the warm state's backend) and read after, and every call of the public API
-takes its arguments and nothing else from the object. After each call its audit records are put on disk
-by the warm state's group commit, as when each call had its own ``Canal``.
+built once (settings, policy, the shared resources' backend) and read after, and every call of the public
+API takes its arguments and nothing else from the object. After each call its audit records are put on
+disk by the resources' group commit, as when each call had its own ``Canal``.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from canal.core.errors import CanalError
 
 if TYPE_CHECKING:
     from canal.runtime.api import Canal
+    from canal.runtime.sandboxes.resources import Resources
 
 log = logging.getLogger("canal.server")
 SETTLE_S = 2.0
@@ -72,8 +73,11 @@ class _Kept:
 
 
 class KeptCanals:
-    def __init__(self, *, clock: Callable[[], float] = time.time, settle_s: float = SETTLE_S,
-                 limit: int = MAX_KEPT) -> None:
+    """``resources``: the server's one set, given to every ``Canal`` built here."""
+
+    def __init__(self, resources: Resources, *, clock: Callable[[], float] = time.time,
+                 settle_s: float = SETTLE_S, limit: int = MAX_KEPT) -> None:
+        self._resources = resources
         self._clock = clock
         self._settle_s = settle_s
         self._limit = limit
@@ -97,7 +101,7 @@ class KeptCanals:
             self._drop(key, canal)
             raise
         finally:
-            canal.close()  # its records on disk soon (group commit); the warm state keeps the rest
+            canal.close()  # its records on disk soon (group commit); the resources keep the rest
 
     def _current(self, key: Key) -> Canal | None:
         with self._lock:
@@ -115,12 +119,12 @@ class KeptCanals:
         from canal.runtime.api import Canal  # not on the server's start path
 
         started_ns = int((self._clock() - self._settle_s) * 1e9)
-        canal = Canal(project, sandbox=sandbox, actor=actor)
+        canal = Canal(project, sandbox=sandbox, actor=actor, resources=self._resources)
         with self._lock:
             self.builds += 1
         try:
             sources = canal.services.sources()  # the settings read and checked now, once
-            canal.policy  # noqa: B018  # compiled (or taken from the warm state) once, not by each call
+            canal.policy  # noqa: B018  # compiled (or taken from the resources) once, not by each call
         except CanalError:
             return canal  # the call raises the same again, as a fresh Canal would: nothing is kept
         if sources is None:

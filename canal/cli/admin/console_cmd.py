@@ -35,7 +35,7 @@ def console(app: App, as_json: bool) -> None:
             click.echo("Log in at /login (register a passkey at /register first); "
                        "it runs as long as the Canal server does (canal server stop ends it).", err=True)
 
-    serve(app.project_dir, ready)
+    serve(app.project_dir, ready, app.resources)
 
 
 def register(cli: click.Group) -> None:

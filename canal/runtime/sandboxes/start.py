@@ -14,7 +14,6 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
 
 from canal.core.next import act
 from canal.host.paths import DEFAULT_SANDBOX as DEFAULT_SANDBOX  # re-exported: the CLI and api use it
@@ -22,7 +21,6 @@ from canal.host.paths import config_dir, project_key
 from canal.runtime.errors import SANDBOX_LIMIT_REACHED, STATE_DIR_UNUSABLE, ConfigError
 from canal.runtime.sandboxes.gitguard import guard_env
 from canal.runtime.sandboxes.images import ensure_project_image
-from canal.runtime.sandboxes.warm import installed
 from canal.runtime.services import Services
 from canal.runtime.settings.mounts import check_user_mounts
 from canal.runtime.trust.snapshot import settings_files
@@ -31,9 +29,6 @@ from canal.sandbox.docker.backend import DockerBackend
 from canal.sandbox.errors import ImageNotFound, SandboxExists
 from canal.sandbox.images import DEFAULT_IMAGE, EGRESS_IMAGE, BuildEvent
 from canal.sandbox.spec import Mount, SandboxSpec
-
-if TYPE_CHECKING:
-    from canal.runtime.sandboxes.pooling import Pools
 
 OUTPUT_MOUNT = "/canal/output"
 LOCKS = "locks"  # in the state folder: one lock file per sandbox, for starting it
@@ -239,7 +234,7 @@ def check_sandbox_limit(services: Services, backend: SandboxBackend, ref: Sandbo
 
 def _start(services: Services, backend: SandboxBackend, ref: SandboxRef, spec: SandboxSpec,
            on_event: Callable[[BuildEvent], None] | None) -> SandboxInfo:
-    pools = _pools(backend)
+    pools = services.resources.pools() if isinstance(backend, DockerBackend) else None
     if pools is not None and isinstance(backend, DockerBackend):
         pooled = pools.take(spec, ref.container, services.outputs_dir(ref.name), backend)
         if pooled is not None:
@@ -248,12 +243,6 @@ def _start(services: Services, backend: SandboxBackend, ref: SandboxRef, spec: S
     if pools is not None:  # the next project with this spec starts from a sandbox made ahead
         pools.remember(spec, uid_gid(spec.user) if os.geteuid() == 0 else None)
     return info
-
-
-def _pools(backend: SandboxBackend) -> Pools | None:
-    """The server's warm pools, for a Docker backend (in-process use has none)."""
-    warm = installed()
-    return warm.pools() if warm is not None and isinstance(backend, DockerBackend) else None
 
 
 def _create(backend: SandboxBackend, ref: SandboxRef, spec: SandboxSpec,

@@ -1,8 +1,8 @@
 """``TaskManager``: the background tasks of one project, from start to their recorded end.
 
-In the server there is one per project, in the warm state, so a task outlives the call that started it
-and every door (CLI, MCP, the Python API) sees the same tasks. In-process, the ``Canal`` that made it
-owns it, and its tasks end when that object closes.
+In the server there is one per project, a resident of its shared resources, so a task outlives the call
+that started it and every door (CLI, MCP, the Python API) sees the same tasks. In-process, the ``Canal``
+that made it owns it (in its own resources), and its tasks end when that object closes.
 
 A task's end is recorded where it happens (the background channel's reader thread): the log closes,
 the record is rewritten, the audit log gets the ``run.completed`` of the task's ``run.started``, its

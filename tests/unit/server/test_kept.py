@@ -16,7 +16,7 @@ import pytest
 from canal.host.approvals import Approver
 from canal.host.keys import KeyStore
 from canal.runtime.api import Canal
-from canal.runtime.sandboxes.warm import Warm, install
+from canal.runtime.sandboxes.resources import Shared
 from canal.runtime.services import Services
 from canal.runtime.trust import ConfigUnapproved
 from canal.server.kept import KeptCanals
@@ -26,7 +26,7 @@ LATER = 3600.0  # a clock this far ahead: every file read has settled
 
 
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("CANAL_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.setenv("CANAL_CONFIG_DIR", str(tmp_path / "config"))
     monkeypatch.delenv("CANAL_KEY", raising=False)
@@ -35,11 +35,14 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     (folder / "policy" / "extra.yaml").write_text("name: extra\ndefault: allow\nrules: []\n")
     (folder / "canal.yaml").write_text("policy: {profile: standard, files: [policy/extra.yaml]}\n")
     approve(folder)
-    warm = Warm()
-    install(warm)
-    yield folder
-    install(None)
-    warm.close()
+    return folder
+
+
+@pytest.fixture
+def shared() -> Iterator[Shared]:
+    """The server's one set of resources, given to every Canal it keeps."""
+    with Shared() as resources:
+        yield resources
 
 
 def approve(folder: Path) -> None:
@@ -47,8 +50,8 @@ def approve(folder: Path) -> None:
     services.trust.approve(PERSON, services.trust.status().snapshot.digest)
 
 
-def settled() -> KeptCanals:
-    return KeptCanals(clock=lambda: time.time() + LATER)
+def settled(shared: Shared) -> KeptCanals:
+    return KeptCanals(shared, clock=lambda: time.time() + LATER)
 
 
 def used(kept: KeptCanals, folder: Path, sandbox: str = "default", actor: str = "agent") -> Canal:
@@ -57,8 +60,8 @@ def used(kept: KeptCanals, folder: Path, sandbox: str = "default", actor: str = 
         return canal
 
 
-def test_a_kept_canal_serves_the_next_call_while_nothing_changed(project: Path) -> None:
-    kept = settled()
+def test_a_kept_canal_serves_the_next_call_while_nothing_changed(project: Path, shared: Shared) -> None:
+    kept = settled(shared)
     first = used(kept, project)
     assert used(kept, project) is first
     assert kept.status() == {"api_canals": 1, "api_canal_builds": 1}
@@ -67,8 +70,9 @@ def test_a_kept_canal_serves_the_next_call_while_nothing_changed(project: Path) 
 
 
 @pytest.mark.parametrize("change", ["canal.yaml", "rule file", "approval", "key ring", "folder"])
-def test_what_the_settings_were_read_from_changing_makes_a_new_canal(project: Path, change: str) -> None:
-    kept = settled()
+def test_what_the_settings_were_read_from_changing_makes_a_new_canal(project: Path, change: str,
+                                                                     shared: Shared) -> None:
+    kept = settled(shared)
     first = used(kept, project)
     if change == "canal.yaml":  # a tightening: it applies at once, recorded as config.accept
         (project / "canal.yaml").write_text("policy: {profile: strict, files: [policy/extra.yaml]}\n")
@@ -90,8 +94,9 @@ def test_what_the_settings_were_read_from_changing_makes_a_new_canal(project: Pa
         assert second.config.policy.profile == "strict"
 
 
-def test_a_loosening_edit_is_refused_on_the_next_call_not_served_from_the_kept_one(project: Path) -> None:
-    kept = settled()
+def test_a_loosening_edit_is_refused_on_the_next_call_not_served_from_the_kept_one(project: Path,
+                                                                                  shared: Shared) -> None:
+    kept = settled(shared)
     used(kept, project)
     (project / "canal.yaml").write_text("policy: {profile: standard}\nunattended: true\n")
     with pytest.raises(ConfigUnapproved):
@@ -100,10 +105,10 @@ def test_a_loosening_edit_is_refused_on_the_next_call_not_served_from_the_kept_o
         used(kept, project)
 
 
-def test_an_enclosing_project_approved_later_binds_the_kept_canal(project: Path) -> None:
+def test_an_enclosing_project_approved_later_binds_the_kept_canal(project: Path, shared: Shared) -> None:
     lone = project.parent / "lone"  # no canal.yaml, no approval: the defaults
     lone.mkdir()
-    kept = settled()
+    kept = settled(shared)
     used(kept, lone)
     (project.parent / "canal.yaml").write_text("policy: {profile: strict}\n")
     approve(project.parent)  # the defaults (standard) loosen the enclosing approval (strict) now
@@ -111,18 +116,18 @@ def test_an_enclosing_project_approved_later_binds_the_kept_canal(project: Path)
         used(kept, lone)
 
 
-def test_files_changed_just_now_are_read_again_at_every_call(project: Path) -> None:
+def test_files_changed_just_now_are_read_again_at_every_call(project: Path, shared: Shared) -> None:
     """Racy stamps: a file changed within the settling time may change again with the same stamp (the
     file system's clock is coarse), so what was read from it is not kept."""
-    kept = KeptCanals()
+    kept = KeptCanals(shared)
     (project / "canal.yaml").write_text("policy: {profile: strict, files: [policy/extra.yaml]}\n")
     first = used(kept, project)
     assert used(kept, project) is not first
     assert kept.status()["api_canals"] == 0
 
 
-def test_the_kept_canals_are_bounded(project: Path, tmp_path: Path) -> None:
-    kept = KeptCanals(clock=lambda: time.time() + LATER, limit=2)
+def test_the_kept_canals_are_bounded(project: Path, tmp_path: Path, shared: Shared) -> None:
+    kept = KeptCanals(shared, clock=lambda: time.time() + LATER, limit=2)
     canals = [used(kept, project, sandbox=f"s{i}") for i in range(3)]
     assert kept.status()["api_canals"] == 2
     assert used(kept, project, sandbox="s2") is canals[2]
