@@ -24,8 +24,19 @@ from canal.core.version import __version__ as __version__
 # Everything a user of the Python API touches, by the module that defines it (imported on first use).
 _EXPORTS = {
     **dict.fromkeys(("Canal",), "canal.runtime.api"),
-    **dict.fromkeys(("CanalAPI", "FilesAPI", "ToolsAPI", "TasksAPI", "WorkflowsAPI", "DownReport"),
+    **dict.fromkeys(("CanalAPI", "FilesAPI", "ToolsAPI", "TasksAPI", "WorkflowsAPI", "AuditAPI",
+                     "ApprovalsAPI", "SettingsAPI", "KeysAPI", "StateAPI", "DownReport"),
                     "canal.runtime.surface"),
+    **dict.fromkeys(("Resources", "Owned", "Shared"), "canal.runtime.sandboxes.resources"),
+    **dict.fromkeys(("AuditEntry", "AuditRecords", "AuditSearch", "AuditExport"),
+                    "canal.runtime.admin.audit"),
+    **dict.fromkeys(("KeyList", "KeyRotation"), "canal.runtime.admin.keys"),
+    **dict.fromkeys(("StateDoc", "StateReport"), "canal.runtime.admin.state"),
+    **dict.fromkeys(("TrustStatus",), "canal.runtime.trust"),
+    **dict.fromkeys(("VerifyReport",), "canal.host.audit"),
+    **dict.fromkeys(("Pending", "Approver"), "canal.host.approvals"),
+    **dict.fromkeys(("Proof",), "canal.host.approvals.decide"),
+    **dict.fromkeys(("KeyInfo",), "canal.host.keys"),
     **dict.fromkeys(("RunResult",), "canal.runtime.run.result"),
     **dict.fromkeys(("CanalError", "ConfirmationRequired", "ErrorCode", "ExitCode"), "canal.core.errors"),
     **dict.fromkeys(("ConfigError",), "canal.runtime.errors"),
@@ -39,25 +50,48 @@ _EXPORTS = {
     **dict.fromkeys(("TaskRecord", "TaskStart", "TaskView", "LogPiece"), "canal.runtime.tasks"),
 }
 __all__ = [
-    "ApplyResult", "Canal", "CanalAPI", "CanalConfig", "CanalError", "ConfigError", "ConfirmationRequired",
+    "ApplyResult", "ApprovalsAPI", "Approver", "AuditAPI", "AuditEntry", "AuditExport", "AuditRecords",
+    "AuditSearch", "Canal", "CanalAPI", "CanalConfig", "CanalError", "ConfigError", "ConfirmationRequired",
     "DiffResult", "DownReport", "EditResult", "ErrorCode", "ExitCode", "FilesAPI", "Fork", "ForkChanges",
-    "History", "LogPiece", "PresenterConfig", "RunResult", "SandboxError", "SandboxInfo", "TaskRecord",
-    "TaskStart", "TaskView", "TasksAPI", "ToolsAPI", "UndoResult", "ViewResult", "WorkflowsAPI",
-    "WriteResult",
+    "History", "KeyInfo", "KeyList", "KeyRotation", "KeysAPI", "LogPiece", "Owned", "Pending",
+    "PresenterConfig", "Proof", "Resources", "RunResult", "SandboxError", "SandboxInfo", "SettingsAPI",
+    "Shared", "StateAPI", "StateDoc", "StateReport", "TaskRecord", "TaskStart", "TaskView", "TasksAPI",
+    "ToolsAPI", "TrustStatus", "UndoResult", "VerifyReport", "ViewResult", "WorkflowsAPI", "WriteResult",
 ]
 
 if TYPE_CHECKING:
     from canal.core.errors import CanalError, ConfirmationRequired, ErrorCode, ExitCode
+    from canal.host.approvals import Approver, Pending
+    from canal.host.approvals.decide import Proof
+    from canal.host.audit import VerifyReport
     from canal.host.checkpoints import DiffResult, History, UndoResult
     from canal.host.files import EditResult, ViewResult, WriteResult
     from canal.host.forks import ApplyResult, Fork, ForkChanges
+    from canal.host.keys import KeyInfo
     from canal.presenter import PresenterConfig
+    from canal.runtime.admin.audit import AuditEntry, AuditExport, AuditRecords, AuditSearch
+    from canal.runtime.admin.keys import KeyList, KeyRotation
+    from canal.runtime.admin.state import StateDoc, StateReport
     from canal.runtime.api import Canal
     from canal.runtime.errors import ConfigError
     from canal.runtime.run.result import RunResult
+    from canal.runtime.sandboxes.resources import Owned, Resources, Shared
     from canal.runtime.settings.config import CanalConfig
-    from canal.runtime.surface import CanalAPI, DownReport, FilesAPI, TasksAPI, ToolsAPI, WorkflowsAPI
+    from canal.runtime.surface import (
+        ApprovalsAPI,
+        AuditAPI,
+        CanalAPI,
+        DownReport,
+        FilesAPI,
+        KeysAPI,
+        SettingsAPI,
+        StateAPI,
+        TasksAPI,
+        ToolsAPI,
+        WorkflowsAPI,
+    )
     from canal.runtime.tasks import LogPiece, TaskRecord, TaskStart, TaskView
+    from canal.runtime.trust import TrustStatus
     from canal.sandbox.backend import SandboxInfo
     from canal.sandbox.errors import SandboxError
 

@@ -52,6 +52,11 @@ from canal.sandbox.reaper import reap
 FORK_PROFILE = "autonomous"
 
 if TYPE_CHECKING:
+    from canal.runtime.admin.approvals import Approvals
+    from canal.runtime.admin.audit import Audit
+    from canal.runtime.admin.keys import Keys
+    from canal.runtime.admin.settings import Settings
+    from canal.runtime.admin.state import State
     from canal.runtime.tasks import TaskManager, TaskRecord, Tasks
     from canal.workflows.engine import Engine
 
@@ -200,6 +205,43 @@ class Canal:
         from canal.runtime.wfrun import open_engine  # the engine loads only when a command needs it
 
         return open_engine(self)
+
+    @cached_property
+    def audit(self) -> Audit:
+        """The project's audit log: show, search, verify, export (and, in-process, checkpoint, ship,
+        verify_copy, record)."""
+        from canal.runtime.admin.audit import Audit
+
+        return Audit(self.services)
+
+    @cached_property
+    def approvals(self) -> Approvals:
+        """Confirmations waiting for a person: pending, show (and, in-process, a verified person's
+        decide, decide_as, approve, deny)."""
+        from canal.runtime.admin.approvals import Approvals
+
+        return Approvals(self.services)
+
+    @cached_property
+    def settings(self) -> Settings:
+        """Trusted settings: status, approvers (and, in-process, a verified person's approve)."""
+        from canal.runtime.admin.settings import Settings
+
+        return Settings(self.services)
+
+    @cached_property
+    def keys(self) -> Keys:
+        """The keys that seal state and sign records: list (and, in-process, rotate, retire)."""
+        from canal.runtime.admin.keys import Keys
+
+        return Keys(self.services)
+
+    @cached_property
+    def state(self) -> State:
+        """Sealed state files: show (masked; in-process, ``reveal=True``), verify."""
+        from canal.runtime.admin.state import State
+
+        return State(self.services)
 
     def ref(self, name: str | None = None) -> SandboxRef:
         name = name or self.sandbox

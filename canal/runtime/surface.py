@@ -8,8 +8,11 @@ reachable through the server with no hand-kept argument list, and one missing fr
 
 What crosses is data: every argument and result is a JSON-able type or a model. Callbacks, open files
 and host paths stay in-process only (``Canal.run(stdin=<file>)``, ``say``, ``on_build``), and so do the
-flags only a front end that verified a person may set (``person``): they are not in these signatures, so
-no caller of the server can pass them.
+flags only a front end that verified a person may set (``person``, ``reveal``) and the methods of the
+sub-APIs that act for such a person (``approvals.decide``, ``settings.approve``, ``keys.rotate``,
+``audit.record``...: ``runtime/admin/``): they are not in these Protocols, so no caller of the server can
+pass or call them. The records sub-APIs (``audit``, ``approvals``, ``settings``, ``keys``, ``state``) offer
+here only what reads.
 """
 
 from __future__ import annotations
@@ -19,14 +22,20 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Protocol, runtime_checkable
 
+from canal.host.approvals import ApprovalsSettings, Pending
+from canal.host.audit.verify import VerifyReport
 from canal.host.checkpoints import DiffResult, History, UndoResult
 from canal.host.files import EditResult, ViewResult, WriteResult
 from canal.host.forks import ApplyResult, Fork, ForkChanges
 from canal.host.trash import RemoveOutcome, RestoreResult, TrashEntry
 from canal.presenter import PresenterConfig
+from canal.runtime.admin.audit import AuditExport, AuditRecords, AuditSearch
+from canal.runtime.admin.keys import KeyList
+from canal.runtime.admin.state import StateDoc, StateReport
 from canal.runtime.run.result import RunResult
 from canal.runtime.sandboxes.egress import EgressLog
 from canal.runtime.tasks import LogPiece, TaskRecord, TaskStart, TaskView
+from canal.runtime.trust import TrustStatus
 from canal.sandbox.backend import SandboxInfo
 from canal.sandbox.images import BuiltImage, PrunedImage
 from canal.workflows.tools.meta import ToolMeta
@@ -117,6 +126,53 @@ class WorkflowsAPI(Protocol):
 
 
 @runtime_checkable
+class AuditAPI(Protocol):
+    """The project's tamper-evident audit log (docs/audit.md): read, verify, copy off."""
+
+    def show(self, *, since: str = "", event: str = "") -> AuditRecords: ...
+
+    def search(self, *, kind: str = "", text: str = "", limit: int = 300) -> AuditSearch: ...
+
+    def verify(self, *, checkpoint: str | None = None) -> VerifyReport: ...
+
+    def export(self, *, since: str = "", after: str | None = None) -> AuditExport: ...
+
+
+@runtime_checkable
+class ApprovalsAPI(Protocol):
+    """Confirmations waiting to be used or decided by a person (docs/approvals.md)."""
+
+    def pending(self) -> list[Pending]: ...
+
+    def show(self, token: str) -> Pending: ...
+
+
+@runtime_checkable
+class SettingsAPI(Protocol):
+    """Whether canal.yaml's settings are approved, and who may approve a change (docs/approvals.md)."""
+
+    def status(self) -> TrustStatus: ...
+
+    def approvers(self) -> ApprovalsSettings: ...
+
+
+@runtime_checkable
+class KeysAPI(Protocol):
+    """The keys that seal state and sign records: ids and states, never their material."""
+
+    def list(self) -> KeyList: ...
+
+
+@runtime_checkable
+class StateAPI(Protocol):
+    """Sealed state files (workflow runs and other host state), their sealed values masked."""
+
+    def show(self, doc_id: str) -> StateDoc: ...
+
+    def verify(self) -> StateReport: ...
+
+
+@runtime_checkable
 class CanalAPI(Protocol):
     """One project's Canal: commands, checkpoints, forks, sandboxes, and the sub-APIs."""
 
@@ -180,6 +236,22 @@ class CanalAPI(Protocol):
     @property
     def workflows(self) -> WorkflowsAPI: ...
 
+    @property
+    def audit(self) -> AuditAPI: ...
+
+    @property
+    def approvals(self) -> ApprovalsAPI: ...
+
+    @property
+    def settings(self) -> SettingsAPI: ...
+
+    @property
+    def keys(self) -> KeysAPI: ...
+
+    @property
+    def state(self) -> StateAPI: ...
+
 
 SUB_APIS: dict[str, type[Any]] = {"files": FilesAPI, "tools": ToolsAPI, "tasks": TasksAPI,
-                                  "workflows": WorkflowsAPI}
+                                  "workflows": WorkflowsAPI, "audit": AuditAPI, "approvals": ApprovalsAPI,
+                                  "settings": SettingsAPI, "keys": KeysAPI, "state": StateAPI}

@@ -120,8 +120,8 @@ def test_only_the_shared_set_with_a_pool_owner_has_warm_pools() -> None:
     assert Shared().pools() is None
 
 
-def test_the_cli_the_server_runs_builds_its_canal_on_the_servers_set(project: Path, shared: Shared,
-                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_cli_the_server_runs_builds_its_canal_on_the_servers_set(
+        project: Path, shared: Shared, capsys: pytest.CaptureFixture[str]) -> None:
     assert run_cli(["-C", str(project), "checkpoints", "--json"], shared) == 0
     assert json.loads(capsys.readouterr().out)["status"] == "ok"
     assert shared.status()["checkpoint_stores"] == 1  # the command's store is the server's, kept
