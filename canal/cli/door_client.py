@@ -13,9 +13,7 @@ import click
 from canal.cli.shared import terminal_flags
 from canal.core.display import visible
 from canal.core.errors import REGISTRY, CanalError
-from canal.host.approvals import ApprovalError
-from canal.host.approvals.errors import APPROVAL_DOOR_UNREACHABLE
-from canal.host.approvals.sshsig import sign
+from canal.runtime.admin.person import APPROVAL_DOOR_UNREACHABLE, ApprovalError, sign
 
 
 def remote_error(error: dict[str, Any]) -> CanalError:

@@ -32,9 +32,9 @@ from canal.core.errors import CanalError, register
 from canal.runtime.settings.project import ProjectLocation, locate_project
 
 if TYPE_CHECKING:
-    from canal.host.checkpoints import Change
     from canal.runtime.api import Canal
     from canal.runtime.sandboxes.resources import Resources
+    from canal.runtime.surface import Change
     from canal.runtime.trust import TrustStatus
     from canal.sandbox.images import BuildEvent
 

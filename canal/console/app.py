@@ -13,7 +13,8 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,9 +36,9 @@ from canal.console.sessions import Session, Sessions
 from canal.console.templates import Pages
 from canal.core.errors import CanalError
 from canal.runtime.errors import error_json
-from canal.runtime.services import Services
 
 if TYPE_CHECKING:
+    from canal.runtime.api import Canal
     from canal.runtime.sandboxes.resources import Resources
 
 log = logging.getLogger("canal.console")
@@ -91,9 +92,14 @@ class Console:
         self.cookie = COOKIE.format(port=port)
         self.budget = RefusalBudget()
 
-    def services(self) -> Services:
-        """The project's services as canal.yaml says now (a fresh read of the approved settings)."""
-        return Services(self.project_dir, resources=self.resources)
+    @contextmanager
+    def canal(self) -> Iterator[Canal]:
+        """The project's ``Canal`` as canal.yaml says now (a fresh read of the approved settings), closed
+        when the block ends."""
+        from canal.runtime.api import Canal
+
+        with Canal(self.project_dir, actor="console", resources=self.resources) as canal:
+            yield canal
 
     # sessions --------------------------------------------------------------------------------
     def session(self, request: Request) -> Session | None:
@@ -152,7 +158,8 @@ class Console:
         if suppressed:
             details["suppressed"] = suppressed  # refusals not recorded since the last record
         try:
-            self.services().audit.append("console.refused", details, actor="console")
+            with self.canal() as canal:
+                canal.audit.record("console.refused", details, actor="console")
         except CanalError:
             log.exception("could not record a refused console request")
 

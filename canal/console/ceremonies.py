@@ -25,13 +25,10 @@ from canal.console.app import Console, guarded
 from canal.console.counts import SignCounts
 from canal.console.errors import ConsoleBadRequestError
 from canal.console.sessions import Challenge, Purpose, Session
-from canal.host.approvals import APPROVER_UNKNOWN, ApprovalError, Approver
-from canal.host.approvals.decide import Decision, decide_as
-from canal.host.approvals.errors import PASSKEY_REPLAYED
-from canal.host.approvals.identities import ApproverSpec
-from canal.host.approvals.passkey import (
+from canal.runtime.admin.passkeys import (
     ENROL_HINT,
     ENROL_NEXT,
+    Asserted,
     authentication_options,
     challenge_for,
     claimed_challenge,
@@ -39,18 +36,26 @@ from canal.host.approvals.passkey import (
     verify_assertion,
     verify_registration,
 )
-from canal.runtime.services import Services
+from canal.runtime.admin.person import (
+    APPROVER_UNKNOWN,
+    PASSKEY_REPLAYED,
+    ApprovalError,
+    Approver,
+    ApproverSpec,
+    Decision,
+)
+from canal.runtime.api import Canal
 
 REPLAY_HINT = "start again from the console's page: each challenge counts once, for two minutes"
 
 
-def _approver(services: Services, name: object, *, enrolled: bool) -> ApproverSpec:
+def _approver(canal: Canal, name: object, *, enrolled: bool) -> ApproverSpec:
     """An approver of the settings approved last (never of an edit waiting for approval); to register
     (which trusts nothing), also one the edit on disk names, so a new approver can get their line."""
     wanted = str(name or "").strip()
-    found = services.trust.approvers().by_name(wanted)
+    found = canal.settings.approvers().by_name(wanted)
     if found is None and not enrolled:
-        found = services.trust.status().snapshot.config.approvals.by_name(wanted)
+        found = canal.settings.status().snapshot.config.approvals.by_name(wanted)
     if found is None or (enrolled and not found.passkeys):
         what = "is not an approver of this project" if found is None else "has no passkey in canal.yaml"
         msg = f"{str(name)[:64]!r} {what}"
@@ -98,25 +103,25 @@ class Ceremonies:
         self.console = console
         self.clock = console.sessions.clock
 
-    def counts(self, services: Services) -> SignCounts:
-        return SignCounts(services.state_dir / "console")
+    def counts(self, canal: Canal) -> SignCounts:
+        return SignCounts(canal.host_folders["state"] / "console")
 
     async def register_options(self, request: Request) -> Response:
         session, body = await self.console.posted(request, logged_in=False)
-        services = self.console.services()
-        approver = await run_in_threadpool(_approver, services, body.get("approver"), enrolled=False)
-        value = secrets.token_bytes(32)
-        _issue(self.console, session, Challenge("register", value, approver.name, self.clock()))
-        return JSONResponse({"publicKey": registration_options(approver, services.project_id, value)})
+        with self.console.canal() as canal:
+            approver = await run_in_threadpool(_approver, canal, body.get("approver"), enrolled=False)
+            value = secrets.token_bytes(32)
+            _issue(self.console, session, Challenge("register", value, approver.name, self.clock()))
+            return JSONResponse({"publicKey": registration_options(approver, canal.project_id, value)})
 
     async def register_verify(self, request: Request) -> Response:
         session, body = await self.console.posted(request, logged_in=False)
         challenge = _take(self.console, session, _credential(body), "register")
         line = verify_registration(_credential(body), challenge.value, self.console.port)
-        services = self.console.services()
-        await run_in_threadpool(services.audit.append, "console.registered",
-                                {"approver": challenge.approver, "credential_id": line.split(":")[0]},
-                                actor="console")
+        with self.console.canal() as canal:
+            await run_in_threadpool(canal.audit.record, "console.registered",
+                                    {"approver": challenge.approver, "credential_id": line.split(":")[0]},
+                                    actor="console")
         yaml = (f"approvals:\n  approvers:\n    - name: {challenge.approver}\n      passkeys:\n"
                 f"        - \"{line}\"")
         return JSONResponse({"line": line, "yaml": yaml, "approver": challenge.approver,
@@ -124,8 +129,8 @@ class Ceremonies:
 
     async def login_options(self, request: Request) -> Response:
         session, body = await self.console.posted(request, logged_in=False)
-        approver = await run_in_threadpool(_approver, self.console.services(), body.get("approver"),
-                                           enrolled=True)
+        with self.console.canal() as canal:
+            approver = await run_in_threadpool(_approver, canal, body.get("approver"), enrolled=True)
         value = secrets.token_bytes(32)
         _issue(self.console, session, Challenge("login", value, approver.name, self.clock()))
         return JSONResponse({"publicKey": authentication_options(approver.passkeys, value)})
@@ -134,19 +139,20 @@ class Ceremonies:
         session, body = await self.console.posted(request, logged_in=False)
         credential = _credential(body)
         challenge = _take(self.console, session, credential, "login")
-        services = self.console.services()
-        asserted = await run_in_threadpool(self._assert, services, credential, challenge)
-        fresh = self.console.sessions.log_in(session, asserted.approver.name)
-        await run_in_threadpool(services.audit.append, "console.login",
-                                {"approver": asserted.approver.name, "credential_id": asserted.credential_id},
-                                actor=asserted.approver.name)
+        with self.console.canal() as canal:
+            asserted = await run_in_threadpool(self._assert, canal, credential, challenge)
+            fresh = self.console.sessions.log_in(session, asserted.approver.name)
+            await run_in_threadpool(canal.audit.record, "console.login",
+                                    {"approver": asserted.approver.name,
+                                     "credential_id": asserted.credential_id},
+                                    actor=asserted.approver.name)
         response = JSONResponse({"approver": asserted.approver.name, "next": "/approvals"})
         self.console.set_cookie(response, fresh)
         return response
 
-    def _assert(self, services: Services, credential: dict[str, Any], challenge: Challenge) -> Any:
-        counts = self.counts(services)
-        in_force = services.trust.approvers()  # the approvers of the settings approved last
+    def _assert(self, canal: Canal, credential: dict[str, Any], challenge: Challenge) -> Asserted:
+        counts = self.counts(canal)
+        in_force = canal.settings.approvers()  # the approvers of the settings approved last
         asserted = verify_assertion(in_force, credential, challenge.value, self.console.port,
                                     counts.get(str(credential.get("id") or "")), only=challenge.approver)
         counts.set(asserted.credential_id, asserted.sign_count)
@@ -162,16 +168,16 @@ class Ceremonies:
 
     def _decide_options(self, session: Session, name: str, token: str, decision: Decision,
                         reason: str) -> Response:
-        services = self.console.services()
-        service = services.approvals
-        try:
-            approver = _approver(services, name, enrolled=True)
-            message = service.message(token, decision, {
-                "approver": name, "reason-sha256": hashlib.sha256(reason.encode()).hexdigest(),
-                "nonce": secrets.token_hex(16)})
-        except ApprovalError as exc:
-            service.refused(exc, token=token, decision=decision, method="passkey", approver=name)
-            raise
+        with self.console.canal() as canal:
+            approvals = canal.approvals
+            try:
+                approver = _approver(canal, name, enrolled=True)
+                message = approvals.message(token, decision, {
+                    "approver": name, "reason-sha256": hashlib.sha256(reason.encode()).hexdigest(),
+                    "nonce": secrets.token_hex(16)})
+            except ApprovalError as exc:
+                approvals.refused(exc, token=token, decision=decision, method="passkey", approver=name)
+                raise
         return _sign_options(self.console, session, approver, "decide", message, token=token,
                              decision=decision, reason=reason)
 
@@ -180,21 +186,24 @@ class Ceremonies:
         return await run_in_threadpool(self._decide_verify, session, _credential(body))
 
     def _decide_verify(self, session: Session, credential: dict[str, Any]) -> Response:
-        services = self.console.services()
-        service = services.approvals
+        with self.console.canal() as canal:
+            return self._decided(canal, session, credential)
+
+    def _decided(self, canal: Canal, session: Session, credential: dict[str, Any]) -> Response:
+        approvals = canal.approvals
         challenge: Challenge | None = None
         try:
             challenge = _take(self.console, session, credential, "decide")
-            asserted = self._assert(services, credential, challenge)
+            asserted = self._assert(canal, credential, challenge)
         except ApprovalError as exc:
-            service.refused(exc, token=challenge.token if challenge else "", method="passkey",
-                            decision=challenge.decision if challenge else "", approver=session.approver,
-                            credential_id=str(credential.get("id") or "")[:200])
+            approvals.refused(exc, token=challenge.token if challenge else "", method="passkey",
+                              decision=challenge.decision if challenge else "", approver=session.approver,
+                              credential_id=str(credential.get("id") or "")[:200])
             raise
         approver = Approver(user=asserted.approver.name, how="passkey", key_name=asserted.credential_id[:16],
                             evidence={**asserted.evidence, "message": challenge.message.decode()})
         decision: Decision = "deny" if challenge.decision == "deny" else "approve"
-        done = decide_as(service, challenge.token, decision, challenge.reason, approver)
+        done = approvals.decide_as(challenge.token, decision, challenge.reason, approver)
         if done.status == "denied":
             words = f"denied {done.token}; the agent reads: {done.denied_reason}"
         else:

@@ -56,30 +56,29 @@ def _page(console: Console, page: str, title: str, template: str,
 
 
 def _approvals(console: Console, request: Request) -> dict[str, Any]:
-    services = console.services()
-    return {"rows": views.pending_rows(services), "checkpoint": views.latest_checkpoint(services)}
+    with console.canal() as canal:
+        return {"rows": views.pending_rows(canal), "checkpoint": views.latest_checkpoint(canal)}
 
 
 def _audit(console: Console, request: Request) -> dict[str, Any]:
-    services = console.services()
     kind = request.query_params.get("kind", "")[:100]
     q = request.query_params.get("q", "")[:200]
-    found = views.audit_view(services, kind, q)
+    with console.canal() as canal:
+        found = views.audit_view(canal, kind, q)
+        checkpoint = views.latest_checkpoint(canal)
     return {"report": found.report, "kinds": found.kinds, "shown": found.shown, "matched": found.matched,
-            "kind": kind, "q": q, "checkpoint": views.latest_checkpoint(services)}
+            "kind": kind, "q": q, "checkpoint": checkpoint}
 
 
 def _settings(console: Console, request: Request) -> dict[str, Any]:
-    status = console.services().trust.status()
-    return {"trust": status.to_json()}
+    with console.canal() as canal:
+        return {"trust": canal.settings.status().to_json()}
 
 
 def _table(columns: list[str], row_class: str, empty: str,
            rows: Callable[[Any], list[list[Any]]]) -> Callable[[Console, Request], dict[str, Any]]:
     def gather(console: Console, request: Request) -> dict[str, Any]:
-        from canal.runtime.api import Canal
-
-        with Canal(console.project_dir, actor="console", resources=console.resources) as canal:
+        with console.canal() as canal:
             found = rows(canal)
         return {"columns": columns, "row_class": row_class, "empty": empty, "rows": found}
     return gather

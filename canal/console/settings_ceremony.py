@@ -19,15 +19,15 @@ from starlette.routing import BaseRoute, Route
 from canal.console.app import Console, guarded
 from canal.console.ceremonies import Ceremonies, _approver, _credential, _sign_options, _take
 from canal.console.sessions import Session
-from canal.host.approvals import ApprovalError, Approver
-from canal.runtime.services import Services
+from canal.runtime.admin.person import ApprovalError, Approver
+from canal.runtime.api import Canal
 
 SIGN_WITHIN_S = 300
 
 
-def _refused(services: Services, exc: ApprovalError, digest: str, approver: str | None) -> None:
-    services.audit.append("config.refused", {"code": exc.code, "message": exc.message, "digest": digest,
-                                             "method": "passkey", "approver": approver}, actor="console")
+def _refused(canal: Canal, exc: ApprovalError, digest: str, approver: str | None) -> None:
+    canal.audit.record("config.refused", {"code": exc.code, "message": exc.message, "digest": digest,
+                                          "method": "passkey", "approver": approver}, actor="console")
 
 
 class SettingsCeremony:
@@ -40,15 +40,15 @@ class SettingsCeremony:
         return await run_in_threadpool(self._options, session, str(body.get("digest") or ""))
 
     def _options(self, session: Session, digest: str) -> Response:
-        services = self.console.services()
         assert session.approver is not None
-        try:
-            approver = _approver(services, session.approver, enrolled=True)
-        except ApprovalError as exc:
-            _refused(services, exc, digest, session.approver)
-            raise
-        expires = int(time.time()) + SIGN_WITHIN_S
-        message = services.trust.message(digest, expires)
+        with self.console.canal() as canal:
+            try:
+                approver = _approver(canal, session.approver, enrolled=True)
+            except ApprovalError as exc:
+                _refused(canal, exc, digest, session.approver)
+                raise
+            expires = int(time.time()) + SIGN_WITHIN_S
+            message = canal.settings.message(digest, expires)
         return _sign_options(self.console, session, approver, "config", message, token=digest)
 
     async def verify(self, request: Request) -> Response:
@@ -56,19 +56,19 @@ class SettingsCeremony:
         return await run_in_threadpool(self._verify, session, _credential(body))
 
     def _verify(self, session: Session, credential: dict[str, Any]) -> Response:
-        services = self.console.services()
         digest = ""
-        try:
-            challenge = _take(self.console, session, credential, "config")
-            digest = challenge.token
-            asserted = self.ceremonies._assert(services, credential, challenge)
-            approver = Approver(user=asserted.approver.name, how="passkey",
-                                key_name=asserted.credential_id[:16],
-                                evidence={**asserted.evidence, "message": challenge.message.decode()})
-            record = services.trust.approve(approver, digest)
-        except ApprovalError as exc:
-            _refused(services, exc, digest, session.approver)
-            raise
+        with self.console.canal() as canal:
+            try:
+                challenge = _take(self.console, session, credential, "config")
+                digest = challenge.token
+                asserted = self.ceremonies._assert(canal, credential, challenge)
+                approver = Approver(user=asserted.approver.name, how="passkey",
+                                    key_name=asserted.credential_id[:16],
+                                    evidence={**asserted.evidence, "message": challenge.message.decode()})
+                record = canal.settings.approve_as(approver, digest)
+            except ApprovalError as exc:
+                _refused(canal, exc, digest, session.approver)
+                raise
         return JSONResponse({"digest": record.digest, "approved_by": record.approved_by, "how": record.how,
                              "message": f"the settings {record.digest[:19]} are approved by "
                                         f"{record.approved_by} (passkey); they apply from the next command"})

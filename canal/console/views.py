@@ -1,4 +1,4 @@
-"""What the console's pages show, gathered from the project's services (data only; templates word it)."""
+"""What the console's pages show, gathered through the project's ``Canal`` (data only; templates word it)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from canal.core.errors import CanalError
-from canal.host.audit import parse_line, summarize, verify_log
-from canal.host.audit.record import MalformedRecord
-from canal.host.checkpoints.models import Checkpoint
 from canal.policy.shell import parse
 from canal.policy.targets import segment_targets
-from canal.runtime.services import AUDIT_PURPOSE, Services
+from canal.runtime.api import Canal
+from canal.runtime.surface import Checkpoint
 
 MAX_RECORDS = 300
 
@@ -26,16 +24,15 @@ def targets(command: str, cwd: str) -> list[str]:
     return found
 
 
-def pending_rows(services: Services) -> list[dict[str, Any]]:
+def pending_rows(canal: Canal) -> list[dict[str, Any]]:
     """Confirmations in human mode not yet used: waiting for a decision, or approved and not yet re-run."""
-    return [{**p.to_json(), "targets": targets(p.command, p.cwd)} for p in services.approvals.pending()
+    return [{**p.to_json(), "targets": targets(p.command, p.cwd)} for p in canal.approvals.pending()
             if p.mode == "human"]
 
 
-def latest_checkpoint(services: Services) -> Checkpoint | None:
+def latest_checkpoint(canal: Canal) -> Checkpoint | None:
     with contextlib.suppress(CanalError, OSError):
-        kept = services.checkpoints.list()
-        return kept[-1] if kept else None
+        return canal.latest_checkpoint()
     return None
 
 
@@ -47,26 +44,9 @@ class AuditView:
     matched: int
 
 
-def audit_view(services: Services, kind: str, text: str) -> AuditView:
+def audit_view(canal: Canal, kind: str, text: str) -> AuditView:
     """The records of ``kind`` (an event or its prefix) holding ``text``, newest first; the verify report."""
-    log = services.audit
-    keys = services.keys
-    report = verify_log(log.path, keys.derive(AUDIT_PURPOSE), keys.primary_id,
-                        earlier_keys=keys.derive_all(AUDIT_PURPOSE), project_id=log.project_id)
-    kinds: set[str] = set()
-    matched: list[dict[str, str]] = []
-    needle = text.lower()
-    for line in log.lines():
-        try:
-            rec = parse_line(line.text)
-        except MalformedRecord:
-            continue
-        kinds.add(rec.event)
-        if kind and not (rec.event == kind or rec.event.startswith(kind.rstrip(".") + ".")):
-            continue
-        if needle and needle not in line.text.decode(errors="replace").lower():
-            continue
-        matched.append({"id": rec.id, "ts": rec.ts, "event": rec.event, "actor": rec.actor,
-                        "summary": summarize(rec)})
-    shown = list(reversed(matched[-MAX_RECORDS:]))
-    return AuditView(report.to_json(), sorted(kinds), shown, len(matched))
+    found = canal.audit.search(kind=kind, text=text, limit=MAX_RECORDS)
+    shown = [{"id": e.id, "ts": e.ts, "event": e.event, "actor": e.actor, "summary": e.summary}
+             for e in found.shown]
+    return AuditView(found.report.to_json(), found.kinds, shown, found.matched)

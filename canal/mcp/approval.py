@@ -21,7 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from canal.core.display import visible
 from canal.core.errors import CanalError
-from canal.host.approvals import ApprovalService, Approver, Pending
+from canal.runtime.admin.approvals import Approvals
+from canal.runtime.admin.person import Approver, Pending
 
 # The approval record's ``how`` names the channel; until it knows "elicitation", the person is
 # recorded as a terminal user with the channel spelled out in their name.
@@ -61,7 +62,7 @@ def approver_for(answer: ApprovalAnswer, session: ServerSession) -> Approver:
     return Approver(user=f"{person} (via {client})", how="elicitation")
 
 
-def record_decline(approvals: ApprovalService, token: str, client: str) -> None:
+def record_decline(approvals: Approvals, token: str, client: str) -> None:
     """A "no" in the client is the person's decision: the token leaves the pending list (``canal
     approvals``), and the agent re-running with it reads the refusal. Approvals that only count
     stronger proof refuse the record; the token then stays pending for an approver, as before."""

@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from canal.host.paths import config_dir
 from canal.runtime.api import Canal
 
 # What would continue a path component: a name character, or a dot followed by one (a dot that ends a
@@ -27,8 +26,8 @@ class HostPaths:
     def __init__(self, canal: Canal) -> None:
         pairs: dict[str, str] = {}
         home = Path.home()
-        for folder, shown in ((home, "~"), (config_dir(), "<canal config>"),
-                              (canal.services.state_dir, "<canal state>"),
+        own = canal.host_folders
+        for folder, shown in ((home, "~"), (own["config"], "<canal config>"), (own["state"], "<canal state>"),
                               (canal.project_dir, canal.config.sandbox.workdir)):
             for spelling in {str(folder), os.path.realpath(folder)}:
                 if spelling not in ("", "/"):

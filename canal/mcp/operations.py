@@ -7,13 +7,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from canal.core.next import act
-from canal.host.trash import RemoveOutcome
 from canal.mcp import schemas as s
 from canal.mcp.sandboxes import existing_sandbox
 from canal.mcp.words import Words
 from canal.runtime.api import Canal
 from canal.runtime.run.commands import ways_text
 from canal.runtime.run.result import RunResult
+from canal.runtime.surface import RemoveOutcome
 
 
 @dataclass(frozen=True)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from canal.core.display import visible
 from canal.core.errors import ConfirmationRequired
-from canal.host.checkpoints import Change
 from canal.mcp import schemas as s
 from canal.mcp.operations import Confirmation, Reply, confirmation_text, rerun_words
 from canal.runtime.api import Canal
+from canal.runtime.surface import Change
 
 
 def _lines(changes: list[Change]) -> list[str]:

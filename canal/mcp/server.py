@@ -192,7 +192,7 @@ class CanalMcp:
         if reply.confirmation is None:
             return reply
         token = reply.confirmation.token
-        approvals = self.canal.services.approvals
+        approvals = self.canal.approvals
         shown = await self.blocking(lambda: approvals.show(token))
         try:
             answer = await approval.ask_person(ctx.session, shown, spec.name, ctx.request_id)

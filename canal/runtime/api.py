@@ -21,9 +21,9 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from canal.core.next import Say
-from canal.host.checkpoints import DiffResult, History, UndoResult
+from canal.host.checkpoints import Checkpoint, DiffResult, History, UndoResult
 from canal.host.forks import ApplyResult, Fork, ForkChanges
-from canal.host.paths import project_key
+from canal.host.paths import config_dir, project_key
 from canal.policy.engine import Policy
 from canal.policy.loader import load_fork_policy, load_policy
 from canal.presenter import PresenterConfig
@@ -33,6 +33,7 @@ from canal.runtime.remote import connect
 from canal.runtime.run.pipeline import Pipeline, RunRequest
 from canal.runtime.run.result import RunResult
 from canal.runtime.sandboxes.egress import EgressLog
+from canal.runtime.sandboxes.images import ImageReport, ensure_project_image, image_report
 from canal.runtime.sandboxes.resources import Owned, Resources, policy_key
 from canal.runtime.sandboxes.start import DEFAULT_SANDBOX, SandboxRef, ensure_sandbox, sandbox_ref
 from canal.runtime.services import OUTPUTS, Services
@@ -91,7 +92,7 @@ class Canal:
         self.project_dir = find_project_dir(start) if start is None else start.resolve()
         self._owns_resources = resources is None
         self._resources = Owned() if resources is None else resources
-        self.services = Services(self.project_dir, config=config, profile=profile, resources=self._resources)
+        self._services = Services(self.project_dir, config=config, profile=profile, resources=self._resources)
         self.sandbox = sandbox
         self._refs: dict[str, SandboxRef] = {}
         self.actor = actor
@@ -109,7 +110,30 @@ class Canal:
     # -- wiring ---------------------------------------------------------------------------------
     @property
     def config(self) -> CanalConfig:
-        return self.services.config
+        return self._services.config
+
+    def sources(self) -> list[Path] | None:
+        """Every file this object's settings, approval and keys were read from (the project folder
+        first), present or not; None for settings given in code. Reads the settings, so raises what
+        reading them raises: a process that keeps a Canal uses it again while none of these changed."""
+        return self._services.sources()
+
+    @property
+    def host_folders(self) -> dict[str, Path]:
+        """Canal's own folders on the host: ``config`` (its settings and keys) and ``state`` (this
+        project's state), for a front end that must not show an agent where they are."""
+        return {"config": config_dir(), "state": self._services.state_dir}
+
+    @property
+    def project_id(self) -> str:
+        """The project's id (its folder's name and path hash), as its audit log and sandboxes name it."""
+        return self._services.project_id
+
+    @property
+    def redactor(self) -> Callable[[str], str]:
+        """What Canal shows of a text: every secret it knows of masked (in-process: for a live view of
+        ``run``'s ``on_output`` chunks, or a file read whole)."""
+        return self._services.redactor
 
     @property
     def unattended(self) -> bool:
@@ -122,9 +146,9 @@ class Canal:
     def _load_policy(self, profile: str, *, fork: bool = False) -> Policy:
         """``profile`` plus the project's rule files, compiled from the text that was checked against the
         approval (never read again from disk); ``fork``: derived for a fork (``load_fork_policy``)."""
-        texts = self.services.policy_texts
+        texts = self._services.policy_texts
         files = list(texts)
-        verified = self.services.state_dir / "policy-verified"
+        verified = self._services.state_dir / "policy-verified"
         load = load_fork_policy if fork else load_policy
         return self._resources.policy(policy_key(f"{FORK_PROFILE}:{profile}" if fork else profile, texts),
                                       lambda: load(profile, files, verified_dir=verified, texts=texts))
@@ -134,10 +158,10 @@ class Canal:
         if self._backend is not None:
             return self._backend
         owner = f"canal-{project_key(self.project_dir)}"
-        protected = tuple(self.services.protected_paths())
-        limit = self.services.config.storage.output_per_stream
+        protected = tuple(self._services.protected_paths())
+        limit = self._services.config.storage.output_per_stream
         backend = self._resources.backend(
-            (owner, str(self.services.state_dir)),
+            (owner, str(self._services.state_dir)),
             lambda: DockerBackend(docker_client(), owner=owner, protected_paths=protected, spool_limit=limit))
         if isinstance(backend, DockerBackend):  # one kept by shared resources was built by another Canal
             backend.protected_paths = protected  # state folders made since it was built are protected too
@@ -146,7 +170,7 @@ class Canal:
 
     @cached_property
     def pipeline(self) -> Pipeline:
-        return Pipeline(self.services, self.policy, self.backend, self._on_build,
+        return Pipeline(self._services, self.policy, self.backend, self._on_build,
                         fork_policy=lambda: self.fork_policy)
 
     @cached_property
@@ -167,8 +191,8 @@ class Canal:
         if not isinstance(backend, BackgroundBackend):
             msg = f"This sandbox backend ({type(backend).__name__}) runs no background tasks."
             raise TaskError(msg, hint="use the Docker backend (the default)")
-        key = ("tasks", str(self.project_dir), str(self.services.state_dir))
-        services = None if self._resources.lasting else self.services
+        key = ("tasks", str(self.project_dir), str(self._services.state_dir))
+        services = None if self._resources.lasting else self._services
         manager = self._resources.resident(key, lambda: TaskManager(self.project_dir, backend, services))
         assert isinstance(manager, TaskManager)
         return manager
@@ -179,13 +203,13 @@ class Canal:
         ``wait``, ``cancel``, ``list``; ``forward("8080:3000")`` relays a host port to the sandbox."""
         from canal.runtime.tasks import Tasks
 
-        return Tasks(self.pipeline, self.services, self.task_manager, self.ref, actor=self.actor,
+        return Tasks(self.pipeline, self._services, self.task_manager, self.ref, actor=self.actor,
                      unattended=self.unattended, persistent=self._resources.lasting)
 
     @cached_property
     def files(self) -> FileOps:
         """View, edit, write, remove and restore workspace files (reversible, audited)."""
-        return FileOps(self.services, self.actor)
+        return FileOps(self._services, self.actor)
 
     @cached_property
     def tools(self) -> Tools:
@@ -212,7 +236,7 @@ class Canal:
         verify_copy, record)."""
         from canal.runtime.admin.audit import Audit
 
-        return Audit(self.services)
+        return Audit(self._services)
 
     @cached_property
     def approvals(self) -> Approvals:
@@ -220,28 +244,28 @@ class Canal:
         decide, decide_as, approve, deny)."""
         from canal.runtime.admin.approvals import Approvals
 
-        return Approvals(self.services)
+        return Approvals(self._services)
 
     @cached_property
     def settings(self) -> Settings:
         """Trusted settings: status, approvers (and, in-process, a verified person's approve)."""
         from canal.runtime.admin.settings import Settings
 
-        return Settings(self.services)
+        return Settings(self._services)
 
     @cached_property
     def keys(self) -> Keys:
         """The keys that seal state and sign records: list (and, in-process, rotate, retire)."""
         from canal.runtime.admin.keys import Keys
 
-        return Keys(self.services)
+        return Keys(self._services)
 
     @cached_property
     def state(self) -> State:
         """Sealed state files: show (masked; in-process, ``reveal=True``), verify."""
         from canal.runtime.admin.state import State
 
-        return State(self.services)
+        return State(self._services)
 
     def ref(self, name: str | None = None) -> SandboxRef:
         name = name or self.sandbox
@@ -260,7 +284,7 @@ class Canal:
 
         ``stdin``: bytes, or a binary reader streamed to the command as it reads (at most 16 MiB).
         ``on_output(stream, chunk)``: raw stdout/stderr chunks as they arrive ("stdout" or "stderr"),
-        before redaction: for a live view, pass each through ``services.redactor`` first.
+        before redaction: for a live view, pass each through ``redactor`` first.
         ``say``: the caller's words for next actions in ``text`` (undo, restore, a refusal's next step);
         without them ``text`` names ids only, and ``next`` holds the actions as data.
         """
@@ -288,18 +312,23 @@ class Canal:
     def checkpoints(self) -> History:
         """The workspace's checkpoints, oldest first, each with what changed after it (``rows``), and
         the records that failed their check (``corrupt``: named, never restored from)."""
-        return self.services.checkpoints.history()
+        return self._services.checkpoints.history()
+
+    def latest_checkpoint(self) -> Checkpoint | None:
+        """The newest checkpoint whose record verifies (None: none yet), with nothing compared."""
+        kept = self._services.checkpoints.list()
+        return kept[-1] if kept else None
 
     def diff(self, checkpoint: str | None = None) -> DiffResult:
         """What changed in the workspace since ``checkpoint`` (the newest when None)."""
-        return self.services.checkpoints.diff(checkpoint)
+        return self._services.checkpoints.diff(checkpoint)
 
     def undo(self, checkpoint: str | None = None, *, last_command: bool = False) -> UndoResult:
         """Put the workspace back as it was at ``checkpoint``; when None, before the newest command that
         changed something (``result.command`` names it; ``last_command``: before the newest command,
         whatever it did). A checkpoint is taken first, so ``undo(result.before_undo)`` reverts this."""
-        result = self.services.checkpoints.undo(checkpoint, actor=self.actor, last_command=last_command)
-        self.services.audit.append("checkpoint.undo", {
+        result = self._services.checkpoints.undo(checkpoint, actor=self.actor, last_command=last_command)
+        self._services.audit.append("checkpoint.undo", {
             "restored_to": result.restored_to, "before_undo": result.before_undo,
             "changes": len(result.changes)}, actor=self.actor)
         return result
@@ -308,9 +337,9 @@ class Canal:
         """Apply retention now (never inside the floor); ``before``: also drop every checkpoint older
         than that one, which inside the floor only a person may (``person``: a front end that verified
         one, as for ``apply``). Returns the pruned ids."""
-        pruned = self.services.checkpoints.prune(before=before, person=person)
+        pruned = self._services.checkpoints.prune(before=before, person=person)
         if pruned:
-            self.services.audit.append("checkpoint.pruned", {"pruned": pruned, "before": before,
+            self._services.audit.append("checkpoint.pruned", {"pruned": pruned, "before": before,
                                                              "person": person}, actor=self.actor)
         return pruned
 
@@ -319,21 +348,21 @@ class Canal:
         """Start sandbox ``name`` on a copy-on-write view of the project now (or at a checkpoint).
         It runs the autonomous profile; the real project is not mounted in it."""
         self.ref(name)  # the name is checked before anything is made
-        fork = self.services.forks.create(name, from_id=from_checkpoint, actor=self.actor)
+        fork = self._services.forks.create(name, from_id=from_checkpoint, actor=self.actor)
         try:
             self.up(name)
         except BaseException:
-            self.services.forks.discard(name)
+            self._services.forks.discard(name)
             raise
-        self.services.audit.append("fork.created", {"fork": name, "base": fork.base}, actor=self.actor)
+        self._services.audit.append("fork.created", {"fork": name, "base": fork.base}, actor=self.actor)
         return fork
 
     def forks(self) -> list[Fork]:
-        return self.services.forks.list()
+        return self._services.forks.list()
 
     def changes(self, name: str) -> ForkChanges:
         """What fork ``name`` changed since it was made: patch plus binary/mode/symlink/deletion list."""
-        return self.services.forks.changes(name)
+        return self._services.forks.changes(name)
 
     def apply(self, name: str, paths: Sequence[str] = (), *, confirm: str | None = None,
               person: bool = False) -> ApplyResult:
@@ -345,10 +374,10 @@ class Canal:
 
     def discard(self, name: str) -> Fork:
         """Remove fork ``name``: its sandbox and its workspace (nothing reaches the project)."""
-        self.services.forks.get(name)
+        self._services.forks.get(name)
         self.down(name)
-        fork = self.services.forks.discard(name)
-        self.services.audit.append("fork.discarded", {"fork": name}, actor=self.actor)
+        fork = self._services.forks.discard(name)
+        self._services.audit.append("fork.discarded", {"fork": name}, actor=self.actor)
         return fork
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -360,12 +389,23 @@ class Canal:
         progress = on_event or self._on_build
         return [self.backend.ensure_image(tag, force=force, on_event=progress) for tag in tags]
 
+    def build_project_image(self, *,
+                            on_event: Callable[[BuildEvent], None] | None = None) -> BuiltImage | None:
+        """The project's own image (canal.yaml's ``image:`` section, its CA certificates), built unless one
+        from the same content is there; None when canal.yaml adds nothing to Canal's image."""
+        return ensure_project_image(self._services, on_event or self._on_build)
+
+    def image_report(self) -> ImageReport:
+        """The image this project's sandboxes start from: its base, what canal.yaml adds, whether it is
+        built, and which image the default sandbox runs (needs the engine)."""
+        return image_report(self._services)
+
     def up(self, name: str | None = None) -> SandboxInfo:
         """Start the sandbox (create it if needed) and warm its session."""
         ref = self.ref(name)
-        info = ensure_sandbox(self.services, self.backend, ref, self._on_build)
+        info = ensure_sandbox(self._services, self.backend, ref, self._on_build)
         self.backend.warm(ref.container)
-        self.services.audit.append("sandbox.up", {"sandbox": ref.name, "container_id": info.id},
+        self._services.audit.append("sandbox.up", {"sandbox": ref.name, "container_id": info.id},
                                    actor=self.actor)
         return info
 
@@ -378,14 +418,14 @@ class Canal:
         ref = self.ref(name)
         ended = self._end_tasks(ref.name)
         existed = self.backend.get(ref.container) is not None
-        self.services.egress.collect(self.backend)  # while the sandbox still holds its address
+        self._services.egress.collect(self.backend)  # while the sandbox still holds its address
         self.backend.remove(ref.container)
-        self.services.egress.prune(self.backend, actor=self.actor)  # its proxy, if no sandbox uses it
+        self._services.egress.prune(self.backend, actor=self.actor)  # its proxy, if no sandbox uses it
         # full outputs were for this sandbox's next commands only; they may hold what commands printed
-        shutil.rmtree(self.services.outputs_dir(ref.name), ignore_errors=True)
+        shutil.rmtree(self._services.outputs_dir(ref.name), ignore_errors=True)
         if existed:
             data = {"sandbox": ref.name, "tasks_ended": [t.id for t in ended]}
-            self.services.audit.append("sandbox.down", data, actor=self.actor)
+            self._services.audit.append("sandbox.down", data, actor=self.actor)
         return DownReport(existed, ended)
 
     def _end_tasks(self, sandbox: str) -> list[TaskRecord]:
@@ -407,10 +447,10 @@ class Canal:
         """Remove expired or orphaned Canal sandboxes (only containers Canal can prove it owns), then the
         egress proxies no sandbox uses (this project's attempts recorded first)."""
         removed = reap(self.backend, all_owners=all_projects)
-        removed += self.services.egress.prune(self.backend, all_owners=all_projects, actor=self.actor)
-        purged = purge_outputs(self.services.state_dir / OUTPUTS, OUTPUT_RETENTION_S)
+        removed += self._services.egress.prune(self.backend, all_owners=all_projects, actor=self.actor)
+        purged = purge_outputs(self._services.state_dir / OUTPUTS, OUTPUT_RETENTION_S)
         if removed or purged:
-            self.services.audit.append("sandbox.gc", {"removed": removed, "outputs_purged": purged},
+            self._services.audit.append("sandbox.gc", {"removed": removed, "outputs_purged": purged},
                                        actor=self.actor)
         return removed
 
@@ -419,7 +459,7 @@ class Canal:
         that raced before the build lock; used by no container); never an image Canal did not label."""
         pruned = list(self.backend.images_prune())
         if pruned:
-            self.services.audit.append("image.gc", {"removed": [p.image_id for p in pruned],
+            self._services.audit.append("image.gc", {"removed": [p.image_id for p in pruned],
                                                     "freed_bytes": sum(p.size for p in pruned)},
                                        actor=self.actor)
         return pruned
@@ -431,15 +471,15 @@ class Canal:
         oldest first; what the proxies logged since the last command is recorded first."""
         unread = None
         try:
-            self.services.egress.collect(self.backend)
+            self._services.egress.collect(self.backend)
         except SandboxError as exc:  # no engine: the recorded attempts are still worth showing
             unread = f"{exc.code}: {exc.message}"
         except ConfigUnapproved as exc:  # reading a log loosens nothing: what is recorded is shown
             unread = f"{exc.code}: the proxies are read once canal.yaml is approved"
-        status = self.services.trust.status()
+        status = self._services.trust.status()
         settings = self.config if status.state != "unapproved" else status.snapshot.config
         prefix = f"canal-{project_key(self.project_dir)}-"
-        records = self.services.egress.history(since=since, denied_only=denied_only, limit=limit,
+        records = self._services.egress.history(since=since, denied_only=denied_only, limit=limit,
                                                sandbox=self.ref(sandbox).container if sandbox else None)
         # the audit record names the container; the API names sandboxes as `canal run --sandbox` does
         named = [r.model_copy(update={"sandbox": r.sandbox.removeprefix(prefix) if r.sandbox else None})
@@ -447,8 +487,8 @@ class Canal:
         return EgressLog(records=named, unread=unread, allowlist=settings.sandbox.network.mode == "allowlist")
 
     def close(self) -> None:
-        if "audit" in self.services.__dict__:  # outcome records are written without their own fsync
-            self._resources.commit(self.services.audit)
+        if "audit" in self._services.__dict__:  # outcome records are written without their own fsync
+            self._resources.commit(self._services.audit)
         if self._owns_resources:  # in-process: this object's tasks end, its backend and sessions close
             self._resources.close()
         if self._backend is not None and "backend" in self.__dict__:

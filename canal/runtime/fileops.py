@@ -29,6 +29,9 @@ from canal.host.files import (
     write_file,
 )
 from canal.host.files.errors import FILE_IO_ERROR
+from canal.host.files.errors import INVALID_RANGE as INVALID_RANGE  # the front ends' line ranges
+from canal.host.files.fileio import DEFAULT_MAX_BYTES as DEFAULT_MAX_BYTES  # what `canal write` reads
+from canal.host.files.fileio import read_if_exists
 from canal.host.trash import RemoveOutcome, RestoreResult, Trash, TrashEntry, remove_paths
 from canal.runtime.services import Services
 from canal.runtime.trust.snapshot import settings_files
@@ -76,6 +79,13 @@ class FileOps:
         with _os_refusal("read", path):
             return view_path(self.workspace, path, base=base, start=start, end=end,
                              redactor=self.services.redactor, max_bytes=self.max_bytes)
+
+    def read_bytes(self, path: Path | str) -> bytes | None:
+        """A workspace file's bytes as they are, a final link followed inside the workspace (at most
+        ``max_bytes``); None when there is no such file. In-process only: nothing is redacted, so the
+        caller redacts what it shows (``Canal.redactor``)."""
+        snap = read_if_exists(self.workspace.locate(path, follow=True), max_bytes=self.max_bytes)
+        return None if snap is None else snap.data
 
     def edit(self, path: Path | str, old: str, new: str, *, replace_all: bool = False,
              base: Path | None = None, expect_sha256: str | None = None, person: bool = False) -> EditResult:

@@ -34,7 +34,7 @@ SHOWN_FILES = 50
 
 def apply_fork(canal: Canal, name: str, paths: tuple[str, ...], confirm: str | None, *,
                person: bool = False) -> ApplyResult:
-    forks, approvals = canal.services.forks, canal.services.approvals
+    forks, approvals = canal._services.forks, canal._services.approvals
     chosen, digest = forks.plan(name, paths)
     if not chosen:
         return ApplyResult(fork=name, applied=[], checkpoint="")
@@ -52,7 +52,7 @@ def apply_fork(canal: Canal, name: str, paths: tuple[str, ...], confirm: str | N
         extra = len(files) - SHOWN_FILES
         more = f"\n  … and {extra} more (the fork's changes list them all)" if extra > 0 else ""
         msg = f"{reason}:\n{shown}{more}\nNothing was applied."
-        settings = canal.services.config.approvals
+        settings = canal._services.config.approvals
         ways = approve_ways(str(canal.project_dir), settings) if who == "human" else None
         again = act("fork.apply", name=name, paths=list(paths) or None, token=pending.token, approval=who,
                     approvers=ways)
@@ -63,7 +63,7 @@ def apply_fork(canal: Canal, name: str, paths: tuple[str, ...], confirm: str | N
                                             "confirmation": confirmation.model_dump(mode="json")})
     approval = approvals.redeem(confirm, text, name, APPLY_CWD, bound)
     result = forks.apply(name, paths, actor=canal.actor, expect=digest)
-    canal.services.audit.append("fork.applied", {
+    canal._services.audit.append("fork.applied", {
         "fork": name, "checkpoint": result.checkpoint, "changes": len(result.applied),
         "approver": f"{approval.approver} ({approval.how})", "approval": approval.token}, actor=canal.actor)
     return result
@@ -71,7 +71,7 @@ def apply_fork(canal: Canal, name: str, paths: tuple[str, ...], confirm: str | N
 
 def _refuse_protected(canal: Canal, name: str, chosen: Sequence[Change]) -> None:
     """The agent's apply may not carry changes to Canal's settings or git's code-running files."""
-    guard = Protected.of(settings_files(canal.services.project_dir))
+    guard = Protected.of(settings_files(canal._services.project_dir))
     hits = [(c.path, why) for c in chosen if (why := guard.why(PurePosixPath(c.path))) is not None]
     if not hits:
         return

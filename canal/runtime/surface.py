@@ -24,7 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from canal.host.approvals import ApprovalsSettings, Pending
 from canal.host.audit.verify import VerifyReport
-from canal.host.checkpoints import DiffResult, History, UndoResult
+from canal.host.checkpoints import Change, Checkpoint, DiffResult, History, HistoryRow, UndoResult
 from canal.host.files import EditResult, ViewResult, WriteResult
 from canal.host.forks import ApplyResult, Fork, ForkChanges
 from canal.host.trash import RemoveOutcome, RestoreResult, TrashEntry
@@ -34,6 +34,7 @@ from canal.runtime.admin.keys import KeyList
 from canal.runtime.admin.state import StateDoc, StateReport
 from canal.runtime.run.result import RunResult
 from canal.runtime.sandboxes.egress import EgressLog
+from canal.runtime.sandboxes.images import ImageReport
 from canal.runtime.tasks import LogPiece, TaskRecord, TaskStart, TaskView
 from canal.runtime.trust import TrustStatus
 from canal.sandbox.backend import SandboxInfo
@@ -41,6 +42,14 @@ from canal.sandbox.images import BuiltImage, PrunedImage
 from canal.workflows.tools.meta import ToolMeta
 from canal.workflows.tools.model import ToolDefinition
 from canal.workflows.views import AdvanceView, CurrentView, RunSummary, StartView, WorkflowSummary
+
+# the types the public API's results hold, which the front ends render: here, so they never import the
+# stores that define them
+__all__ = [
+    "SUB_APIS", "ApprovalsAPI", "AuditAPI", "CanalAPI", "Change", "Checkpoint", "DownReport", "FilesAPI",
+    "HistoryRow", "KeysAPI", "RemoveOutcome", "SettingsAPI", "StateAPI", "TasksAPI", "ToolsAPI", "UndoResult",
+    "WorkflowsAPI",
+]
 
 
 @dataclass(frozen=True)
@@ -189,6 +198,8 @@ class CanalAPI(Protocol):
 
     def checkpoints(self) -> History: ...
 
+    def latest_checkpoint(self) -> Checkpoint | None: ...
+
     def diff(self, checkpoint: str | None = None) -> DiffResult: ...
 
     def undo(self, checkpoint: str | None = None, *, last_command: bool = False) -> UndoResult: ...
@@ -206,6 +217,10 @@ class CanalAPI(Protocol):
     def discard(self, name: str) -> Fork: ...
 
     def build_images(self, *, egress: bool = False, force: bool = False) -> list[BuiltImage]: ...
+
+    def build_project_image(self) -> BuiltImage | None: ...
+
+    def image_report(self) -> ImageReport: ...
 
     def up(self, name: str | None = None) -> SandboxInfo: ...
 

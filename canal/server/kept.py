@@ -2,7 +2,7 @@
 
 Building a ``Canal`` reads canal.yaml and every file it names, checks them against the approval (and
 each enclosing project's), reads the key ring and derives the keys: about 2 ms, more than the rest of a
-warm ``run("true")``. A kept one is used again while every file it was read from (``Services.sources``)
+warm ``run("true")``. A kept one is used again while every file it was read from (``Canal.sources``)
 has the stamp it had when it was built; any change (an edit, an approval, a key rotation, the project
 folder made again) builds a new one, so the next call sees it exactly as a fresh ``Canal`` would: a
 loosening edit is refused at once, never served from what was kept.
@@ -123,7 +123,7 @@ class KeptCanals:
         with self._lock:
             self.builds += 1
         try:
-            sources = canal.services.sources()  # the settings read and checked now, once
+            sources = canal.sources()  # the settings read and checked now, once
             canal.policy  # noqa: B018  # compiled (or taken from the resources) once, not by each call
         except CanalError:
             return canal  # the call raises the same again, as a fresh Canal would: nothing is kept

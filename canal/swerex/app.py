@@ -31,18 +31,18 @@ class _Gate:
     """The API key check and the refusal shape, shared by every route."""
 
     def __init__(self, service: SwerexService, api_key: str) -> None:
-        self.audit = service.canal.services.audit
+        self.audit = service.canal.audit
         self.key = api_key.encode()
 
     def refused(self, route: str, err: SwerexError) -> JSONResponse:
         record = {"route": route, "class": err.class_path, "message": err.message[:2000]}
-        self.audit.append("swerex.refused", record, actor=ACTOR)
+        self.audit.record("swerex.refused", record, actor=ACTOR)
         return JSONResponse({"swerexception": err.transfer()}, status_code=511)
 
     def guarded(self, route: str, inner: Endpoint) -> Endpoint:
         async def endpoint(request: Request) -> Response:
             if not hmac.compare_digest(request.headers.get(API_KEY_HEADER, "").encode(), self.key):
-                self.audit.append("swerex.refused", {"route": route, "class": "unauthorized"}, actor=ACTOR)
+                self.audit.record("swerex.refused", {"route": route, "class": "unauthorized"}, actor=ACTOR)
                 return JSONResponse({"detail": "Invalid API Key"}, status_code=401)
             try:
                 return await inner(request)

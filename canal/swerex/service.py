@@ -69,7 +69,7 @@ class SwerexService:
         self.canal = canal
         self.sessions: dict[str, str] = {}  # SWE-ReX session -> Canal sandbox
         self._lock = threading.Lock()
-        self.workdir = PurePosixPath(canal.services.config.sandbox.workdir)
+        self.workdir = PurePosixPath(canal.config.sandbox.workdir)
         # the same folder as the host names it: a client on this host may use either name
         self.host_root = PurePosixPath(canal.project_dir)
 
@@ -174,20 +174,16 @@ class SwerexService:
 
     # -- files ------------------------------------------------------------------------------------
     def read_file(self, req: dict[str, Any]) -> dict[str, Any]:
-        from canal.host.files.fileio import read_if_exists
-
         rel = self._relative(str(req.get("path", "")))
-        files = self.canal.files
         try:
-            loc = files.workspace.locate(rel, follow=True)
-            snap = read_if_exists(loc, max_bytes=files.max_bytes)
+            data = self.canal.files.read_bytes(rel)
         except CanalError as exc:
             raise _canal_refusal(exc) from None
-        if snap is None:
+        if data is None:
             raise SwerexError(FILE_NOT_FOUND, f"[Errno 2] No such file or directory: "
                               f"'{req.get('path')}'")
-        text = snap.data.decode(req.get("encoding") or "utf-8", errors=req.get("errors") or "strict")
-        return {"content": self.canal.services.redactor(text)}
+        text = data.decode(req.get("encoding") or "utf-8", errors=req.get("errors") or "strict")
+        return {"content": self.canal.redactor(text)}
 
     def write_file(self, req: dict[str, Any]) -> dict[str, Any]:
         self.write_bytes(str(req.get("path", "")), str(req.get("content", "")).encode())
@@ -282,7 +278,7 @@ def _streams(canal: Canal, done: RunResult) -> tuple[str, str]:
     """The command's whole stdout and stderr (redacted), as SWE-ReX returns them: not the presenter's view."""
     if done.exec_result is None:
         return done.output, done.stderr or ""
-    redact = canal.services.redactor
+    redact = canal.redactor
     return tuple(redact(_read(out).decode(errors="backslashreplace"))  # type: ignore[return-value]
                  for out in (done.exec_result.stdout, done.exec_result.stderr))
 

@@ -5,9 +5,12 @@ command imports nothing of MCP nor of the console's web stack."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
+import canal
 from canal.cli.shared import FRONT_END_MISSING, front_end
 from tests.error_codes import raises_code
 
@@ -43,3 +46,15 @@ def test_loading_every_cli_command_imports_no_mcp_module() -> None:
     assert backends == []
     web = ("canal.console", "starlette", "uvicorn", "jinja2", "webauthn")
     assert [m for m in loaded if m.startswith(web)] == []
+
+
+def test_no_front_end_reaches_behind_the_facade() -> None:
+    """``Canal`` and its sub-APIs are the one door (STYLE rule 15): no front end names the per-project
+    services behind it; the import-linter contract "Front ends never import..." keeps them from importing
+    the stores and the server's internals."""
+    root = Path(canal.__file__).parent
+    behind = re.compile(r"\b_?services\b", re.IGNORECASE)
+    reaching = [f"{path.relative_to(root)}:{number}" for name in ("cli", "mcp", "console", "swerex")
+                for path in sorted((root / name).rglob("*.py"))
+                for number, line in enumerate(path.read_text().splitlines(), 1) if behind.search(line)]
+    assert reaching == []

@@ -20,8 +20,7 @@ import click
 from canal.cli.door_client import confirm_at_terminal, knock, read_signature
 from canal.cli.shared import App, echo_json, json_option, pass_app
 from canal.core.display import visible
-from canal.host.approvals import Pending
-from canal.host.approvals.decide import Decision, Proof, decide
+from canal.runtime.admin.person import Decision, Pending, Proof
 
 
 def describe(p: dict[str, Any]) -> str:
@@ -88,19 +87,19 @@ def _through_door(app: App, token: str, user: str, decision: Decision, reason: s
 
 def _here(app: App, token: str, decision: Decision, reason: str, ssh_key: Path | None, signature: Path | None,
           print_message: bool, yes: bool) -> dict[str, Any] | None:
-    service = app.canal.services.approvals
+    approvals = app.canal.approvals
     if print_message:
-        click.echo(service.message(token, decision).decode(), nl=False)
+        click.echo(approvals.message(token, decision).decode(), nl=False)
         return None
-    pending: Pending = service.show(token)
+    pending: Pending = approvals.show(token)
     sig = None
     if ssh_key is not None or signature is not None:
         click.echo(f"{decision.capitalize()} {pending.token} for:\n{describe(pending.to_json())}", err=True)
         confirm_at_terminal(f"{decision.capitalize()}?", yes)
-        sig = read_signature(ssh_key, signature, service.message(token, decision))
+        sig = read_signature(ssh_key, signature, approvals.message(token, decision))
     # without a signature, this process's own uid is the only proof: the agent's, which never counts
     proof = Proof(peer_uid=None if sig else os.getuid(), signature=sig)
-    return decide(service, token, decision, reason, proof, os.geteuid()).to_json()
+    return approvals.decide(token, decision, reason, proof, agent_uid=os.geteuid()).to_json()
 
 
 @click.group("approvals", invoke_without_command=True)
@@ -114,7 +113,7 @@ def approvals(app: App, ctx: click.Context, as_json: bool) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
-    pending = app.canal.services.approvals.pending()
+    pending = app.canal.approvals.pending()
     if as_json:
         echo_json({"status": "ok", "pending": [p.to_json() for p in pending]})
         return

@@ -22,9 +22,7 @@ from canal.cli.shared import (
     pass_app,
     terminal_flags,
 )
-from canal.host.approvals.decide import Proof
-from canal.host.approvals.sshsig import sign
-from canal.runtime.trust import decide
+from canal.runtime.admin.person import Proof, sign
 
 SIGNED_FOR_S = 600
 
@@ -42,7 +40,7 @@ def status_cmd(app: App, as_json: bool) -> None:
 
     Example: canal config status
     """
-    status = app.canal.services.trust.status()
+    status = app.canal.settings.status()
     if as_json:
         echo_json({"status": "ok", **status.to_json()})
     else:
@@ -79,19 +77,19 @@ def approve_config(app: App, for_user: str | None, ssh_key: Path | None, digest:
                                 "expires": expires, **({"signature": sig} if sig else {})})["approved"]
         click.echo(f"approved {done['digest']} as {done['approved_by']} ({done['how']})")
         return
-    trust = app.canal.services.trust
-    status = trust.status()
+    settings = app.canal.settings
+    status = settings.status()
     shown_digest = digest or status.snapshot.digest
     if all(terminal_flags()):  # for the person's own sake: the proof is the uid or the key
         click.echo(describe_trust(status), err=True)
     confirm_at_terminal("Approve these settings?", yes)
-    sig = sign(trust.message(shown_digest, expires), ssh_key) if ssh_key is not None else None
+    sig = sign(settings.message(shown_digest, expires), ssh_key) if ssh_key is not None else None
     at_terminal = all(terminal_flags())
     # without a signature this process's uid is the proof once approvers are named: the agent's own
-    proof = Proof(signature=sig) if sig else Proof(peer_uid=os.getuid()) if trust.approvers().approvers \
+    proof = Proof(signature=sig) if sig else Proof(peer_uid=os.getuid()) if settings.approvers().approvers \
         else Proof()
-    record = decide.approve_config(trust, shown_digest, proof, os.geteuid(), expires=expires,
-                            terminal_user=current_user() if at_terminal else None)
+    record = settings.approve(shown_digest, proof, agent_uid=os.geteuid(), expires=expires,
+                              terminal_user=current_user() if at_terminal else None)
     click.echo(f"approved {record.digest} as {record.approved_by} ({record.how}); it applies from the next "
                "command (restart a running `canal mcp` to pick it up)")
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
-from canal.cli.doctor import Check, run_checks
 from canal.cli.shared import App, echo_json, json_option, pass_app
 from canal.cli.words import say
 from canal.core.next import say_all
+from canal.runtime.admin.doctor import Check, run_checks
 from canal.runtime.settings.project import ProjectLocation, ProjectNotFound
 
 

@@ -5,21 +5,13 @@ from __future__ import annotations
 import click
 
 from canal.cli.shared import App, BuildProgress, echo_json, json_option, pass_app, stderr_is_tty
-from canal.runtime.sandboxes.images import adds_to_image, ensure_project_image, image_report
 from canal.runtime.settings.project import ProjectNotFound
-from canal.sandbox.docker.image import BuiltImage
+from canal.sandbox.images import BuiltImage
 
 
 @click.group("image")
 def image_group() -> None:
     """Build the sandbox images (the default one and the project's), and show what they have."""
-
-
-def _has_project(app: App) -> bool:
-    try:
-        return adds_to_image(app.canal.services)
-    except ProjectNotFound:
-        return False
 
 
 @image_group.command("build")
@@ -37,10 +29,12 @@ def build(app: App, force: bool, egress: bool, verbose: bool, as_json: bool) -> 
     """
     progress = BuildProgress(verbose or stderr_is_tty())
     built = app.canal.build_images(egress=egress, force=force, on_event=progress)
-    if _has_project(app):
-        project = ensure_project_image(app.canal.services, progress)
-        if project is not None:
-            built.append(project)
+    try:
+        project = app.canal.build_project_image(on_event=progress)
+    except ProjectNotFound:  # outside a project: Canal's own images only
+        project = None
+    if project is not None:
+        built.append(project)
     if as_json:
         rows = [_row(b) for b in built]
         echo_json({"status": "ok", **rows[0], "images": rows})
@@ -63,7 +57,7 @@ def show(app: App, as_json: bool) -> None:
 
     Example: canal image show
     """
-    report = image_report(app.canal.services)
+    report = app.canal.image_report()
     if as_json:
         echo_json({"status": "ok", **report.to_json()})
         return

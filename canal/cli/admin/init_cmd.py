@@ -17,7 +17,7 @@ from canal.cli.shared import (
     pass_app,
     terminal_flags,
 )
-from canal.host.approvals.decide import Proof
+from canal.runtime.admin.person import Proof
 from canal.runtime.settings.project import locate_project, refuse_too_wide
 from canal.runtime.settings.scaffold import (
     PRESET_NOTES,
@@ -27,7 +27,6 @@ from canal.runtime.settings.scaffold import (
     render_config,
     write_new_config,
 )
-from canal.runtime.trust import decide
 
 if TYPE_CHECKING:
     from canal.runtime.trust import TrustStatus
@@ -76,7 +75,7 @@ def init(app: App, profile: str | None, preset: str | None, as_json: bool) -> No
                           preset=None if preset == NO_PRESET else "node" if preset == "node" else "python")
     path = write_new_config(folder, render_config(choices))
     location = locate_project(folder)
-    status = app.canal.services.trust.status()
+    status = app.canal.settings.status()
     if as_json:
         echo_json({"status": "ok", "file": str(path), "profile": choices.profile, "preset": choices.preset,
                    "project": location.to_json(), "config": status.state})
@@ -94,11 +93,11 @@ def init(app: App, profile: str | None, preset: str | None, as_json: bool) -> No
 def _offer_approval(app: App, status: TrustStatus) -> None:
     click.echo(describe_trust(status))
     if click.confirm("Approve these settings now?", default=False):
-        trust = app.canal.services.trust
+        settings = app.canal.settings
         # as `canal config approve`: once approvers are named, this uid is the proof (never the agent's)
-        proof = Proof(peer_uid=os.getuid()) if trust.approvers().approvers else Proof()
-        record = decide.approve_config(trust, status.snapshot.digest, proof, os.geteuid(),
-                                       terminal_user=current_user() if all(terminal_flags()) else None)
+        proof = Proof(peer_uid=os.getuid()) if settings.approvers().approvers else Proof()
+        record = settings.approve(status.snapshot.digest, proof, agent_uid=os.geteuid(),
+                                  terminal_user=current_user() if all(terminal_flags()) else None)
         click.echo(f"approved {record.digest} as {record.approved_by}")
         click.echo("Next: canal doctor   (the first command builds the project image)")
     else:

@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
 
 import click
 
 from canal.cli.shared import App, echo_json, json_option, pass_app
-from canal.host.keys import KEY_RETIRE_REFUSED
-from canal.host.sealed import SealedError
-from canal.runtime.services import sealed_store_for
 
 
 @click.group("key")
@@ -26,14 +22,13 @@ def show(app: App, as_json: bool) -> None:
 
     Example: canal key show
     """
-    ks = app.canal.services.keys
-    infos = ks.keys()
+    found = app.canal.keys.list()
     if as_json:
-        echo_json({"status": "ok", "source": ks.source, "keys": [asdict(i) for i in infos]})
+        echo_json({"status": "ok", "source": found.source, "keys": [asdict(i) for i in found.keys]})
         return
-    where = "CANAL_KEY" if ks.source == "env" else str(ks.ring_path)
+    where = "CANAL_KEY" if found.source == "env" else found.ring_path
     click.echo(f"keys from {where}")
-    for i in infos:
+    for i in found.keys:
         click.echo(f"{i.id}  {i.state:<12} created {i.created or '-'}"
                    f"{'  retired ' + i.retired if i.retired else ''}")
 
@@ -46,28 +41,15 @@ def rotate(app: App, as_json: bool) -> None:
 
     Example: canal key rotate
     """
-    ks = app.canal.services.keys
-    old = ks.primary_id
-    new = ks.rotate()
-    resealed, failed = 0, []
-    for state_dir in app.canal.services.all_state_dirs():
-        store = sealed_store_for(state_dir, ks)
-        for doc_id in store.ids():
-            try:
-                store.reseal(doc_id)
-                resealed += 1
-            except SealedError as exc:
-                failed.append({"doc_id": doc_id, "root": str(store.root), "code": exc.code,
-                               "message": exc.message})
-    result: dict[str, Any] = {"status": "ok" if not failed else "partial", "primary": new.id,
-                              "previous": old, "resealed": resealed, "failed": failed}
+    done = app.canal.keys.rotate()
     if as_json:
-        echo_json(result)
+        echo_json(done.to_json())
     else:
-        click.echo(f"new primary {new.id}; {old} is now decrypt-only; {resealed} file(s) re-sealed")
-        for f in failed:
-            click.echo(f"FAIL {f['doc_id']} ({f['code']}): {f['message']}")
-        click.echo(f"Next: canal key retire {old}  (once every file is re-sealed)")
+        click.echo(f"new primary {done.primary}; {done.previous} is now decrypt-only; "
+                   f"{done.resealed} file(s) re-sealed")
+        for f in done.failed:
+            click.echo(f"FAIL {f.doc_id} ({f.code}): {f.message}")
+        click.echo(f"Next: canal key retire {done.previous}  (once every file is re-sealed)")
 
 
 @key.command("retire")
@@ -79,26 +61,11 @@ def retire(app: App, key_id: str, as_json: bool) -> None:
 
     Example: canal key retire k-1a2b3c4d5e
     """
-    ks = app.canal.services.keys
-    users = [f"{store.root}/{d}" for sd in app.canal.services.all_state_dirs()
-             for store in [sealed_store_for(sd, ks)]
-             for d in store.ids() if _key_of(store, d) in (key_id, None)]  # unreadable: assume in use
-    if users:
-        msg = f"{len(users)} state file(s) are still sealed under {key_id}: {', '.join(users[:5])}"
-        raise KEY_RETIRE_REFUSED(msg, hint="canal key rotate (re-seals them), then retire again",
-                                    details={"files": users})
-    info = ks.retire(key_id)
+    info = app.canal.keys.retire(key_id)  # refused while a state file is still sealed under it
     if as_json:
         echo_json({"status": "ok", "key": asdict(info)})
     else:
         click.echo(f"retired {info.id}; its material is destroyed")
-
-
-def _key_of(store: Any, doc_id: str) -> str | None:
-    try:
-        return str(store.envelope(doc_id).key_id)
-    except SealedError:
-        return None
 
 
 def register(cli: click.Group) -> None:

@@ -6,7 +6,7 @@ import click
 
 from canal.cli.shared import App, change_lines, echo_json, json_option, pass_app
 from canal.core.display import visible
-from canal.host.checkpoints import HistoryRow, UndoResult
+from canal.runtime.surface import HistoryRow, UndoResult
 
 
 @click.command("checkpoints")

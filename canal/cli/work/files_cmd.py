@@ -17,9 +17,8 @@ from canal.cli.shared import App, emit, json_option, pass_app
 from canal.cli.words import say
 from canal.core.duration import EXAMPLES, parse_duration
 from canal.core.next import act
-from canal.host.files.errors import INVALID_RANGE
-from canal.host.files.fileio import DEFAULT_MAX_BYTES
-from canal.host.trash import RemoveOutcome
+from canal.runtime.fileops import DEFAULT_MAX_BYTES, INVALID_RANGE
+from canal.runtime.surface import RemoveOutcome
 
 
 @click.command("rm")

@@ -62,7 +62,7 @@ def run(app: App, sandbox: str, timeout: float | None, idle_timeout: float | Non
     live_view = (stream if stream is not None else sys.stdout.isatty()) and not as_json
     canal = app.canal
     presenter = presenter_overrides(canal.config.presenter, max_lines, show_stderr)
-    live = LiveOutput(canal.services.redactor, sys.stdout, sys.stderr) if live_view else None
+    live = LiveOutput(canal.redactor, sys.stdout, sys.stderr) if live_view else None
     result = canal.run(text, sandbox=sandbox, timeout_s=timeout, idle_timeout_s=idle_timeout, confirm=token,
                        unattended=unattended or None, presenter=presenter, stdin=_stdin(), on_output=live,
                        say=say)

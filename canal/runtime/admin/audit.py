@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from canal.core.next import act
 from canal.host.audit import (
     AUDIT_LOG_FOREIGN,
     AUDIT_LOG_MISSING,
@@ -101,6 +102,10 @@ class AuditExport(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, ser_json_bytes="base64", val_json_bytes="base64")
 
     lines: list[bytes]
+
+    def span(self) -> tuple[str, str] | None:
+        """The ids of the first and last record copied (None: nothing was)."""
+        return (parse_line(self.lines[0]).id, parse_line(self.lines[-1]).id) if self.lines else None
 
 
 class Audit:
@@ -200,8 +205,8 @@ class Audit:
         settings = services.config.audit.otlp
         if settings is None:
             msg = "no OTLP collector is configured (audit.otlp in canal.yaml)"
-            hint = "add audit: {otlp: {endpoint: http://HOST:4318}} to canal.yaml, then: canal config approve"
-            raise ConfigError(msg, hint=hint)
+            raise ConfigError(msg, hint="add audit: {otlp: {endpoint: http://HOST:4318}} to canal.yaml",
+                              next=act("config.approve"))
         return shipper_for(services.audit.path, settings, services.project_id).ship()
 
     def record(self, event: str, data: dict[str, Any], *, actor: str) -> None:
@@ -217,7 +222,7 @@ class Audit:
         msg = (f"audit log {report.path} is {what}, but the project has state that its runs recorded "
                f"({services.state_dir}): the log was emptied or deleted")
         raise AUDIT_LOG_MISSING(msg, hint=f"restore {report.path} from a backup, or compare with an "
-                                "off-host checkpoint: canal audit verify --checkpoint FILE",
+                                "off-host checkpoint", next=act("audit.verify", checkpoint="FILE"),
                                 details=report.to_json())
 
 
@@ -227,7 +232,7 @@ def _seq_of(record_id: str | None) -> int:
     found = re.fullmatch(r"a-(\d+)", record_id.strip())
     if found is None:
         msg = f"--after {record_id!r} is not a record id like a-000042"
-        raise ConfigError(msg, hint="canal audit show   (the first column is the record id)")
+        raise ConfigError(msg, next=act("audit.show", "the first column is the record id"))
     return int(found.group(1))
 
 
@@ -236,8 +241,8 @@ def _raise_if_copy_differs(copy: ExportReport) -> None:
         return
     p = copy.problem
     msg = f"audit export {copy.path}, line {p.line}: {p.kind}: {p.message}"
-    raise AUDIT_TAMPERED(msg, hint=f"keep {copy.path} and the log as evidence; compare them with: "
-                         "canal audit show --json", details=copy.to_json())
+    raise AUDIT_TAMPERED(msg, hint=f"keep {copy.path} and the log as evidence, and compare them",
+                         next=act("audit.show", json=True), details=copy.to_json())
 
 
 def _raise_if_tampered(report: VerifyReport) -> None:
@@ -246,5 +251,5 @@ def _raise_if_tampered(report: VerifyReport) -> None:
     p = report.problem
     msg = f"audit log {report.path}, line {p.line}: {p.kind}: {p.message}"
     error = AUDIT_LOG_FOREIGN if p.kind in ("foreign", "unbound") else AUDIT_TAMPERED
-    raise error(msg, hint=f"inspect it with: canal audit show --json; keep a copy of "
-                f"{report.path} as evidence before anything else", details=report.to_json())
+    raise error(msg, hint=f"keep a copy of {report.path} as evidence before anything else, and inspect it",
+                next=act("audit.show", json=True), details=report.to_json())

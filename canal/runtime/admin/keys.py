@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from canal.core.next import act
 from canal.host.keys import KEY_RETIRE_REFUSED, KeyInfo
 from canal.host.sealed import SealedError, SealedStore
 from canal.runtime.services import Services, sealed_store_for
@@ -82,7 +83,7 @@ class Keys:
                  for d in store.ids() if _key_of(store, d) in (key_id, None)]  # unreadable: assume in use
         if users:
             msg = f"{len(users)} state file(s) are still sealed under {key_id}: {', '.join(users[:5])}"
-            raise KEY_RETIRE_REFUSED(msg, hint="canal key rotate (re-seals them), then retire again",
+            raise KEY_RETIRE_REFUSED(msg, next=act("key.rotate", "re-seals them; then retire again"),
                                      details={"files": users})
         return self._services.keys.retire(key_id)
 

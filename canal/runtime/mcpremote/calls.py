@@ -70,9 +70,9 @@ def call_backend(canal: Canal, definition: ToolDefinition, args: Mapping[str, An
         if decision.action == "confirm":
             if confirm is None:
                 return _ask(canal, call, shown_call, decision, view, record, redact, say)
-            approval = canal.services.approvals.redeem(confirm, call.text, ref.name, CALL_CWD,
+            approval = canal._services.approvals.redeem(confirm, call.text, ref.name, CALL_CWD,
                                                        decision.policy_hash)
-        audit = canal.services.audit
+        audit = canal._services.audit
         started = audit.append("tool.started", {
             **record, "annotations": dict(call.annotations),
             "approver": None if approval is None else f"{approval.approver} ({approval.how})",
@@ -81,7 +81,7 @@ def call_backend(canal: Canal, definition: ToolDefinition, args: Mapping[str, An
         answer = client.call_tool(binding.tool, values)
         elapsed = time.monotonic() - began
     result = _as_exec(answer, definition, elapsed)
-    shown = present(result, config=canal.config.presenter, output_dir=canal.services.outputs_dir(ref.name),
+    shown = present(result, config=canal.config.presenter, output_dir=canal._services.outputs_dir(ref.name),
                     redact=redact, name_hint=definition.name, command=redact(shown_call.text), say=say)
     body = result.stdout.data or b""
     audit_id = audit.append("tool.completed", {
@@ -116,7 +116,7 @@ def _live(tools: list[Tool], definition: ToolDefinition) -> dict[str, Any]:
 
 
 def _redactor(canal: Canal, hidden: Sequence[str]) -> Any:
-    base = canal.services.redactor
+    base = canal._services.redactor
     values = [h for h in hidden if h]
     return (lambda text: base(mask_exact(text, values))) if values else base
 
@@ -160,7 +160,7 @@ def _captured(data: bytes) -> CapturedOutput:
 
 def _denied(canal: Canal, decision: Decision, view: DecisionView, record: dict[str, Any], redact: Any,
             say: Say | None) -> RunResult:
-    audit_id = canal.services.audit.append("tool.denied", record, actor=canal.actor)
+    audit_id = canal._services.audit.append("tool.denied", record, actor=canal.actor)
     rules = ", ".join(decision.rule_ids) or decision.source
     hint = "ask the user to make this call outside Canal, or use a tool the policy allows"
     actions: list[NextAction] = [act("tool.list")]
@@ -173,14 +173,14 @@ def _denied(canal: Canal, decision: Decision, view: DecisionView, record: dict[s
 
 def _ask(canal: Canal, call: ToolCall, shown: ToolCall, decision: Decision, view: DecisionView,
          record: dict[str, Any], redact: Any, say: Say | None) -> RunResult:
-    pending = canal.services.approvals.request(
+    pending = canal._services.approvals.request(
         call.text, record["sandbox"], CALL_CWD, decision.policy_hash,
         DecisionSummary(rule_ids=decision.rule_ids, reason=decision.reason), display=redact(shown.text))
     approval: Literal["agent", "human"] = "human" if pending.needs_human else "agent"
     confirmation = ConfirmationView(token=pending.token, reason=decision.reason,
                                     rule_ids=list(decision.rule_ids),
                                     expires_at=iso_time(pending.expires_at), approval=approval)
-    audit_id = canal.services.audit.append("tool.confirmation_required", {
+    audit_id = canal._services.audit.append("tool.confirmation_required", {
         **record, "token": pending.token, "approval": approval}, actor=canal.actor)
     actions = [act("confirm", token=pending.token, approval=approval, call=True)]
     hint = "" if pending.needs_human else "ask the user"

@@ -64,7 +64,7 @@ def credentials(server: str, settings: McpServerSettings) -> dict[str, str]:
 
 def approved_files(canal: Canal, server: str, settings: McpServerSettings) -> dict[str, bytes]:
     """Each project file the command names -> its bytes, which must be the bytes approved."""
-    services = canal.services
+    services = canal._services
     snap = services.approved_snapshot  # the check this Canal's settings passed: no second read
     servers = (snap.settings.get("tools") or {}).get("mcp_servers", {}) if snap is not None else {}
     approved = dict((servers.get(server) or {}).get("files") or {})
@@ -94,7 +94,7 @@ def connected(canal: Canal, server: str) -> Iterator[McpClient]:
         raise MCP_SERVER_NOT_STARTED(msg, hint="use the Docker backend (the default)",
                                   details={"server": server})
     ref = server_ref(canal, server)
-    ensure_sandbox(canal.services, backend, ref)
+    ensure_sandbox(canal._services, backend, ref)
     argv = list(settings.command or ())
     if files:  # one tar into /tmp makes the folders too
         folder = f"{APPROVED_DIR}/{server}"

@@ -117,7 +117,7 @@ _TAILS: dict[Kind, Callable[[Args], str]] = {
                                + f" -- {shell_words(str(a.get('command', 'CMD')))}"),
     "policy.test": lambda a: f" {quote(a.get('file', 'FILE'))}",
     "key.retire": _positional("key_id"),
-    "audit.show": lambda a: _opt("--since", a.get("since")),
+    "audit.show": lambda a: _opt("--since", a.get("since")) + _opt("--json", a.get("json")),
     "audit.verify": lambda a: _opt("--checkpoint", a.get("checkpoint")),
     "fork.changes": _positional("name"),
     "fork.apply": lambda a: (_positional("name")(a) + "".join(f" {quote(p)}" for p in a.get("paths", ()))

@@ -56,7 +56,7 @@ def open_engine(canal: Canal, on_event: EventHook | None = None) -> Engine:
     """The engine for ``canal``'s project: sealed run store, pipeline executor, tools, audit events
     (and ``on_event`` too, after the audit record: a front end showing steps as they start and end)."""
     tools = ProjectTools(canal.project_dir)
-    audit = audit_hook(canal.services.audit, actor=canal.actor)
-    return Engine(store=SealedRunStore(canal.services.sealed), executor=CanalStepExecutor(canal, tools),
+    audit = audit_hook(canal._services.audit, actor=canal.actor)
+    return Engine(store=SealedRunStore(canal._services.sealed), executor=CanalStepExecutor(canal, tools),
                   catalog=tools, roots=workflow_roots(canal.project_dir),
                   on_event=audit if on_event is None else both(audit, on_event))

@@ -107,8 +107,8 @@ def test_the_audit_log_links_each_command_to_its_checkpoint(host_env: Path,
     project = make_project(host_env)
     canal = open_canal(project)
     result = canal.run("make clean")
-    cp = canal.services.checkpoints.get(footer_names_checkpoint(result))
-    records = [json.loads(line.text) for line in canal.services.audit.lines()]
+    cp = canal._services.checkpoints.get(footer_names_checkpoint(result))
+    records = [json.loads(line.text) for line in canal._services.audit.lines()]
     started = [r for r in records if r["event"] == "run.started"]
     assert started[-1]["data"]["checkpoint"] == cp.id
     assert cp.audit_id == record_id(started[-1]["seq"])
@@ -131,6 +131,6 @@ def test_read_only_commands_take_no_checkpoint_and_git_status_writes_nothing(
         assert result.status == "ok", result.text
         assert result.checkpoint is None, command
     assert (project / ".git" / "index").read_bytes() == index
-    assert canal.services.checkpoints.list() == []
+    assert canal._services.checkpoints.list() == []
     wrote = canal.run("git status > status.txt")
     assert wrote.checkpoint is not None

@@ -112,11 +112,11 @@ def test_an_image_build_reaches_the_index_through_the_upstream_proxy_with_the_ca
         assert done.exit_code == 0, done.text
         assert "7 42" in done.text
         assert f"/etc/ssl/certs/ca-certificates.crt {INDEX}" in done.text
-        report = image_report(canal.services)
+        report = image_report(canal._services)
         shown = report.added or {}
         assert any("Canal Test Root CA" in line for line in shown.get("ca_certificates", [])), shown
         assert shown.get("index_url") == INDEX
-        records = [json.loads(line.text) for line in canal.services.audit.lines()]
+        records = [json.loads(line.text) for line in canal._services.audit.lines()]
         ready = [r["data"]["recipe"] for r in records if r.get("event") == "image.ready"]
         assert any("Canal Test Root CA" in " ".join(r.get("ca_certificates", [])) for r in ready), ready
         _assert_no_credentials(canal, docker_client, report.tag)
@@ -153,7 +153,7 @@ def test_pip_in_an_allowlisted_sandbox_goes_through_both_proxies(
             assert world.proxy.url not in proxied.text
             log = canal.egress_log()
             assert any(r.host == INDEX_HOST and r.port == 443 and r.allowed for r in log.records), log
-            _assert_no_credentials(canal, docker_client, image_report(canal.services).tag)
+            _assert_no_credentials(canal, docker_client, image_report(canal._services).tag)
         finally:
             canal.down()
     connects = [r for r in world.proxy.log if r.method == "CONNECT" and r.target == f"{INDEX_HOST}:443"]

@@ -7,7 +7,7 @@ import time
 
 from egress_world import ALLOWED, CONFIG, DENIED, INDEX, PORT, World
 
-from canal.cli.doctor import check_egress
+from canal.runtime.admin.doctor import check_egress
 from canal.runtime.api import Canal
 from canal.runtime.sandboxes.egress import EgressRecord
 from canal.runtime.settings.config import parse_config
@@ -108,7 +108,7 @@ def test_doctor_reports_the_running_proxy(world: World) -> None:
 def test_the_audit_chain_holds_the_attempts(world: World) -> None:
     from canal.host.audit import verify_log
 
-    services = world.canal.services
+    services = world.canal._services
     keys = services.keys
     from canal.runtime.services import AUDIT_PURPOSE
 

@@ -59,7 +59,7 @@ def test_the_proxy_goes_with_the_last_sandbox_at_down(project: Path, docker_clie
         assert egress_of(docker_client, project) == ([], [])
         lookups = [r for r in canal.egress_log().records if r.host == "gone-with-the-proxy.example"]
         assert lookups  # recorded before the proxy went
-        events = [line.text for line in canal.services.audit.lines()]
+        events = [line.text for line in canal._services.audit.lines()]
         assert any(b'"egress.proxy_removed"' in text and proxies[0].encode() in text for text in events)
 
 

@@ -23,9 +23,9 @@ def ran(canal: Canal, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """The module's project after a real run and a sealed document; its log restored afterwards."""
     result = canal.run("echo hello")
     assert result.status == "ok", result.text
-    if not canal.services.sealed.path_for(DOC).exists():
-        canal.services.sealed.save(DOC, {"n": 1}, expected_revision=0)
-    log = canal.services.audit.path
+    if not canal._services.sealed.path_for(DOC).exists():
+        canal._services.sealed.save(DOC, {"n": 1}, expected_revision=0)
+    log = canal._services.audit.path
     keep = log.read_bytes()
     monkeypatch.setenv("CANAL_PROJECT_DIR", str(canal.project_dir))
     yield log
@@ -42,7 +42,7 @@ def canal_cli(*args: str) -> tuple[int, str, str]:
 def test_the_first_record_names_the_project_and_the_key(canal: Canal, ran: Path) -> None:
     first = json.loads(ran.read_text().splitlines()[0])
     assert first["event"] == "audit.opened"
-    assert first["data"] == {"project_id": canal.services.project_id, "key_id": first["key_id"]}
+    assert first["data"] == {"project_id": canal._services.project_id, "key_id": first["key_id"]}
     assert canal_cli("audit", "verify")[0] == 0
 
 
@@ -75,7 +75,7 @@ def test_another_projects_log_fails_verify(ran: Path, tmp_path: Path) -> None:
 
 def test_a_deleted_state_file_fails_state_verify(canal: Canal, ran: Path) -> None:
     assert canal_cli("state", "verify")[0] == 0
-    doc = canal.services.sealed.path_for(DOC)
+    doc = canal._services.sealed.path_for(DOC)
     keep = doc.read_bytes()
     doc.unlink()
     try:

@@ -41,7 +41,7 @@ def project(host_env: Path, receiver: Receiver) -> Iterator[Path]:
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "alice", "-f", str(key)], check=True)
     public = key.with_suffix(".pub").read_text().strip()
     project = make_project(host_env / "offhost", CONFIG.format(key=public, endpoint=receiver.endpoint))
-    trust = Canal(project).services.trust  # a person approves the first settings (no approver in force yet)
+    trust = Canal(project)._services.trust  # a person approves the first settings (no approver in force yet)
     trust.approve(Approver(user="root", how="tty"), trust.status().snapshot.digest)
     yield project
     with Canal(project) as c:

@@ -20,7 +20,7 @@ ALICE_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOq4dVvP1vq0nC2e7kY3t5GvXq9r4z2
 def canal(host_env: Path) -> Iterator[Canal]:
     project = make_project(host_env / "human", "policy:\n  approval: human\napprovals:\n  approvers:\n"
                            f"    - {{name: alice, ssh_key: '{ALICE_KEY}'}}\n")
-    trust = Canal(project).services.trust  # a person approves the settings that name the approver
+    trust = Canal(project)._services.trust  # a person approves the settings that name the approver
     trust.approve(Approver(user="root", how="tty"), trust.status().snapshot.digest)
     with Canal(project) as c:
         yield c
@@ -38,9 +38,9 @@ def test_human_approval_blocks_until_a_person_approves(canal: Canal) -> None:
     assert getattr(pending.value, "code", "") == "APPROVAL_PENDING"
     assert (canal.project_dir / "build").exists()
 
-    canal.services.approvals.approve(token, Approver(user="alice", how="ssh"))
+    canal._services.approvals.approve(token, Approver(user="alice", how="ssh"))
     done = canal.run("rm -rf build", confirm=token)
     assert done.status == "ok", done.text
     assert not (canal.project_dir / "build").exists()
-    started = [line for line in canal.services.audit.path.read_text().splitlines() if "run.started" in line]
+    started = [line for line in canal._services.audit.path.read_text().splitlines() if "run.started" in line]
     assert '"approver":"alice (ssh)"' in started[-1]

@@ -13,7 +13,7 @@ HALVES = (TOKEN[:20], TOKEN[20:])
 
 
 def saved_files(canal: Canal) -> list[Path]:
-    return sorted(canal.services.outputs_dir("default").glob("*.bin"))
+    return sorted(canal._services.outputs_dir("default").glob("*.bin"))
 
 
 def test_binary_output_is_saved_with_secrets_in_its_printable_runs_replaced(canal: Canal) -> None:
@@ -48,7 +48,7 @@ def test_denied_hint_never_repeats_a_secret_in_the_command(canal: Canal) -> None
 def test_text_output_over_the_memory_cap_is_saved_redacted_with_its_line_numbers(canal: Canal) -> None:
     """Past 1 MiB a stream is spooled to disk by the sandbox layer: the saved file is redacted all the
     same, line N still line N (the hints name line numbers), and the spool is gone once presented."""
-    folder = canal.services.outputs_dir("default")
+    folder = canal._services.outputs_dir("default")
     before = set(folder.rglob("*"))
     # 40,000 lines (about 1.3 MiB), a token on line 20,000 and on the last line
     script = (f"for ((i = 1; i <= 40000; i++)); do echo \"log line $i of a long build output\"; "

@@ -15,7 +15,7 @@ from canal.runtime.services import AUDIT_PURPOSE
 
 
 def events(canal: Canal) -> list[dict[str, object]]:
-    return [json.loads(line) for line in canal.services.audit.path.read_text().splitlines()]
+    return [json.loads(line) for line in canal._services.audit.path.read_text().splitlines()]
 
 
 def test_allowed_command_runs_as_uid_1000_and_is_audited(canal: Canal) -> None:
@@ -56,7 +56,7 @@ def test_destructive_command_waits_for_confirmation_then_backs_up(canal: Canal) 
     assert [b.path for b in done.backups] == ["build"]
     assert "canal restore" in done.text
 
-    canal.services.trash.restore(done.backups[0].trash_id)
+    canal._services.trash.restore(done.backups[0].trash_id)
     assert (build / "out.bin").read_bytes() == b"\x00artifact\x01"
 
     with pytest.raises(Exception, match="already used") as reused:
@@ -89,7 +89,7 @@ def test_overflow_path_is_greppable_from_the_next_run(canal: Canal) -> None:
     assert "[... 99930 lines truncated. Full output: " in first.text
     second = canal.run(f"grep -n '^99999$' {first.output_file}")
     assert second.output.strip() == "99999:99999"
-    host_copy = canal.services.outputs_dir("default") / Path(first.output_file).name
+    host_copy = canal._services.outputs_dir("default") / Path(first.output_file).name
     assert host_copy.stat().st_mode & 0o777 == 0o600
 
 
@@ -101,9 +101,9 @@ def test_sandbox_cannot_write_its_output_folder(canal: Canal) -> None:
 
 def test_audit_log_verifies_then_names_the_edited_line(canal: Canal) -> None:
     canal.run("true")
-    keys = canal.services.keys
+    keys = canal._services.keys
     key, key_id = keys.derive(AUDIT_PURPOSE), keys.primary_id
-    log = canal.services.audit.path
+    log = canal._services.audit.path
     assert verify_log(log, key, key_id).ok
     lines = log.read_text().splitlines(keepends=True)
     original = log.read_bytes()

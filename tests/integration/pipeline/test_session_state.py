@@ -41,7 +41,7 @@ def test_decision_token_and_backup_follow_the_real_cwd(fresh: Canal) -> None:
     assert not (fresh.project_dir / "sub" / "data").exists()
     assert (fresh.project_dir / "data" / "f.txt").read_text() == "outer\n", "the other data is untouched"
     assert [b.path for b in done.backups] == ["sub/data"]
-    fresh.services.trash.restore(done.backups[0].trash_id)
+    fresh._services.trash.restore(done.backups[0].trash_id)
     assert (fresh.project_dir / "sub" / "data" / "f.txt").read_text() == "inner\n"
 
 
@@ -101,7 +101,7 @@ def test_backup_of_a_disguised_delete_follows_cwd_prefixes_and_wrappers(fresh: C
         assert [b.path for b in done.backups] == ["sub/data"], command
         assert not (fresh.project_dir / "sub" / "data").exists()
         assert (fresh.project_dir / "data" / "f.txt").read_text() == "outer\n", command
-        fresh.services.trash.restore(done.backups[0].trash_id)
+        fresh._services.trash.restore(done.backups[0].trash_id)
         assert (fresh.project_dir / "sub" / "data" / "f.txt").read_text() == "inner\n"
         if back_to:
             assert fresh.run(f"cd {back_to}").status == "ok"

@@ -31,7 +31,7 @@ def capped(tmp_path_factory: pytest.TempPathFactory, host_env: Path) -> Iterator
 
 
 def outputs(canal: Canal) -> list[Path]:
-    return [p for p in (canal.services.state_dir / "outputs").glob("*/*") if p.is_file()]
+    return [p for p in (canal._services.state_dir / "outputs").glob("*/*") if p.is_file()]
 
 
 def usage(paths: list[Path]) -> int:
@@ -48,7 +48,7 @@ def confirmed(canal: Canal, command: str) -> object:
 def test_a_saved_output_keeps_head_and_tail_within_its_cap(capped: Canal) -> None:
     result = capped.run("seq 1 1000000")  # 6.6 MiB of output
     assert "output capped:" in result.text.splitlines()[-1], result.text
-    saved = capped.services.outputs_dir("default") / Path(result.output_file or "").name
+    saved = capped._services.outputs_dir("default") / Path(result.output_file or "").name
     data = saved.read_bytes()
     assert len(data) < 1 * MIB + 4096
     assert data.startswith(b"1\n2\n3\n")
@@ -90,7 +90,7 @@ def test_a_sparse_file_stays_sparse_and_hard_links_stay_linked_in_the_trash(capp
     done = confirmed(capped, "rm -rf sparse")
     assert getattr(done, "status", "") == "ok", getattr(done, "text", "")
     [backup] = done.backups  # type: ignore[attr-defined]
-    kept = capped.services.trash.files_dir / backup.trash_id
+    kept = capped._services.trash.files_dir / backup.trash_id
     assert (kept / "disk.img").stat().st_size == 3 * 1024 * MIB
     assert (kept / "disk.img").stat().st_blocks * 512 < MIB
     with (kept / "disk.img").open("rb") as fh:
@@ -110,4 +110,4 @@ def test_the_trash_refuses_what_would_take_it_past_its_total(capped: Canal) -> N
         except Exception as exc:
             outcomes.append(getattr(exc, "code", repr(exc)))
     assert "TRASH_FULL" in outcomes, outcomes
-    assert capped.services.trash.usage() <= 4 * MIB
+    assert capped._services.trash.usage() <= 4 * MIB

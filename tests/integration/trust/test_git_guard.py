@@ -58,7 +58,7 @@ def project(host_env: Path, docker_client) -> Iterator[Path]:  # type: ignore[no
     (folder / "a.txt").write_text("one\n")
     chown_tree(folder)
     with Canal(folder, config=None) as canal:
-        setup = canal.services.config.policy.profile
+        setup = canal._services.config.policy.profile
         assert setup == "strict"
     yield folder
     remove_project_containers(docker_client, folder)

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from project_helpers import remove_project_containers
 
-from canal.cli.doctor import check_mounts
 from canal.host.paths import data_root
+from canal.runtime.admin.doctor import check_mounts
 from canal.runtime.api import Canal
 from canal.runtime.settings.config import CanalConfig
 from canal.sandbox.errors import MOUNT_REFUSED

@@ -51,7 +51,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_a_missing_default_image_is_built_through_the_backend(project: Path) -> None:
     backend = FirstRunBackend()
     with Canal(project, backend=backend) as canal:
-        info = ensure_sandbox(canal.services, backend, canal.ref())
+        info = ensure_sandbox(canal._services, backend, canal.ref())
     assert info.running
     assert backend.images_built == [DEFAULT_IMAGE]
 
@@ -61,7 +61,7 @@ def test_an_allowlist_sandbox_gets_its_proxy_image_through_the_backend(project: 
     backend.missing = False
     config = parse_config("sandbox:\n  network: {mode: allowlist, allow: [pypi.org]}\n")
     with Canal(project, backend=backend, config=config) as canal:
-        ensure_sandbox(canal.services, backend, canal.ref())
+        ensure_sandbox(canal._services, backend, canal.ref())
     assert backend.images_built == [EGRESS_IMAGE]
 
 
@@ -81,7 +81,7 @@ def test_gc_removes_unused_images_through_the_backend_and_records_what_it_freed(
     with Canal(project, backend=backend) as canal:
         assert [p.size for p in canal.gc_images()] == [475_000_000]
         assert canal.gc_images() == []  # removed once
-        lines = canal.services.audit.path.read_text().splitlines()
+        lines = canal._services.audit.path.read_text().splitlines()
     gc = [line.replace(" ", "") for line in lines if '"image.gc"' in line]
     assert len(gc) == 1
     assert '"freed_bytes":475000000' in gc[0]

@@ -38,7 +38,7 @@ def make(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: CanalConfig) -
 
 
 def events(canal: Canal) -> list[dict[str, object]]:
-    return [json.loads(line) for line in canal.services.audit.path.read_text().splitlines()]
+    return [json.loads(line) for line in canal._services.audit.path.read_text().splitlines()]
 
 
 def test_each_attempt_is_recorded_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -46,8 +46,8 @@ def test_each_attempt_is_recorded_once(tmp_path: Path, monkeypatch: pytest.Monke
     backend = canal.backend
     assert isinstance(backend, FakeBackend)
     backend.egress_log += [attempt("pypi.org", allowed=True), attempt("evil.example")]
-    assert len(canal.services.egress.collect(backend)) == 2
-    assert canal.services.egress.collect(backend) == []
+    assert len(canal._services.egress.collect(backend)) == 2
+    assert canal._services.egress.collect(backend) == []
     recorded = [e for e in events(canal) if e["event"] == EVENT]
     assert [(e["data"]["host"], e["data"]["allowed"]) for e in recorded] == [  # type: ignore[index]
         ("pypi.org", True), ("evil.example", False)]
@@ -60,10 +60,10 @@ def test_the_cursor_survives_a_new_process(tmp_path: Path, monkeypatch: pytest.M
     backend = canal.backend
     assert isinstance(backend, FakeBackend)
     backend.egress_log.append(attempt("evil.example"))
-    canal.services.egress.collect(backend)
+    canal._services.egress.collect(backend)
     fresh = Canal(canal.project_dir, config=parse_config(ALLOWLIST), backend=backend)
     backend.egress_log.append(attempt("second.example"))
-    assert [a.host for a in fresh.services.egress.collect(backend)] == ["second.example"]
+    assert [a.host for a in fresh._services.egress.collect(backend)] == ["second.example"]
     assert [r.host for r in fresh.egress_log().records] == ["evil.example", "second.example"]
 
 

@@ -44,6 +44,6 @@ def test_the_notice_is_said_once_and_shortly(canal: Canal) -> None:
 
 def test_the_notice_comes_back_when_the_set_changes(canal: Canal) -> None:
     canal.run("echo 1 > out.txt")
-    (canal.services.project_dir / "pkg" / "new.cpython-311.pyc").write_bytes(b"\0")
+    (canal._services.project_dir / "pkg" / "new.cpython-311.pyc").write_bytes(b"\0")
     again = canal.run("echo 2 > out.txt")
     assert _notice(again.text), again.text

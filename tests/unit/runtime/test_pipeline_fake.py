@@ -32,7 +32,7 @@ def test_allowed_command_runs_between_its_intent_and_outcome_records(canal: Cana
     assert result.status == "ok", result.text
     assert result.output == "hello"
     events = [line.split('"event":"')[1].split('"')[0]
-              for line in canal.services.audit.path.read_text().splitlines()]
+              for line in canal._services.audit.path.read_text().splitlines()]
     assert events[-2:] == ["run.started", "run.completed"]
 
 
@@ -41,7 +41,7 @@ def test_no_intent_record_means_nothing_runs(canal: Canal) -> None:
     assert isinstance(backend, FakeBackend)
     canal.run("true")  # the sandbox exists and the log is open
     runs = len(backend.calls)
-    log = canal.services.audit.path
+    log = canal._services.audit.path
     os.chmod(log, 0o400)
     if os.geteuid() == 0:  # root ignores file modes: fill the disk instead
         os.chmod(log, 0o600)
@@ -75,7 +75,7 @@ def test_a_backup_that_fails_stops_the_confirmed_command(canal: Canal,
         msg = "No space left on device"
         raise FILE_IO_ERROR(msg)
 
-    monkeypatch.setattr(canal.services.trash, "put", full_disk)
+    monkeypatch.setattr(canal._services.trash, "put", full_disk)
     before = len(backend.calls)
     with raises_code(FILE_IO_ERROR):
         canal.run("rm -rf build", confirm=token)
@@ -91,7 +91,7 @@ def test_one_durable_write_per_command_the_intent(canal: Canal, monkeypatch: pyt
     for _ in range(3):
         assert canal.run("true").status == "ok"
     assert len(syncs) == 3  # one per command: the intent, before the command ran
-    lines = canal.services.audit.path.read_text().splitlines()
+    lines = canal._services.audit.path.read_text().splitlines()
     assert lines[-1].count('"run.completed"') == 1  # the outcome is written, synced with the next intent
     canal.close()
     assert len(syncs) == 4  # closing puts the last outcome on disk
@@ -117,7 +117,7 @@ def test_over_long_command_is_refused_with_its_head_only(canal: Canal) -> None:
     assert "2000005 characters" in result.text
     assert len(result.text) < 2_000
     assert not backend.calls
-    log = canal.services.audit.path.read_text()
+    log = canal._services.audit.path.read_text()
     assert "x" * 300 not in log
     assert "2000005 characters" in log
 
@@ -160,7 +160,7 @@ def test_a_checkpoint_that_cannot_be_taken_stops_the_command(tmp_path: Path, sta
         canal.run("python3 -c \"import shutil; shutil.rmtree('data')\"")
     assert backend.calls == []  # nothing reached the sandbox
     assert (project / "data" / "0.txt").exists()
-    events = canal.services.audit.path.read_text()
+    events = canal._services.audit.path.read_text()
     assert '"event":"run.refused"' in events
     assert '"event":"run.started"' not in events
 
@@ -174,11 +174,11 @@ def test_a_command_proven_read_only_runs_without_a_checkpoint(canal: Canal) -> N
     assert listed.status == "ok", listed.text
     assert listed.checkpoint is None
     assert backend.calls[-1].env.get("GIT_OPTIONAL_LOCKS") == "0"
-    assert canal.services.checkpoints.list() == []
+    assert canal._services.checkpoints.list() == []
     wrote = canal.run("echo hello > listing.txt")
     assert wrote.checkpoint is not None
     assert backend.calls[-1].env.get("GIT_OPTIONAL_LOCKS") == "0"  # pinned for every command
-    assert [c.id for c in canal.services.checkpoints.list()] == [wrote.checkpoint.id]
+    assert [c.id for c in canal._services.checkpoints.list()] == [wrote.checkpoint.id]
 
 
 def test_a_refusal_says_how_to_check_it_with_the_session_state_it_was_decided_in(canal: Canal) -> None:
@@ -236,6 +236,6 @@ def test_the_intent_is_on_disk_before_the_command_starts(tmp_path: Path, state_d
     project.mkdir()
     backend = GateChecking()
     canal = Canal(project, config=CanalConfig(), backend=backend)
-    backend.audit = canal.services.audit
+    backend.audit = canal._services.audit
     assert canal.run("echo hi").status == "ok"
     assert backend.seen == [(True, False)]

@@ -40,8 +40,8 @@ def test_canals_given_the_shared_set_share_its_policy_and_its_watching_checkpoin
         project: Path, shared: Shared) -> None:
     with _canal(project, shared) as one, _canal(project, shared) as other:
         assert one.policy is other.policy
-        store = one.services.checkpoints
-        assert store is other.services.checkpoints
+        store = one._services.checkpoints
+        assert store is other._services.checkpoints
         assert store.observer.watching
     assert shared.status()["policies"] == 1  # closing the Canals left the server's set as it was
     assert shared.status()["checkpoint_stores"] == 1
@@ -51,11 +51,11 @@ def test_a_canal_given_none_owns_its_own_whatever_else_the_process_holds(project
                                                                          shared: Shared) -> None:
     with _canal(project, shared) as served:
         served.policy  # noqa: B018
-        served.services.checkpoints  # noqa: B018
+        served._services.checkpoints  # noqa: B018
         with _canal(project) as own:
             assert own.policy is not served.policy
-            assert own.services.checkpoints is not served.services.checkpoints
-            assert not own.services.checkpoints.observer.watching
+            assert own._services.checkpoints is not served._services.checkpoints
+            assert not own._services.checkpoints.observer.watching
             assert own.tasks.persistent is False  # its tasks end with it
         assert served.tasks.persistent is True  # the server's tasks outlive the call
 

@@ -20,10 +20,12 @@ from canal.runtime.remote import remote_classes
 from canal.runtime.run.result import RunResult
 from tests.error_codes import raises_code
 
-# Canal's members that wire it together rather than make up its API: they hold in-process objects
-# (the policy engine, the backend, the pipeline, the host stores) that no other process can use.
-WIRING = {"services", "backend", "pipeline", "policy", "fork_policy", "task_manager", "ref", "config",
-          "unattended", "project_dir", "sandbox", "actor", "connect"}
+# Canal's members that wire it together rather than make up its API: they hold in-process objects (the
+# policy engine, the backend, the pipeline, the redactor) or facts of this host (its folders, the files the
+# settings were read from) that no other process can use.
+WIRING = {"backend", "pipeline", "policy", "fork_policy", "task_manager", "ref", "config",
+          "unattended", "project_dir", "sandbox", "actor", "connect", "redactor", "host_folders",
+          "project_id", "sources"}
 
 
 def _public(cls: type[Any]) -> set[str]:

@@ -46,7 +46,7 @@ def test_a_command_that_cannot_reach_it_runs(canal: Canal) -> None:
 
 
 def test_overwriting_a_gitignored_file_is_confirmed_but_a_new_one_is_not(canal: Canal) -> None:
-    project = canal.services.project_dir
+    project = canal._services.project_dir
     (project / ".gitignore").write_text(".env\nlocal.db\n")
     (project / ".env").write_text("TOKEN=mine\n")
     asked = canal.run("echo TOKEN=x > .env")

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from canal.cli.doctor import check_door
 from canal.client import door
 from canal.client.paths import server_paths
+from canal.runtime.admin.doctor import check_door
 from canal.server.door_route import Doors
 
 

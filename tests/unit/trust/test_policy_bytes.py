@@ -33,7 +33,7 @@ def project(tmp_path: Path, state_dir: Path, monkeypatch: pytest.MonkeyPatch) ->
     (folder / "policy").mkdir(parents=True)
     (folder / "canal.yaml").write_text("policy:\n  files: [policy/team.yaml]\n")
     (folder / "policy" / "team.yaml").write_text(APPROVED)
-    trust = Canal(folder, backend=FakeBackend()).services.trust
+    trust = Canal(folder, backend=FakeBackend())._services.trust
     trust.approve(PERSON, trust.status().snapshot.digest)
     return folder
 

@@ -42,5 +42,5 @@ def test_the_engine_reports_automated_steps_as_they_run(tmp_path: Path, state_di
     assert started
     assert any(e.split()[0] in ("workflow.step.completed", "workflow.step.failed",
                                 "workflow.step.confirmation_required") for e in seen)
-    audit = canal.services.audit.path.read_text()
+    audit = canal._services.audit.path.read_text()
     assert audit.count('"workflow.step.started"') == len(started)  # the audit saw each one too

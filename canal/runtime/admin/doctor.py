@@ -1,4 +1,4 @@
-"""Health checks behind ``canal doctor``: each check says what it found and the command that fixes it."""
+"""Health checks (``canal doctor``): each check says what it found and, as data, the commands that fix it."""
 
 from __future__ import annotations
 
