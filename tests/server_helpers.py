@@ -23,7 +23,7 @@ def server_pid(lock: Path) -> int | None:
 
 def is_canal_server(pid: int) -> bool:
     try:
-        return b"canal.cli.serve" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        return b"canal.server" in Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return False
 

@@ -1,20 +1,15 @@
-"""Run one forwarded ``canal`` command inside the server, exactly as ``canal`` would run it in-process.
-
-The connection thread takes the client's working directory and umask (its own, unshared), its
-environment and its streams (``server/routed.py``), and the client's interrupts (Ctrl-C, SIGTERM, a
-hang-up) become the request's ``Interrupt``, which kills a command running in a sandbox.
+"""The CLI inside the server: ``run`` runs one forwarded ``canal`` command exactly as ``canal`` would run
+it in-process, on the server's resources; ``preload`` imports what the first command needs. The server
+finds this module by name (``canal.server.cli_op``) and gives each command its own streams, environment,
+working directory and interrupts; nothing here knows of the server.
 """
 
 from __future__ import annotations
 
 import logging
-import os
+import sys
 import traceback
-from typing import TYPE_CHECKING, Any
-
-from canal.runtime.run.interrupt import interruptible
-from canal.server import routed
-from canal.server.conn import Connection
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from canal.runtime.sandboxes.resources import Resources
@@ -29,29 +24,8 @@ def exit_code(exc: SystemExit) -> int:
         return 0
     if isinstance(code, int):
         return code & 0xFF
-    import sys
-
     sys.stderr.write(f"{code}\n")
     return 1
-
-
-def handle_cli(conn: Connection, request: dict[str, Any], resources: Resources) -> int:
-    """Run ``canal ARGV`` for the client, its ``Canal`` given the server's ``resources``."""
-    argv = [str(a) for a in request.get("argv") or []]
-    env = {str(k): str(v) for k, v in (request.get("env") or {}).items()}
-    tty = {str(k): bool(v) for k, v in (request.get("tty") or {}).items()}
-    routed.private_fs()
-    os.umask(int(request.get("umask", 0o022)) & 0o777)
-    with routed.request_io(conn, env=env, tty=tty, encoding=str(request.get("encoding") or "utf-8"),
-                           errors=str(request.get("errors") or "strict")) as io, \
-            interruptible(conn.interrupt):
-        cwd = str(request.get("cwd") or "/")
-        try:
-            os.chdir(cwd)
-        except OSError as exc:
-            io.stderr.write(f"canal: cannot enter the working directory {cwd}: {exc.strerror}\n")
-            return 125
-        return run(argv, resources)
 
 
 def run(argv: list[str], resources: Resources | None) -> int:
@@ -66,9 +40,17 @@ def run(argv: list[str], resources: Resources | None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception:
-        import sys
-
         traceback.print_exc(file=sys.stderr)
         log.exception("canal %s failed", " ".join(argv[:2]))
         return 1
     return 0
+
+
+def preload() -> None:
+    """Import and build what the first command needs (the CLI, the API, cel-python's parser, the MCP
+    front end and its SDK)."""
+    from canal.cli.admin.mcp_cmd import front_end
+    from canal.policy.cel.celenv import environment
+
+    environment()
+    front_end("mcp")

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from canal.client.errors import ServerError  # the error root loads on errors only
 
 START_TIMEOUT_S = 20.0
-SERVER_MODULE = "canal.cli.serve"
+SERVER_MODULE = "canal.server"  # the server owns its entry point: started by name, never imported
 NO_SERVER_HINT = "{log}; or run without the server: CANAL_NO_SERVER=1 canal ..."
 
 

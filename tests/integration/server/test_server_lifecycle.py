@@ -75,7 +75,7 @@ def _old_package(tmp: Path) -> Path:
 def test_a_server_of_another_version_is_replaced(served: ServedProject, tmp_path: Path) -> None:
     old_root = _old_package(tmp_path)
     env = {**served.env, "PYTHONPATH": str(old_root)}
-    subprocess.run([sys.executable, "-m", "canal.cli.serve", "--daemon"], env=env, cwd="/",
+    subprocess.run([sys.executable, "-m", "canal.server", "--daemon"], env=env, cwd="/",
                    check=True, timeout=60, stdin=subprocess.DEVNULL, capture_output=True)
     deadline = time.monotonic() + 30
     while not list(served.runtime.glob("server-*.sock")) and time.monotonic() < deadline:

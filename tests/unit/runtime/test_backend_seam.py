@@ -3,10 +3,7 @@ Canal's images are backend calls (the fake answers them; no Docker client is ope
 
 from __future__ import annotations
 
-import base64
 from pathlib import Path
-
-import pytest
 
 from canal.runtime.api import Canal
 from canal.runtime.sandboxes.start import ensure_sandbox
@@ -36,16 +33,6 @@ class FirstRunBackend(FakeBackend):
     def warm(self, name: str) -> None:
         self.warmed.append(name)
         super().warm(name)
-
-
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("CANAL_STATE_DIR", str(tmp_path / "state"))
-    monkeypatch.setenv("CANAL_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setenv("CANAL_KEY", base64.b64encode(b"k" * 32).decode())
-    root = tmp_path / "project"
-    root.mkdir()
-    return root
 
 
 def test_a_missing_default_image_is_built_through_the_backend(project: Path) -> None:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,16 +13,6 @@ from canal.cli.served import run as run_cli
 from canal.runtime.api import Canal
 from canal.runtime.sandboxes.resources import Owned, Resources, Shared
 from canal.runtime.settings.config import CanalConfig
-
-
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("CANAL_STATE_DIR", str(tmp_path / "state"))
-    monkeypatch.setenv("CANAL_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setenv("CANAL_KEY", base64.b64encode(b"k" * 32).decode())
-    root = tmp_path / "project"
-    root.mkdir()
-    return root
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@ and the server accepts exactly the calls and arguments those signatures allow.""
 
 from __future__ import annotations
 
-import base64
 import inspect
 import json
 from pathlib import Path
@@ -132,27 +131,26 @@ def test_serve_runs_the_call_on_the_sub_api_and_answers_json() -> None:
     assert operation("files.write").load_result(answer).bytes == 1
 
 
-# What only a front end that verified a person may do: in-process methods of the sub-API objects, never
-# a call of the server (an agent on the host can reach its socket).
+# What only a front end that verified a person may do (and a file's bytes unredacted): in-process methods
+# of the sub-API objects, never a call of the server (an agent on the host can reach its socket).
 PERSON_ONLY = {
     "approvals": ("decide", "decide_as", "approve", "deny", "message", "refused"),
     "settings": ("approve", "approve_as", "message"),
     "audit": ("record", "checkpoint", "ship", "verify_copy"),
     "keys": ("rotate", "retire"),
+    "files": ("read_bytes",),
 }
 
 
 @pytest.mark.parametrize(("api", "method"), [(a, m) for a, ms in PERSON_ONLY.items() for m in ms])
 def test_what_only_a_verified_person_may_do_is_in_process_and_no_call_of_the_server(
-        api: str, method: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("CANAL_STATE_DIR", str(tmp_path / "state"))
-    monkeypatch.setenv("CANAL_CONFIG_DIR", str(tmp_path / "config"))
-    in_process = getattr(Canal(tmp_path), api)
+        api: str, method: str, project: Path) -> None:
+    in_process = getattr(Canal(project), api)
     assert callable(getattr(in_process, method))  # the front ends that verify a person have it
     assert f"{api}.{method}" not in operations()
     assert not hasattr(remote_classes()[api], method)
     with raises_code(API_CALL_INVALID, match="has no call"):
-        serve(Canal(tmp_path), f"{api}.{method}", {})
+        serve(Canal(project), f"{api}.{method}", {})
 
 
 def test_revealing_sealed_values_is_no_argument_of_the_server() -> None:
@@ -160,12 +158,8 @@ def test_revealing_sealed_values_is_no_argument_of_the_server() -> None:
         operation("state.show").load_args({"doc_id": "run-1", "reveal": True})
 
 
-def test_every_read_of_the_records_crosses_the_wire_as_the_same_value(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("CANAL_STATE_DIR", str(tmp_path / "state"))
-    monkeypatch.setenv("CANAL_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setenv("CANAL_KEY", base64.b64encode(b"k" * 32).decode())
-    with Canal(tmp_path) as canal:
+def test_every_read_of_the_records_crosses_the_wire_as_the_same_value(project: Path) -> None:
+    with Canal(project) as canal:
         canal.audit.record("test.note", {"text": "caf\u00e9 \u2713"}, actor="test")
         calls = {"audit.show": {}, "audit.search": {"text": "CAF"}, "audit.verify": {}, "audit.export": {},
                  "approvals.pending": {}, "settings.status": {}, "settings.approvers": {}, "keys.list": {},

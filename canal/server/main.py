@@ -1,8 +1,8 @@
-"""The server process: ``python -m canal.cli.serve [--daemon]`` (the client starts it on demand).
+"""The server process: ``python -m canal.server [--daemon]`` (the client starts it on demand, by that name).
 
 It listens first and imports the CLI, the policy engine and the Docker client in the background, so
 the first call waits for as little as possible. It runs the same CLI as ``canal`` in-process, one thread
-per call (``served.py``), with one set of shared resources for every project it serves
+per call (``cli_op.py``), with one set of shared resources for every project it serves
 (``runtime/sandboxes/resources.py``), given to every ``Canal`` it makes.
 """
 
@@ -58,14 +58,11 @@ def _open_log(path: str) -> TextIO:
 
 
 def _preload() -> None:
-    """Import and build what the first request needs (the CLI, the API, cel-python's parser, the MCP
-    front end and its SDK)."""
+    """Import and build what the first request needs (the CLI says what: ``cli_op.ServedCli``)."""
     try:
-        from canal.cli.admin.mcp_cmd import front_end
-        from canal.policy.cel.celenv import environment
+        from canal.server.cli_op import served_cli
 
-        environment()
-        front_end("mcp")
+        served_cli().preload()
     except Exception:
         logging.getLogger("canal.server").exception("preloading failed (requests will load it)")
 
@@ -84,16 +81,15 @@ def main(argv: list[str] | None = None) -> None:
     log_stream = _open_log(str(paths.log))
     logging.basicConfig(stream=log_stream, level=logging.INFO,
                         format="%(asctime)s canal-server[%(process)d] %(levelname)s %(name)s: %(message)s")
-    from canal.cli.served import handle_cli
     from canal.runtime.sandboxes.resources import Shared
     from canal.server import routed
     from canal.server.api_ops import api_handler
+    from canal.server.cli_op import cli_handler
     from canal.server.kept import KeptCanals
 
     resources = Shared(pool_owner=f"canal-pool-{os.geteuid()}-{paths.name.removeprefix('server-')}")
     kept = KeptCanals(resources)
-    handlers: dict[str, Handler] = {"cli": lambda conn, request: handle_cli(conn, request, resources),
-                                    "api": api_handler(kept)}
+    handlers: dict[str, Handler] = {"cli": cli_handler(resources), "api": api_handler(kept)}
     daemon = Daemon(paths, build_id(), handlers, idle_timeout_s=args.idle_timeout)
     if not daemon.acquire():
         logging.getLogger("canal.server").info("another server holds %s: exiting", paths.lock)
