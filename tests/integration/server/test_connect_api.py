@@ -85,6 +85,34 @@ def test_what_the_signature_does_not_allow_is_refused_by_the_server(api: Canal) 
     assert unknown.value.code == "API_CALL_INVALID"
 
 
+def test_the_records_read_through_the_server_as_the_cli_shows_them(api: Canal,
+                                                                   shared: ServedProject) -> None:
+    api.run("true")  # at least one run recorded
+    shown = api.audit.show(event="run.")
+    assert shown.records
+    assert all(r.event.startswith("run.") for r in shown.records)
+    cli = json.loads(shared.run("audit", "show", "--event", "run.", "--json").stdout)
+    assert [r.to_json() for r in shown.records] == cli["records"][: len(shown.records)]
+    assert api.audit.verify().records >= len(shown.records)
+    assert api.settings.status().to_json() == {k: v for k, v in json.loads(
+        shared.run("config", "status", "--json").stdout).items() if k != "status"}
+    assert api.keys.list().source in ("env", "file")
+    assert api.state.verify().failed == []
+    assert isinstance(api.approvals.pending(), list)
+
+
+def test_nothing_that_acts_for_a_person_is_a_call_of_the_server(api: Canal) -> None:
+    caller = api.audit._caller  # type: ignore[attr-defined]
+    for call, args in (("approvals.decide", {"token": "c_1", "decision": "approve"}),
+                       ("settings.approve", {"digest": "sha256:0"}), ("keys.rotate", {}),
+                       ("audit.record", {"event": "forged.one", "data": {}, "actor": "person"}),
+                       ("state.show", {"doc_id": "x", "reveal": True})):
+        with pytest.raises(CanalError) as refused:
+            caller(call, args)
+        assert refused.value.code == "API_CALL_INVALID", call
+    assert not any(r.event == "forged.one" for r in api.audit.show().records)
+
+
 def _server_status(served: ServedProject) -> dict[str, Any]:
     data: dict[str, Any] = json.loads(served.run("server", "status", "--json").stdout)
     return data
