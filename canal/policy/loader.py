@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
+import importlib
 import os
+import shutil
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
@@ -17,8 +20,11 @@ from canal.policy.errors import POLICY_NOT_FOUND, PolicyLoadError
 from canal.policy.rules import PolicyFile, Positions, read_policy_file
 from canal.policy.shell.syntax import SyntaxChecker, bash_n
 from canal.policy.toolcalls import example_call
+from canal.policy.verified import VerifiedMarks
 
 PROFILES = ("standard", "strict", "autonomous")
+# what the policy engine runs besides its own package: an upgrade of any of them runs every example again
+ENGINE_LIBRARIES = ("celpy", "lark", "tree_sitter", "tree_sitter_bash", "bracex", "wcmatch", "re2", "yaml")
 FORK_NAME = "autonomous"  # what a fork's policy is called, whatever profile it derives from
 MAX_EXTENDS = 4
 _Spec = tuple[Path, PolicyFile, Positions]
@@ -59,12 +65,13 @@ def _read_chain(path: Path, depth: int = 0, texts: Mapping[Path, str] | None = N
 
 
 def build_policy(paths: Sequence[Path], checker: SyntaxChecker = bash_n,
-                 verified_dir: Path | None = None, texts: Mapping[Path, str] | None = None, *,
+                 verified: VerifiedMarks | None = None, texts: Mapping[Path, str] | None = None, *,
                  fork: bool = False) -> Policy:
     """Policy from files in order; later files add rules, and the last file names the default.
 
-    ``verified_dir``: a private folder remembering which (policy, engine code) pairs already passed
-    their inline examples, so a new process does not re-run them. Rules are compiled either way.
+    ``verified``: marks of the policies (rules and examples as parsed, engine code) whose inline examples
+    already passed, so a new process or project does not run them again (``policy.verified``). Rules
+    are compiled either way.
     ``texts``: the content of files already read (and approved): used as given, the file is not read
     again (a file swapped after the approval cannot slip in). Shipped profiles are read from the package.
     ``fork``: the policy of a fork of a project with these files (``load_fork_policy``).
@@ -106,29 +113,51 @@ def build_policy(paths: Sequence[Path], checker: SyntaxChecker = bash_n,
         "rules": [[r.id, r.decision, r.compiled.source, list(r.programs), list(r.when), r.scope]
                   for r in rules]}).encode()).hexdigest()
     policy = Policy(name, default, rules, "sha256:" + digest[:32], checker, confirmations=confirmations)
-    marker = None if verified_dir is None else verified_dir / f"{digest[:32]}-{_engine_digest()}"
-    if marker is None or not marker.is_file():
+    mark = None if verified is None else examples_digest(specs, checker, fork=fork)
+    if mark is None or verified is None or not verified.passed(mark):
         check_examples(policy, specs)
-        if marker is not None:
-            _remember(marker)
+        if mark is not None and verified is not None:
+            verified.remember(mark)
     return policy
 
 
-def _engine_digest() -> str:
-    """A digest of the policy engine's own code: an upgrade re-runs every example once."""
+def examples_digest(specs: Sequence[_Spec], checker: SyntaxChecker, *, fork: bool) -> str:
+    """What the examples' outcome depends on: every file of the chain as parsed (its rules, their
+    examples, its defaults), in order; fork or not; the syntax checker; the engine's code and data."""
+    qualname = getattr(checker, "__qualname__", type(checker).__qualname__)
+    named = f"{getattr(checker, '__module__', '')}.{qualname}"
+    sha = hashlib.sha256(f"{engine_digest()}\0{fork}\0{named}\0".encode())
+    for _path, spec, _positions in specs:
+        sha.update(spec.model_dump_json().encode() + b"\0")
+    return sha.hexdigest()
+
+
+@functools.cache
+def engine_digest() -> str:
+    """The policy engine's own code and data, and the libraries it runs on (each file's name, size and
+    time): an upgrade runs every example again once. Once per process: a process runs what it imported."""
     root = Path(__file__).parent
     sha = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
         sha.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
-    return sha.hexdigest()[:16]
+    for name in ENGINE_LIBRARIES:
+        try:
+            origin = importlib.import_module(name).__file__
+        except ImportError:
+            origin = None
+        entries = sorted(os.scandir(Path(origin).parent), key=lambda e: e.name) if origin else []
+        for entry in entries:
+            if entry.is_file():
+                _stamp(sha, f"{name}/{entry.name}", entry.path)
+    bash = shutil.which("bash")  # the syntax checker's second opinion
+    if bash:
+        _stamp(sha, "bash", os.path.realpath(bash))
+    return sha.hexdigest()
 
 
-def _remember(marker: Path) -> None:
-    try:
-        marker.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600))
-    except OSError:
-        return  # only a cache: the examples simply run again next time
+def _stamp(sha: hashlib._Hash, name: str, path: str) -> None:
+    info = os.stat(path)
+    sha.update(f"{name}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
 
 
 def check_examples(policy: Policy, specs: Sequence[_Spec]) -> None:
@@ -178,17 +207,17 @@ def fires(policy: Policy, rule_id: str, command: str) -> tuple[bool, str]:
 
 
 def load_policy(profile: str = "standard", files: Sequence[Path] = (),
-                checker: SyntaxChecker = bash_n, verified_dir: Path | None = None,
+                checker: SyntaxChecker = bash_n, verified: VerifiedMarks | None = None,
                 texts: Mapping[Path, str] | None = None) -> Policy:
     """The shipped ``profile`` plus extra rule ``files`` (their content from ``texts`` when given);
     refuses to load on any failure."""
-    return build_policy([profile_path(profile), *files], checker, verified_dir, texts)
+    return build_policy([profile_path(profile), *files], checker, verified, texts)
 
 
 def load_fork_policy(profile: str = "standard", files: Sequence[Path] = (),
-                     checker: SyntaxChecker = bash_n, verified_dir: Path | None = None,
+                     checker: SyntaxChecker = bash_n, verified: VerifiedMarks | None = None,
                      texts: Mapping[Path, str] | None = None) -> Policy:
     """The policy of a fork of a project that runs ``profile`` plus ``files``: the same rules, with
     every deny kept, confirmations waived (nobody is asked; the fork's workspace is a copy), and each
     rule marked ``in_fork: deny`` denying where it would have asked (strict's secret reads)."""
-    return build_policy([profile_path(profile), *files], checker, verified_dir, texts, fork=True)
+    return build_policy([profile_path(profile), *files], checker, verified, texts, fork=True)

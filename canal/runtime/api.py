@@ -148,10 +148,10 @@ class Canal:
         approval (never read again from disk); ``fork``: derived for a fork (``load_fork_policy``)."""
         texts = self._services.policy_texts
         files = list(texts)
-        verified = self._services.state_dir / "policy-verified"
+        verified = self._services.verified_policies
         load = load_fork_policy if fork else load_policy
         return self._resources.policy(policy_key(f"{FORK_PROFILE}:{profile}" if fork else profile, texts),
-                                      lambda: load(profile, files, verified_dir=verified, texts=texts))
+                                      lambda: load(profile, files, verified=verified, texts=texts))
 
     @cached_property
     def backend(self) -> SandboxBackend:

@@ -17,6 +17,8 @@ from canal.host.paths import PROJECTS, config_dir, project_key, state_dir_for, s
 from canal.host.redact import Redactor
 from canal.host.sealed.store import SealedStore
 from canal.host.trash.store import Trash
+from canal.policy.parser_cache import cache_dir
+from canal.policy.verified import VerifiedMarks
 from canal.runtime.sandboxes.egress import EgressRecorder
 from canal.runtime.sandboxes.resources import Owned, Resources
 from canal.runtime.settings.config import CanalConfig, with_profile
@@ -27,6 +29,8 @@ AUDIT_PURPOSE = "audit-hmac"
 APPROVAL_PURPOSE = "approval-hmac"
 TRUST_PURPOSE = "config-trust-hmac"
 CHECKPOINT_PURPOSE = "checkpoint-hmac"
+POLICY_PURPOSE = "policy-verified-hmac"
+VERIFIED = "policy-verified"
 
 # Folders of the state dir that no sandbox may ever see. outputs/<sandbox> is the one deliberate,
 # read-only exception: each sandbox sees its own full outputs and nothing else.
@@ -111,6 +115,15 @@ class Services:
         key = self.keys.derive(TRUST_PURPOSE)
         earlier = [k for k in self.keys.derive_all(TRUST_PURPOSE).values() if k != key]
         return TrustedConfig(self.project_dir, self.state_dir, key, self.audit, earlier_keys=earlier)
+
+    @cached_property
+    def verified_policies(self) -> VerifiedMarks:
+        """Marks of the policies whose inline examples passed (``canal.policy.verified``), under a key of
+        the user's: in the private cache folder, shared by every project (a new project's first command
+        runs no example another project's already passed), else in this project's state folder."""
+        folder = cache_dir()
+        root = folder / VERIFIED if folder is not None else self.state_dir / VERIFIED
+        return VerifiedMarks(root, self.keys.derive(POLICY_PURPOSE))
 
     @cached_property
     def state_dir(self) -> Path:

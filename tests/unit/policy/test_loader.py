@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from canal.policy import build_policy, load_policy
+from canal.policy import Policy, build_policy, load_fork_policy, load_policy
 from canal.policy.errors import POLICY_NOT_FOUND, PolicyLoadError
+from canal.policy.verified import VerifiedMarks
 from tests.error_codes import raises_code
 
 GOOD_RULE = """
@@ -115,14 +117,77 @@ def test_extra_file_cannot_loosen_default(tmp_path: Path) -> None:
     assert load_policy("strict", [extra]).default == "confirm"
 
 
-def test_verified_examples_are_remembered_per_policy_and_engine(tmp_path: Path) -> None:
-    from canal.policy.loader import load_policy
+EXAMPLED = """name: mine
+default: allow
+rules:
+  - id: no-curl
+    decision: confirm
+    programs: [curl]
+    expression: "true"
+    examples: {match: [%s], not_match: ["ls"]}
+"""
 
-    first = load_policy("standard", verified_dir=tmp_path / "v")
-    markers = list((tmp_path / "v").iterdir())
-    assert len(markers) == 1
-    assert markers[0].stat().st_mode & 0o777 == 0o600
-    assert markers[0].name.startswith(first.hash.removeprefix("sha256:"))
-    again = load_policy("standard", verified_dir=tmp_path / "v")
+
+def _counting(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Names the policies whose examples ran."""
+    from canal.policy import loader
+
+    ran: list[str] = []
+    real = loader.check_examples
+
+    def check(policy: Policy, specs: Any) -> None:
+        ran.append(policy.name)
+        real(policy, specs)
+
+    monkeypatch.setattr(loader, "check_examples", check)
+    return ran
+
+
+def test_verified_examples_are_remembered_per_policy_and_engine(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    ran = _counting(monkeypatch)
+    marks = VerifiedMarks(tmp_path / "v", b"k" * 32)
+    first = load_policy("standard", verified=marks)
+    found = list((tmp_path / "v").iterdir())
+    assert len(found) == 1
+    assert found[0].stat().st_mode & 0o777 == 0o600
+    again = load_policy("standard", verified=marks)
+    assert ran == ["standard"]  # the second load compiled the rules and skipped only the examples
     assert again.hash == first.hash
     assert again.decide("rm -rf /").action == "deny"
+    load_fork_policy("standard", verified=marks)  # another policy: its examples run
+    assert ran == ["standard", "autonomous"]
+
+
+def test_a_new_failing_example_is_run_though_the_rules_are_the_same(tmp_path: Path) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text(EXAMPLED % '"curl x"')
+    marks = VerifiedMarks(tmp_path / "v", b"k" * 32)
+    build_policy([path], verified=marks)
+    path.write_text(EXAMPLED % '"wget x"')  # same rule, an example it does not fire on: refused
+    with pytest.raises(PolicyLoadError, match="did not match"):
+        build_policy([path], verified=marks)
+
+
+@pytest.mark.parametrize("forge", ["touched", "other key", "truncated", "symlink"])
+def test_a_mark_not_made_with_the_key_is_not_trusted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     forge: str) -> None:
+    """A mark planted or copied without the key (or damaged) counts as never written: examples run."""
+    ran = _counting(monkeypatch)
+    path = tmp_path / "p.yaml"
+    path.write_text(EXAMPLED % '"curl x"')
+    build_policy([path], verified=VerifiedMarks(tmp_path / "made", b"o" * 32))
+    (made,) = (tmp_path / "made").iterdir()
+    folder = tmp_path / "v"
+    folder.mkdir(mode=0o700)
+    mark = folder / made.name
+    if forge == "touched":
+        mark.write_bytes(b"")
+    elif forge == "other key":
+        mark.write_bytes(made.read_bytes())  # a true mark, under another key
+    elif forge == "truncated":
+        mark.write_bytes(made.read_bytes()[:20])
+    else:
+        mark.symlink_to(made)
+    build_policy([path], verified=VerifiedMarks(folder, b"k" * 32))
+    assert ran == ["mine", "mine"]
