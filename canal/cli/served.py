@@ -47,10 +47,19 @@ def run(argv: list[str], resources: Resources | None) -> int:
 
 
 def preload() -> None:
-    """Import and build what the first command needs (the CLI, the API, cel-python's parser, the MCP
-    front end and its SDK)."""
-    from canal.cli.admin.mcp_cmd import front_end
+    """Import and build what a first ``canal run`` needs: the CLI, the API, the Docker SDK, cel-python's
+    parser."""
+    from canal.cli.main import cli
+    from canal.cli.work import run_cmd
     from canal.policy.cel.celenv import environment
+    from canal.runtime import api
 
     environment()
+    del cli, run_cmd, api
+
+
+def preload_later() -> None:
+    """What other doors need, imported once no request waits for the CPU: the MCP front end and its SDK."""
+    from canal.cli.admin.mcp_cmd import front_end
+
     front_end("mcp")

@@ -32,6 +32,7 @@ from canal.runtime.fork_apply import apply_fork
 from canal.runtime.remote import connect
 from canal.runtime.run.pipeline import Pipeline, RunRequest
 from canal.runtime.run.result import RunResult
+from canal.runtime.sandboxes.early import started_early
 from canal.runtime.sandboxes.egress import EgressLog
 from canal.runtime.sandboxes.images import ImageReport, ensure_project_image, image_report
 from canal.runtime.sandboxes.resources import Owned, Resources, policy_key
@@ -306,7 +307,11 @@ class Canal:
              **fields: Any) -> RunResult:
         req = RunRequest(command=command, ref=self.ref(sandbox), actor=self.actor,
                          unattended=self.unattended if unattended is None else unattended, **fields)
-        return self.pipeline.run(req)
+        if "pipeline" in self.__dict__:
+            return self.pipeline.run(req)
+        # the first command: its sandbox is made while the policy compiles (runtime.sandboxes.early)
+        with started_early(self.services, lambda: self.backend, req.ref, self._on_build):
+            return self.pipeline.run(req)
 
     # -- checkpoints ----------------------------------------------------------------------------
     def checkpoints(self) -> History:

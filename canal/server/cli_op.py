@@ -32,6 +32,8 @@ class ServedCli(Protocol):
 
     def preload(self) -> None: ...
 
+    def preload_later(self) -> None: ...
+
 
 def served_cli() -> ServedCli:
     return cast("ServedCli", import_module(CLI_MODULE))

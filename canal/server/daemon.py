@@ -107,6 +107,11 @@ class Daemon:
             threading.Thread(target=self._connection, args=(sock,), name="canal-request", daemon=True).start()
         self._drain()
 
+    def quiet(self) -> bool:
+        """True while no request is being served (a kept connection waiting for its next is quiet)."""
+        with self._guard:
+            return not self._active
+
     def _idle(self) -> bool:
         with self._guard:
             quiet = not self._active and time.monotonic() - self._last_activity > self.idle_timeout_s

@@ -15,6 +15,8 @@ import os
 import signal
 import sys
 import threading
+import time
+from collections.abc import Callable
 from typing import TextIO
 
 from canal.client.paths import build_id, server_paths
@@ -22,6 +24,7 @@ from canal.server.daemon import IDLE_TIMEOUT_S, Daemon, Handler
 
 LOG_CAP = 1024 * 1024
 LOG_KEEP = 256 * 1024
+PRELOAD_WAIT_S = 0.05
 
 
 def _daemonize() -> None:
@@ -57,14 +60,25 @@ def _open_log(path: str) -> TextIO:
     return os.fdopen(fd, "w", buffering=1, encoding="utf-8", errors="backslashreplace")
 
 
-def _preload() -> None:
-    """Import and build what the first request needs (the CLI says what: ``cli_op.ServedCli``)."""
+def _preload(quiet: Callable[[], bool]) -> None:
+    """Import and build what a first ``canal run`` needs (the CLI says what: ``cli_op.ServedCli``), then,
+    once no request is running, what other doors need: a new project's first command, arriving while the
+    server starts, waited for the CPU their import took."""
+    log = logging.getLogger("canal.server")
     try:
         from canal.server.cli_op import served_cli
 
-        served_cli().preload()
+        served = served_cli()
+        served.preload()
     except Exception:
-        logging.getLogger("canal.server").exception("preloading failed (requests will load it)")
+        log.exception("preloading failed (requests will load it)")
+        return
+    while not quiet():
+        time.sleep(PRELOAD_WAIT_S)
+    try:
+        served.preload_later()
+    except Exception:
+        log.exception("preloading the MCP front end failed (its requests will load it)")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -108,7 +122,7 @@ def main(argv: list[str] | None = None) -> None:
     faulthandler.register(signal.SIGUSR1, file=log_stream, all_threads=True)  # a stack dump on demand
     signal.signal(signal.SIGTERM, lambda *_: daemon.stop("SIGTERM"))
     signal.signal(signal.SIGINT, lambda *_: daemon.stop("SIGINT"))
-    threading.Thread(target=_preload, name="canal-preload", daemon=True).start()
+    threading.Thread(target=_preload, args=(daemon.quiet,), name="canal-preload", daemon=True).start()
     daemon.serve()
     logging.getLogger("canal.server").info("stopped")
     sys.exit(0)
