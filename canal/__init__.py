@@ -16,10 +16,11 @@ Names are imported on first use, so ``import canal`` (and every ``canal.*`` subm
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
-
 from canal.core.version import __version__ as __version__
+
+# ``typing`` costs every ``canal`` call 3-5 ms of start-up (the thin client imports this package too):
+# a constant of this name is what mypy reads as typing.TYPE_CHECKING
+TYPE_CHECKING = False
 
 # Everything a user of the Python API touches, by the module that defines it (imported on first use).
 _EXPORTS = {
@@ -60,6 +61,8 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from canal.core.errors import CanalError, ConfirmationRequired, ErrorCode, ExitCode
     from canal.host.approvals import Approver, Pending
     from canal.host.approvals.decide import Proof
@@ -101,4 +104,6 @@ def __getattr__(name: str) -> Any:
     if module is None:
         msg = f"module 'canal' has no attribute {name!r}"
         raise AttributeError(msg)
+    from importlib import import_module
+
     return getattr(import_module(module), name)

@@ -9,18 +9,16 @@ socket answers.
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import os
 import socket
 import sys
 import time
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from canal.client import wire
 from canal.client.paths import ServerPaths, check_private
 
+TYPE_CHECKING = False  # typing and contextlib cost every call's start-up; mypy reads this name the same
 if TYPE_CHECKING:
     from canal.client.errors import ServerError  # the error root loads on errors only
 
@@ -31,25 +29,26 @@ NO_SERVER_HINT = "{log}; or run without the server: CANAL_NO_SERVER=1 canal ..."
 
 def connect(paths: ServerPaths) -> socket.socket | None:
     """A connection to a living server of this identity, or None (no socket, or nobody answers)."""
+    address = paths.file("sock")
     try:
-        check_private(paths.socket, folder=False)
+        check_private(address, folder=False)
     except FileNotFoundError:
         return None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        sock.connect(str(paths.socket))
+        sock.connect(address)
     except (ConnectionRefusedError, FileNotFoundError):
         sock.close()
         return None
     _pid, uid = wire.peer_uid(sock)
     if uid != os.geteuid():
         sock.close()
-        msg = (f"The process answering on {paths.socket} runs as uid {uid}, not as you (uid {os.geteuid()}). "
+        msg = (f"The process answering on {address} runs as uid {uid}, not as you (uid {os.geteuid()}). "
                "Refused to talk to it.")
         from canal.client.errors import RUNTIME_DIR_UNSAFE
 
-        raise RUNTIME_DIR_UNSAFE(msg, hint=f"rm {paths.socket}   (then run the command again)",
-                               details={"socket": str(paths.socket), "peer_uid": uid})
+        raise RUNTIME_DIR_UNSAFE(msg, hint=f"rm {address}   (then run the command again)",
+                               details={"socket": address, "peer_uid": uid})
     return sock
 
 
@@ -64,11 +63,16 @@ def connect_or_start(paths: ServerPaths, build: str) -> socket.socket:
         sock = _greeted(paths, build)
         if sock is not None:
             return sock
-        with _spawn_lock(paths):
+        # held while this client checks for a server and starts one: two clients start one server
+        fd = os.open(paths.file("spawn"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
             sock = _greeted(paths, build)
             if sock is not None:
                 return sock
             start(paths)
+        finally:
+            os.close(fd)
     msg = f"No Canal server of build {build} would answer on {paths.socket}."
     from canal.client.errors import SERVER_START_FAILED
     from canal.core.next import act
@@ -89,9 +93,11 @@ def _greeted(paths: ServerPaths, build: str) -> socket.socket | None:
         return None
     if theirs.get("build") == build and theirs.get("proto") == wire.PROTOCOL:
         return sock
-    with contextlib.suppress(wire.WireError, OSError):
+    try:
         wire.send_json(sock, wire.REQUEST, {"op": "stop", "why": f"replaced by build {build}"})
         wire.recv(sock)
+    except (wire.WireError, OSError):
+        pass
     sock.close()
     _wait_gone(paths)
     return None
@@ -109,7 +115,7 @@ def _wait_gone(paths: ServerPaths, timeout_s: float = 5.0) -> None:
 def holds_lock(paths: ServerPaths) -> bool:
     """True when a living server holds this identity's lock."""
     try:
-        fd = os.open(paths.lock, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(paths.file("lock"), os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
     except FileNotFoundError:
         return False
     try:
@@ -121,22 +127,13 @@ def holds_lock(paths: ServerPaths) -> bool:
     return False
 
 
-@contextlib.contextmanager
-def _spawn_lock(paths: ServerPaths) -> Iterator[None]:
-    fd = os.open(paths.spawn_lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
-
-
 def start(paths: ServerPaths, timeout_s: float = START_TIMEOUT_S) -> None:
     """Start a server daemon for ``paths`` and wait until its socket answers."""
     import subprocess
 
     try:  # a host where this user cannot open /dev/null, a full disk...: a coded error, not a traceback
-        log = os.open(paths.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+        log = os.open(paths.file("log"), flags, 0o600)
     except OSError as exc:
         raise _start_failed(paths, f"its log cannot be opened ({exc})") from exc
     try:

@@ -12,11 +12,19 @@ in the private folder, so a socket's name says nothing about a key.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 import sys
-from pathlib import Path
+
+# Neither typing nor pathlib nor hashlib (its OpenSSL): together about 10 ms of every ``canal`` call's
+# start-up. Paths are strings here; ``ServerPaths`` hands out ``Path`` objects to callers that want them.
+TYPE_CHECKING = False  # mypy reads this name as typing.TYPE_CHECKING
+if TYPE_CHECKING:
+    from hashlib import _Hash
+    from pathlib import Path
+    from typing import TypeVar
+
+    P = TypeVar("P", str, Path)
 
 ENV_DIR = "CANAL_RUNTIME_DIR"
 IDENTITY_VARS = ("CANAL_STATE_DIR", "CANAL_CONFIG_DIR", "CANAL_KEY", "CANAL_REDACT_RULES",
@@ -28,14 +36,34 @@ SALT_FILE = "salt"
 
 
 def runtime_dir(environ: dict[str, str] | None = None) -> Path:
+    from pathlib import Path
+
+    return Path(_runtime_dir(environ))
+
+
+def _runtime_dir(environ: dict[str, str] | None) -> str:
     env = os.environ if environ is None else environ
     override = env.get(ENV_DIR)
     if override:
-        return Path(override)
+        return override
     xdg = env.get("XDG_RUNTIME_DIR", "")
     if xdg.startswith("/") and os.path.isdir(xdg):
-        return Path(xdg) / "canal"
-    return Path(env.get("TMPDIR") or "/tmp") / f"canal-{os.geteuid()}"
+        return os.path.join(xdg, "canal")
+    return os.path.join(env.get("TMPDIR") or "/tmp", f"canal-{os.geteuid()}")
+
+
+def _sha(data: bytes) -> _Hash:
+    """A SHA-256 hasher from the interpreter's own module (the same digests): hashlib's import loads
+    OpenSSL, 2-4 ms of every call's start-up."""
+    try:
+        from _sha2 import sha256  # type: ignore[import-not-found,unused-ignore]  # Python 3.12 and later
+    except ImportError:
+        try:
+            from _sha256 import sha256  # type: ignore[import-not-found,unused-ignore]  # Python 3.11
+        except ImportError:  # an interpreter built without them
+            from hashlib import sha256
+    hasher: _Hash = sha256(data)
+    return hasher
 
 
 def _unsafe(msg: str, hint: str, details: dict[str, object]) -> Exception:
@@ -45,10 +73,10 @@ def _unsafe(msg: str, hint: str, details: dict[str, object]) -> Exception:
     return RUNTIME_DIR_UNSAFE(msg, hint=hint, details=details)
 
 
-def ensure_private_dir(path: Path) -> Path:
+def ensure_private_dir(path: P) -> P:
     """Create ``path`` 0700 if missing; refuse it unless it is ours, a real folder, and closed to others."""
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o700, exist_ok=True)
         os.mkdir(path, 0o700)
     except FileExistsError:
         pass
@@ -59,7 +87,7 @@ def ensure_private_dir(path: Path) -> Path:
     return path
 
 
-def check_private(path: Path, *, folder: bool) -> None:
+def check_private(path: str | Path, *, folder: bool) -> None:
     """``path`` is ours and nobody else's: owner, type and permissions, without following a symlink."""
     info = os.lstat(path)
     me = os.geteuid()
@@ -80,8 +108,8 @@ def check_private(path: Path, *, folder: bool) -> None:
         raise _unsafe(msg, f"chmod {'700' if folder else '600'} {path}", details)
 
 
-def _salt(folder: Path) -> bytes:
-    path = folder / SALT_FILE
+def _salt(folder: str) -> bytes:
+    path = os.path.join(folder, SALT_FILE)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     except FileExistsError:
@@ -99,20 +127,30 @@ class ServerPaths:
     """The files of one server identity inside the runtime folder (a plain class: ``dataclasses`` and
     the ``inspect`` it imports would cost the thin client's start-up more than this whole module)."""
 
-    __slots__ = ("folder", "name")
+    __slots__ = ("_folder", "name")
 
-    def __init__(self, folder: Path, name: str) -> None:
-        self.folder = folder
+    def __init__(self, folder: str | Path, name: str) -> None:
+        self._folder = os.fspath(folder)
         self.name = name  # server-<fingerprint>
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, ServerPaths) and (self.folder, self.name) == (other.folder, other.name)
+        return isinstance(other, ServerPaths) and (self._folder, self.name) == (other._folder, other.name)
 
     def __hash__(self) -> int:
-        return hash((self.folder, self.name))
+        return hash((self._folder, self.name))
 
     def __repr__(self) -> str:
-        return f"ServerPaths({str(self.folder)!r}, {self.name!r})"
+        return f"ServerPaths({self._folder!r}, {self.name!r})"
+
+    def file(self, suffix: str) -> str:
+        """``<folder>/<name>.<suffix>`` as a string: what the thin client's own calls use (no pathlib)."""
+        return os.path.join(self._folder, f"{self.name}.{suffix}")
+
+    @property
+    def folder(self) -> Path:
+        from pathlib import Path
+
+        return Path(self._folder)
 
     @property
     def socket(self) -> Path:
@@ -140,9 +178,9 @@ def identity(environ: dict[str, str] | None = None) -> dict[str, str]:
 
 def server_paths(environ: dict[str, str] | None = None) -> ServerPaths:
     """The paths of the server for this environment; creates and checks the runtime folder."""
-    folder = ensure_private_dir(runtime_dir(environ))
+    folder = ensure_private_dir(_runtime_dir(environ))
     ident = identity(environ)
-    digest = hashlib.sha256(_salt(folder))
+    digest = _sha(_salt(folder))
     for name in sorted(ident):
         digest.update(f"{name}\0{ident[name]}\0".encode(errors="surrogateescape"))
     return ServerPaths(folder, f"server-{digest.hexdigest()[:16]}")
@@ -175,11 +213,11 @@ def build_id() -> str:
 def _scan_build() -> str:
     from canal.core.version import __version__
 
-    root = Path(__file__).resolve().parents[1]  # the canal package
+    root = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # the canal package
     # the environment (sys.prefix: the venv) and the interpreter it runs, not the name it was called by
     interpreter = os.path.realpath(sys.executable)
-    digest = hashlib.sha256(f"{__version__}\0{sys.prefix}\0{interpreter}\0{root}\0".encode())
-    stack = [str(root)]
+    digest = _sha(f"{__version__}\0{sys.prefix}\0{interpreter}\0{root}\0".encode())
+    stack = [root]
     while stack:
         with os.scandir(stack.pop()) as entries:
             for entry in sorted(entries, key=lambda e: e.name):

@@ -46,7 +46,7 @@ def test_a_second_project_skips_the_examples_the_first_passed(tmp_path: Path, ra
 
 
 def test_another_key_runs_them_again(tmp_path: Path, ran: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    _canal(tmp_path, "one").policy
+    first = _canal(tmp_path, "one").policy
     monkeypatch.setenv("CANAL_CONFIG_DIR", str(tmp_path / "other-config"))  # another key store
-    _canal(tmp_path, "two").policy
+    assert _canal(tmp_path, "two").policy.hash == first.hash
     assert ran == ["standard", "standard"]

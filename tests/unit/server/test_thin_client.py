@@ -11,13 +11,17 @@ import pytest
 HEAVY = ("click", "docker", "celpy", "lark", "pydantic", "yaml", "regex", "cryptography", "mcp", "anyio",
          "canal.runtime.api", "canal.policy", "canal.sandbox", "canal.host.redact",
          # the standard library costs start-up too: these come with dataclasses and error rendering
-         "dataclasses", "inspect", "ast", "canal.cli.words", "canal.core.next", "subprocess")
+         "dataclasses", "inspect", "ast", "canal.cli.words", "canal.core.next", "subprocess",
+         # and these with annotations, paths, digests and context managers (issue 33: the client took 56
+         # ms of CPU a call against Python's own 27 ms; typing alone is 3-5 ms, pathlib 3-7 ms with
+         # urllib.parse, hashlib's OpenSSL 2-4 ms)
+         "typing", "pathlib", "_hashlib", "contextlib", "urllib", "importlib.metadata")
 
 
 def test_client_imports_nothing_heavy() -> None:
     probe = ("import sys, json; import canal.cli.client as c; "
-             "c.request(['run', '--', 'true']); from canal.client.paths import build_id; build_id(); "
-             "print(json.dumps(sorted(sys.modules)))")
+             "c.request(['run', '--', 'true']); from canal.client.paths import build_id, server_paths; "
+             "build_id(); server_paths(); print(json.dumps(sorted(sys.modules)))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     loaded = json.loads(done.stdout)
     heavy = [m for m in loaded if any(m == h or m.startswith(h + ".") for h in HEAVY)]
