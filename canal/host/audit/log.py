@@ -228,14 +228,17 @@ def _write_failed(path: Path, step: str, exc: OSError) -> AuditError:
 
 
 def _redact_values(value: Any, redact: Redactor, key: str = "") -> Any:
-    if isinstance(value, str):
+    kind = type(value)
+    if value is None or kind is bool or kind is int:  # most fields of a record: nothing to look at
+        return value
+    if kind is str or isinstance(value, str):
         if key in INTEGRITY_KEYS:
             return value
         # the field name is context a detector needs ({"DB_PASSWORD": "..."} reads as DB_PASSWORD=...)
         prefix = f"{key}="
         joined = redact(prefix + value) if key else redact(value)
         return joined[len(prefix):] if key and joined.startswith(prefix) else joined
-    if isinstance(value, Mapping):
+    if kind is dict or isinstance(value, Mapping):
         return {str(k): _redact_values(v, redact, str(k)) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_redact_values(v, redact, key) for v in value]
