@@ -97,6 +97,16 @@ def test_redactor_applies_to_strings_but_not_integrity_fields(log_path: Path) ->
     assert log_path.read_bytes().count(b"hunter2") == 1  # only the integrity field
 
 
+def test_an_outcome_s_link_to_its_intent_is_never_redacted(log_path: Path) -> None:
+    """``started`` names the intent record an outcome closes (a run without one reads as interrupted):
+    an id the log made, which no redactor may alter (nor spend a scan on at every command)."""
+    log = AuditLog(log_path, KEY, KEY_ID, redact=lambda s: s.replace("a-0", "[REDACTED_SECRET:x:1]"))
+    started = log.append("run.started", {"command": "ls"})
+    log.append("run.completed", {"started": started, "note": "after a-000001"})
+    data = records(log_path)[1]["data"]
+    assert data == {"started": "a-000001", "note": "after [REDACTED_SECRET:x:1]00001"}
+
+
 @pytest.mark.parametrize("event", ["Run.Started", "run", "run started", ""])
 def test_bad_event_names_are_refused(log: AuditLog, event: str) -> None:
     with raises_code(AUDIT_RECORD_INVALID) as info:
