@@ -17,10 +17,13 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from canal.client.paths import build_id, server_paths
 from canal.server.daemon import IDLE_TIMEOUT_S, Daemon, Handler
+
+if TYPE_CHECKING:
+    from canal.runtime.sandboxes.resources import Resources
 
 LOG_CAP = 1024 * 1024
 LOG_KEEP = 256 * 1024
@@ -60,10 +63,11 @@ def _open_log(path: str) -> TextIO:
     return os.fdopen(fd, "w", buffering=1, encoding="utf-8", errors="backslashreplace")
 
 
-def _preload(quiet: Callable[[], bool]) -> None:
+def _preload(quiet: Callable[[], bool], resources: Resources) -> None:
     """Import and build what a first ``canal run`` needs (the CLI says what: ``cli_op.ServedCli``), then,
-    once no request is running, what other doors need: a new project's first command, arriving while the
-    server starts, waited for the CPU their import took."""
+    once no request is running, what other doors need and the warm pools (which remove what a crashed
+    server left): a new project's first command, arriving while the server starts, waited for the CPU
+    they took."""
     log = logging.getLogger("canal.server")
     try:
         from canal.server.cli_op import served_cli
@@ -79,6 +83,10 @@ def _preload(quiet: Callable[[], bool]) -> None:
         served.preload_later()
     except Exception:
         log.exception("preloading the MCP front end failed (its requests will load it)")
+    try:
+        resources.pools()
+    except Exception as exc:  # no engine yet: the first sandbox a pool can serve makes them
+        log.info("the warm pools were not made ahead: %s", exc)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -122,7 +130,7 @@ def main(argv: list[str] | None = None) -> None:
     faulthandler.register(signal.SIGUSR1, file=log_stream, all_threads=True)  # a stack dump on demand
     signal.signal(signal.SIGTERM, lambda *_: daemon.stop("SIGTERM"))
     signal.signal(signal.SIGINT, lambda *_: daemon.stop("SIGINT"))
-    threading.Thread(target=_preload, args=(daemon.quiet,), name="canal-preload", daemon=True).start()
+    threading.Thread(target=_preload, args=(daemon.quiet, resources), name="canal-preload", daemon=True).start()
     daemon.serve()
     logging.getLogger("canal.server").info("stopped")
     sys.exit(0)

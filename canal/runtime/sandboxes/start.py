@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from canal.core.next import act
 from canal.host.paths import DEFAULT_SANDBOX as DEFAULT_SANDBOX  # re-exported: the CLI and api use it
@@ -29,6 +30,9 @@ from canal.sandbox.docker.backend import DockerBackend
 from canal.sandbox.errors import ImageNotFound, SandboxExists
 from canal.sandbox.images import DEFAULT_IMAGE, EGRESS_IMAGE, BuildEvent
 from canal.sandbox.spec import Mount, SandboxSpec
+
+if TYPE_CHECKING:
+    from canal.runtime.sandboxes.pooling import Pools
 
 OUTPUT_MOUNT = "/canal/output"
 LOCKS = "locks"  # in the state folder: one lock file per sandbox, for starting it
@@ -234,7 +238,7 @@ def check_sandbox_limit(services: Services, backend: SandboxBackend, ref: Sandbo
 
 def _start(services: Services, backend: SandboxBackend, ref: SandboxRef, spec: SandboxSpec,
            on_event: Callable[[BuildEvent], None] | None) -> SandboxInfo:
-    pools = services.resources.pools() if isinstance(backend, DockerBackend) else None
+    pools = _pools(services, backend, spec)
     if pools is not None and isinstance(backend, DockerBackend):
         pooled = pools.take(spec, ref.container, services.outputs_dir(ref.name), backend)
         if pooled is not None:
@@ -243,6 +247,18 @@ def _start(services: Services, backend: SandboxBackend, ref: SandboxRef, spec: S
     if pools is not None:  # the next project with this spec starts from a sandbox made ahead
         pools.remember(spec, uid_gid(spec.user) if os.geteuid() == 0 else None)
     return info
+
+
+def _pools(services: Services, backend: SandboxBackend, spec: SandboxSpec) -> Pools | None:
+    """The warm pools of the Canal's resources (the server's; in-process use has none), for a Docker
+    backend and a spec one can serve. Not for another spec: made the first time, they cost a Docker
+    client and a sweep (0.1 s of a new project's first command, for nothing when its spec mounts the
+    project)."""
+    from canal.runtime.sandboxes.pooling import pool_key  # it imports this module
+
+    if not isinstance(backend, DockerBackend) or pool_key(spec) is None:
+        return None
+    return services.resources.pools()
 
 
 def _create(backend: SandboxBackend, ref: SandboxRef, spec: SandboxSpec,
