@@ -17,10 +17,10 @@ from canal.core.next import act
 from canal.policy.cel.celenv import CelCompileError, compile_expression
 from canal.policy.engine import CompiledRule, Policy, canonical
 from canal.policy.errors import POLICY_NOT_FOUND, PolicyLoadError
+from canal.policy.parser_cache import VerifiedMarks
 from canal.policy.rules import PolicyFile, Positions, read_policy_file
 from canal.policy.shell.syntax import SyntaxChecker, bash_n
 from canal.policy.toolcalls import example_call
-from canal.policy.verified import VerifiedMarks
 
 PROFILES = ("standard", "strict", "autonomous")
 # what the policy engine runs besides its own package: an upgrade of any of them runs every example again
@@ -70,7 +70,7 @@ def build_policy(paths: Sequence[Path], checker: SyntaxChecker = bash_n,
     """Policy from files in order; later files add rules, and the last file names the default.
 
     ``verified``: marks of the policies (rules and examples as parsed, engine code) whose inline examples
-    already passed, so a new process or project does not run them again (``policy.verified``). Rules
+    already passed, so a new process or project does not run them again (``policy.parser_cache``). Rules
     are compiled either way.
     ``texts``: the content of files already read (and approved): used as given, the file is not read
     again (a file swapped after the approval cannot slip in). Shipped profiles are read from the package.

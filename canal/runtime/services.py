@@ -17,8 +17,7 @@ from canal.host.paths import PROJECTS, config_dir, project_key, state_dir_for, s
 from canal.host.redact import Redactor
 from canal.host.sealed.store import SealedStore
 from canal.host.trash.store import Trash
-from canal.policy.parser_cache import cache_dir
-from canal.policy.verified import VerifiedMarks
+from canal.policy.parser_cache import VerifiedMarks, cache_dir
 from canal.runtime.sandboxes.egress import EgressRecorder
 from canal.runtime.sandboxes.resources import Owned, Resources
 from canal.runtime.settings.config import CanalConfig, with_profile
@@ -118,7 +117,7 @@ class Services:
 
     @cached_property
     def verified_policies(self) -> VerifiedMarks:
-        """Marks of the policies whose inline examples passed (``canal.policy.verified``), under a key of
+        """Marks of the policies whose inline examples passed (``canal.policy.parser_cache``), under a key of
         the user's: in the private cache folder, shared by every project (a new project's first command
         runs no example another project's already passed), else in this project's state folder."""
         folder = cache_dir()

@@ -9,7 +9,7 @@ import pytest
 
 from canal.policy import Policy, build_policy, load_fork_policy, load_policy
 from canal.policy.errors import POLICY_NOT_FOUND, PolicyLoadError
-from canal.policy.verified import VerifiedMarks
+from canal.policy.parser_cache import VerifiedMarks
 from tests.error_codes import raises_code
 
 GOOD_RULE = """
