@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from canal.policy import Policy, build_policy, load_fork_policy, load_policy
+from canal.policy import build_policy, load_fork_policy, load_policy
 from canal.policy.errors import POLICY_NOT_FOUND, PolicyLoadError
 from canal.policy.parser_cache import VerifiedMarks
 from tests.error_codes import raises_code
+from tests.policy_examples import examples_run
 
 GOOD_RULE = """
   - id: no-curl
@@ -128,24 +128,9 @@ rules:
 """
 
 
-def _counting(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Names the policies whose examples ran."""
-    from canal.policy import loader
-
-    ran: list[str] = []
-    real = loader.check_examples
-
-    def check(policy: Policy, specs: Any) -> None:
-        ran.append(policy.name)
-        real(policy, specs)
-
-    monkeypatch.setattr(loader, "check_examples", check)
-    return ran
-
-
 def test_verified_examples_are_remembered_per_policy_and_engine(tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    ran = _counting(monkeypatch)
+    ran = examples_run(monkeypatch)
     marks = VerifiedMarks(tmp_path / "v", b"k" * 32)
     first = load_policy("standard", verified=marks)
     found = list((tmp_path / "v").iterdir())
@@ -173,7 +158,7 @@ def test_a_new_failing_example_is_run_though_the_rules_are_the_same(tmp_path: Pa
 def test_a_mark_not_made_with_the_key_is_not_trusted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                      forge: str) -> None:
     """A mark planted or copied without the key (or damaged) counts as never written: examples run."""
-    ran = _counting(monkeypatch)
+    ran = examples_run(monkeypatch)
     path = tmp_path / "p.yaml"
     path.write_text(EXAMPLED % '"curl x"')
     build_policy([path], verified=VerifiedMarks(tmp_path / "made", b"o" * 32))

@@ -4,14 +4,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from canal.policy import Policy, loader
 from canal.runtime.api import Canal
 from canal.runtime.settings.config import CanalConfig
 from canal.sandbox.fake import FakeBackend
+from tests.policy_examples import examples_run
 
 
 @pytest.fixture
@@ -19,15 +18,7 @@ def ran(tmp_path: Path, state_dir: Path, monkeypatch: pytest.MonkeyPatch) -> lis
     monkeypatch.setenv("CANAL_CONFIG_DIR", str(tmp_path / "config"))
     monkeypatch.setenv("CANAL_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("CANAL_KEY", raising=False)
-    names: list[str] = []
-    real = loader.check_examples
-
-    def check(policy: Policy, specs: Any) -> None:
-        names.append(policy.name)
-        real(policy, specs)
-
-    monkeypatch.setattr(loader, "check_examples", check)
-    return names
+    return examples_run(monkeypatch)
 
 
 def _canal(root: Path, name: str) -> Canal:
