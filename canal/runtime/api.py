@@ -310,7 +310,7 @@ class Canal:
         if "pipeline" in self.__dict__:
             return self.pipeline.run(req)
         # the first command: its sandbox is made while the policy compiles (runtime.sandboxes.early)
-        with started_early(self.services, lambda: self.backend, req.ref, self._on_build):
+        with started_early(self._services, lambda: self.backend, req.ref, self._on_build):
             return self.pipeline.run(req)
 
     # -- checkpoints ----------------------------------------------------------------------------

@@ -130,7 +130,9 @@ def main(argv: list[str] | None = None) -> None:
     faulthandler.register(signal.SIGUSR1, file=log_stream, all_threads=True)  # a stack dump on demand
     signal.signal(signal.SIGTERM, lambda *_: daemon.stop("SIGTERM"))
     signal.signal(signal.SIGINT, lambda *_: daemon.stop("SIGINT"))
-    threading.Thread(target=_preload, args=(daemon.quiet, resources), name="canal-preload", daemon=True).start()
+    preload = threading.Thread(target=_preload, args=(daemon.quiet, resources), name="canal-preload",
+                               daemon=True)
+    preload.start()
     daemon.serve()
     logging.getLogger("canal.server").info("stopped")
     sys.exit(0)
