@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import regex
 
+from canal.host.redact import batch
 from canal.host.redact.entropy import high_entropy_tokens, shannon
 from canal.host.redact.keywords import Hits, KeywordScanner
 from canal.host.redact.prefilter import RulePrefilter
@@ -97,7 +98,8 @@ class Detector:
     def _extra(self, text: str) -> list[Finding]:
         if not self._entropy:
             return []
-        return [Finding("high-entropy", s, e, text[s:e]) for s, e in high_entropy_tokens(text)]
+        spans = batch.high_entropy_tokens(text) if len(text) >= batch.BATCH_MIN else high_entropy_tokens(text)
+        return [Finding("high-entropy", s, e, text[s:e]) for s, e in spans]
 
 
 def _windowed(rule: Rule, text: str, hits: Hits, words: list[str]) -> Iterator[regex.Match[str]]:

@@ -120,17 +120,22 @@ def tokens(text: str) -> Iterator[tuple[int, int, str]]:
             yield start, end, token
 
 
+def is_finding(text: str, start: int, end: int, public: list[tuple[int, int]]) -> bool:
+    """Whether the run of token characters ``text[start:end]`` is a high-entropy finding, ``public``
+    being the spans of the text's public PEM blocks (``_public_blocks``)."""
+    token = text[start:end]
+    if not is_token(token) or PUBLIC_TOKEN.match(token):
+        return False
+    if public and (at := bisect.bisect_right(public, (start, math.inf)) - 1) >= 0 and start < public[at][1]:
+        return False
+    return looks_random(token)
+
+
 def high_entropy_tokens(text: str) -> Iterator[tuple[int, int]]:
     public = _public_blocks(text)
-    starts = [s for s, _ in public]
     mapped, not_hex = token_maps(text)
     for start, end in runs(mapped, MIN_TOKEN):  # ``tokens`` inlined: thousands per MiB
         if not_hex.find(b"a", start, end) == -1:
             continue  # hex digits and ``=`` only: a digest (HEX), or not a token
-        token = text[start:end]
-        if not is_token(token) or PUBLIC_TOKEN.match(token):
-            continue
-        if public and (at := bisect.bisect_right(starts, start) - 1) >= 0 and start < public[at][1]:
-            continue
-        if looks_random(token):
+        if is_finding(text, start, end, public):
             yield start, end
