@@ -32,6 +32,17 @@ def _tail_cut(data: bytes, at_least: int) -> int:
     return data.rfind(b"\n", 0, len(data) - at_least) + 1
 
 
+def _lines(clean: str, skip: int, drop: int, any_written: bool) -> str:
+    """``clean`` without its first ``skip`` lines and its last ``drop`` ones (each of those ending
+    in a line break); splitting only those costs less than splitting every line of a block."""
+    if not any_written:
+        return ""
+    body = clean.split("\n", skip)[-1] if skip else clean
+    if drop:
+        body = body.rsplit("\n", drop + 1)[0] + "\n"
+    return body
+
+
 class _Window:
     """Lines already written (``context``) and lines read but not yet written (``pending``)."""
 
@@ -52,13 +63,11 @@ class _Window:
             raise NotRedactable(msg)
         cut = len(raw) if final else _tail_cut(raw, OVERLAP)
         written, self.pending = raw[:cut], raw[cut:]
-        skip, take = self.context.count(b"\n"), written.count(b"\n")
-        parts = clean.split("\n")
-        body = "".join(part + "\n" for part in parts[skip:skip + take])
-        if final and not written.endswith(b"\n"):
-            body += parts[skip + take]  # the last line, which has no line break
-        seen = self.context + written
-        self.context = seen[_tail_cut(seen, OVERLAP):]
+        body = _lines(clean, self.context.count(b"\n"), self.pending.count(b"\n"), bool(written))
+        # the lines just written stay in view (a whole line of their own or of the context before)
+        cut = _tail_cut(written, OVERLAP)
+        self.context = written[cut:] if cut else self.context + written
+        self.context = self.context[_tail_cut(self.context, OVERLAP):]
         return body.encode("utf-8", "surrogateescape")
 
     def restart(self) -> None:

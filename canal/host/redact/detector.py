@@ -10,14 +10,15 @@ much per finding as one with two.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import regex
 
 from canal.host.redact import batch
+from canal.host.redact.anchors import AnchorFilter
 from canal.host.redact.entropy import high_entropy_tokens, shannon
-from canal.host.redact.keywords import Hits, KeywordScanner
+from canal.host.redact.keywords import KeywordScanner, occurrences
 from canal.host.redact.prefilter import RulePrefilter
 from canal.host.redact.rules import Rule, RuleSet, default_rules
 from canal.host.redact.spans import Spans
@@ -41,10 +42,15 @@ class Detector:
     def __init__(self, rules: RuleSet | None = None, *, entropy: bool = True) -> None:
         self._rules = rules or default_rules()
         self._entropy = entropy
-        self._scanner = KeywordScanner(
-            (k for r in self._rules.rules for k in r.keywords),
-            positions=(k for r in self._rules.rules if r.anchored for k in r.keywords))
-        self._prefilter = RulePrefilter(self._rules.rules)
+        every = self._rules.rules
+        keywords = [k for r in every for k in r.keywords]
+        anchored = [i for i, r in enumerate(every) if r.anchored]
+        self._scanner = KeywordScanner(keywords, positions=(k for i in anchored for k in every[i].keywords))
+        self._prefilter = RulePrefilter(every)
+        self._anchors = AnchorFilter(every)
+        # for ASCII text the covered rules' occurrences are found near their spans only
+        self._ascii_scanner = KeywordScanner(keywords, positions=(
+            k for i in anchored if i not in self._anchors.covered for k in every[i].keywords))
 
     def find(self, text: str) -> list[Finding]:
         """Non-overlapping findings, in text order.
@@ -64,7 +70,8 @@ class Detector:
         return sorted(result, key=lambda f: f.start)
 
     def _rule_findings(self, text: str) -> list[Finding]:
-        hits = self._scanner.scan(text)
+        spans = self._anchors.spans(text)
+        hits = (self._scanner if spans is None else self._ascii_scanner).scan(text)
         possible = self._prefilter.possible(text)
         out: list[Finding] = []
         for index, rule in enumerate(self._rules.rules):
@@ -73,7 +80,12 @@ class Detector:
                 continue
             if possible is not None and index in self._prefilter.covered and index not in possible:
                 continue
-            matches = _windowed(rule, text, hits, words) if rule.anchored else rule.pattern.finditer(text)
+            if not rule.anchored:
+                matches: Iterable[regex.Match[str]] = rule.pattern.finditer(text)
+            elif spans is not None and index in spans:
+                matches = _windowed(rule, text, _near(text, words, spans[index], rule.prefix_limit))
+            else:
+                matches = _windowed(rule, text, sorted({p for k in words for p in hits.positions.get(k, ())}))
             for m in matches:
                 finding = self._check(rule, m, text)
                 if finding is not None:
@@ -102,15 +114,28 @@ class Detector:
         return [Finding("high-entropy", s, e, text[s:e]) for s, e in spans]
 
 
-def _windowed(rule: Rule, text: str, hits: Hits, words: list[str]) -> Iterator[regex.Match[str]]:
-    """Matches of a keyword-anchored rule, tried once per keyword occurrence.
+def _near(text: str, words: list[str], spans: list[tuple[int, int]], limit: int) -> list[int]:
+    """The occurrences of ``words`` in ASCII ``text`` less than ``limit`` before a span or ``limit``
+    after its end (``anchors``: no attempt anywhere else can succeed), in order."""
+    found: set[int] = set()
+    longest = max(map(len, words))
+    for start, end in spans:
+        low, high = max(start - limit, 0), end + limit
+        window = text[low:high + longest].lower()
+        for word in words:
+            found.update(low + p for p in occurrences(window, word) if low + p < high)
+    return sorted(found)
+
+
+def _windowed(rule: Rule, text: str, positions: list[int]) -> Iterator[regex.Match[str]]:
+    """Matches of a keyword-anchored rule, tried once per keyword occurrence (``positions``, in order).
 
     Such a rule begins with up to ``prefix_limit`` characters of ``[\\w.-]`` before its keyword, so a
     match that uses the keyword at ``p`` starts where that run of characters starts (at most
     ``prefix_limit`` back); one anchored attempt there covers every prefix length.
     """
     done = 0
-    for p in sorted({p for k in words for p in hits.positions.get(k, ())}):
+    for p in positions:
         if p < done:
             continue
         start, low = p, max(done, p - rule.prefix_limit)

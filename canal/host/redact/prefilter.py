@@ -30,7 +30,7 @@ SET_OPERATIONS = ("--", "&&", "||", "~~")
 
 class RulePrefilter:
     def __init__(self, rules: Sequence[Rule]) -> None:
-        wanted = [i for i, r in enumerate(rules) if not r.keywords and _portable(r.pattern.pattern)]
+        wanted = [i for i, r in enumerate(rules) if not r.keywords and portable(r.pattern.pattern)]
         self._db: Any = None
         self._index: list[int] = []
         self._local = threading.local()  # a Hyperscan scratch space serves one scan at a time
@@ -64,7 +64,7 @@ class RulePrefilter:
         return scratch
 
 
-def _portable(pattern: str) -> bool:
+def portable(pattern: str) -> bool:
     return not any(op in pattern for op in SET_OPERATIONS)
 
 

@@ -1,0 +1,154 @@
+r"""Where a keyword-anchored rule can match at all, found in one Hyperscan pass.
+
+A keyword-anchored rule (``generic-secret`` among the built-in ones) is a prefix of at most ``L``
+characters of ``[\w.-]`` and a rest that starts with one of its keywords. The detector tries it once
+at each keyword occurrence (``detector._windowed``): ~2,000 attempts per MiB of log output, where
+``pass`` and ``key`` stand in ``PASSED`` and ``KeyError``, nearly all failing. Here the rests of
+these rules are compiled into one Hyperscan database that reports, for each end of a match, the
+leftmost start (``SOM_LEFTMOST``); counted repeats ``{m,n}`` become ``{m,}`` (Hyperscan refuses the
+large ones with start of match, and a larger language only reports more).
+
+Why skipping the other occurrences changes nothing: an attempt at the occurrence ``p`` starts at some
+``s`` with ``p - L <= s <= p``, and succeeds only if the rest matches at some ``q`` with
+``s <= q <= s + L``, ending at ``e > q``; Hyperscan then reports ``e`` with a start ``f <= q``. So a
+successful attempt has a report with ``f <= p + L`` and ``e > p - L``: an occurrence farther than
+``L`` from every reported span is one whose attempt fails, and failing attempts change nothing.
+
+Only ASCII text (Hyperscan's ``\w``, ``\s`` and ``\b`` are then those of the rules) and only rules
+whose rest Hyperscan compiles as written (no ``regex`` set operations, no lookaround, no back
+reference) are covered; the others are tried at every occurrence as before.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Sequence
+from functools import cache
+from typing import Any
+
+from canal.host.redact.keywords import hyperscan
+from canal.host.redact.prefilter import portable
+from canal.host.redact.rules import ANCHORED_PREFIXES, Rule
+
+CASELESS_PREFIX = ANCHORED_PREFIXES[0]
+_COUNTED = re.compile(r"\{(\d+),\d+\}")
+Spans = list[tuple[int, int]]
+
+
+class AnchorFilter:
+    def __init__(self, rules: Sequence[Rule]) -> None:
+        self._db: Any = None
+        self._ids: list[int] = []
+        self._local = threading.local()  # a Hyperscan scratch space serves one scan at a time
+        self.covered: frozenset[int] = frozenset()
+        if hyperscan is None:
+            return
+        rests = {i: rest for i, r in enumerate(rules) if r.anchored and (rest := _rest(r)) is not None}
+        usable = [i for i, (rest, caseless) in rests.items() if _compiles(rest, caseless)]
+        if usable:
+            self._db = _database(tuple(rests[i] for i in usable))
+            self._ids = usable
+            self.covered = frozenset(usable)
+
+    def spans(self, text: str) -> dict[int, Spans] | None:
+        """For each covered rule, the spans of its rest's matches (merged where they overlap), in
+        order; None when the filter does not apply to ``text`` (every occurrence is then tried)."""
+        if self._db is None or not text.isascii():
+            return None
+        found: dict[int, Spans] = {i: [] for i in self._ids}
+        ids = self._ids
+
+        def on_match(pattern: int, start: int, end: int, _flags: int, _context: object) -> None:
+            spans = found[ids[pattern]]
+            if spans and spans[-1][0] == start:  # one start's ends come in order: keep the last
+                spans[-1] = (start, end)
+            else:
+                spans.append((start, end))
+
+        self._db.scan(text.encode("ascii"), match_event_handler=on_match, scratch=self._scratch())
+        return {i: _merged(spans) for i, spans in found.items()}
+
+    def _scratch(self) -> Any:
+        scratch = getattr(self._local, "scratch", None)
+        if scratch is None:
+            scratch = self._local.scratch = hyperscan.Scratch(self._db)
+        return scratch
+
+
+def _merged(spans: Spans) -> Spans:
+    """Reports come by end, not by start: sort, and merge what overlaps."""
+    out: Spans = []
+    for start, end in sorted(spans):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(end, out[-1][1]))
+        else:
+            out.append((start, end))
+    return out
+
+
+def _rest(rule: Rule) -> tuple[str, bool] | None:
+    """The pattern after the rule's prefix, its counted repeats opened, and whether it is caseless."""
+    pattern = rule.pattern.pattern
+    prefix = next((p for p in ANCHORED_PREFIXES if pattern.startswith(p)), None)
+    if prefix is None or rule.prefix_limit != 50 or not pattern.isascii() or not portable(pattern):
+        return None
+    rest = _open_counts(pattern[len(prefix):])
+    return None if rest is None else (rest, prefix == CASELESS_PREFIX)
+
+
+def _open_counts(pattern: str) -> str | None:
+    """``{m,n}`` as ``{m,}`` outside character classes; None where the pattern is not plain enough
+    to tell (a class inside a class)."""
+    out, at, depth = [], 0, 0
+    while at < len(pattern):
+        c = pattern[at]
+        if c == "\\":
+            out.append(pattern[at:at + 2])
+            at += 2
+            continue
+        if c == "[":
+            if depth:
+                return None
+            depth = 1
+            out.append(c)
+            if pattern[at + 1:at + 2] == "^":
+                out.append("^")
+                at += 1
+            if pattern[at + 1:at + 2] == "]":  # a "]" first in a class is a literal
+                out.append("]")
+                at += 1
+        elif c == "]" and depth:
+            depth = 0
+            out.append(c)
+        elif c == "{" and not depth and (m := _COUNTED.match(pattern, at)):
+            out.append(f"{{{m.group(1)},}}")
+            at = m.end()
+            continue
+        else:
+            out.append(c)
+        at += 1
+    return None if depth else "".join(out)
+
+
+_FLAGS = 0 if hyperscan is None else (hyperscan.HS_FLAG_SOM_LEFTMOST | hyperscan.HS_FLAG_DOTALL
+                                      | hyperscan.HS_FLAG_MULTILINE)
+
+
+@cache
+def _database(rests: tuple[tuple[str, bool], ...]) -> Any:
+    """One database per set of rests, compiled once per process; scanned from any thread."""
+    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    db.compile(expressions=[rest.encode("ascii") for rest, _ in rests], ids=list(range(len(rests))),
+               elements=len(rests),
+               flags=[_FLAGS | (hyperscan.HS_FLAG_CASELESS if caseless else 0) for _, caseless in rests])
+    return db
+
+
+@cache
+def _compiles(rest: str, caseless: bool) -> bool:
+    try:
+        _database(((rest, caseless),))
+    except hyperscan.error:
+        return False
+    return True

@@ -1,0 +1,80 @@
+"""Keyword-anchored rules tried only near where their rest can match (``anchors``) find what trying
+them at every keyword occurrence found: on ASCII text full of keywords, assignments and prefixes."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from canal.host.redact import Detector
+from canal.host.redact.anchors import AnchorFilter, _open_counts
+from canal.host.redact.rules import builtin_rules
+from tests.unit.redact import reference
+from tests.unit.redact.test_one_pass import ALPHABET, TEXTS
+
+KEYWORDS = ["pass", "PASSED", "password", "Passwd", "pwd", "secret", "SECRET_KEY", "token", "api_key",
+            "apiKey", "access-key", "auth.key", "private_key", "credentials", "KeyError", "tokens",
+            "db_password", "my.app-password_value", "passphrase"]
+BETWEEN = ["=", " = ", ":", ": ", ":=", "=>", "\t=\t", '"="', "'", " ", "", "==", " : ", "=" + " " * 60]
+VALUES = ["hunter2", "S3cr3t-3XkjNHFZxn", "${VAR}", "abc", "123456", "$(cat f)", "x9" * 40,
+          "'quoted-val1'", "\"Zq8xLp2Wn\"", "none", "/etc/passwd"]
+
+
+def assignments(seed: int, size: int = 20000) -> str:
+    """ASCII text dense in keywords, each with or without an assignment after it, after prefixes of
+    every length around the rule's limit (50 characters of ``[\\w.-]``)."""
+    rng, out, total = random.Random(seed), [], 0
+    while total < size:
+        prefix = "".join(rng.choice(ALPHABET + "_.-") for _ in range(rng.choice((0, 1, 5, 49, 50, 51, 80))))
+        piece = prefix + rng.choice(KEYWORDS)
+        if rng.random() < 0.6:
+            piece += rng.choice(BETWEEN) + rng.choice(VALUES)
+        piece += rng.choice([" ", "\n", ";", ",", "", " tests PASSED\n", "KeyError: 'user_1'\n"])
+        out.append(piece)
+        total += len(piece)
+    return "".join(out)
+
+
+@pytest.fixture(scope="module")
+def detectors() -> tuple[Detector, reference.ReferenceDetector]:
+    return Detector(), reference.ReferenceDetector()
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_same_findings_as_trying_every_occurrence(
+        detectors: tuple[Detector, reference.ReferenceDetector], seed: int) -> None:
+    text = assignments(seed)
+    assert text.isascii()
+    new, old = detectors
+    found = new.find(text)
+    assert found == old.find(text)
+    assert any(f.rule == "generic-secret" for f in found)
+
+
+def test_same_findings_on_the_ascii_corpus(detectors: tuple[Detector, reference.ReferenceDetector]) -> None:
+    new, old = detectors
+    text = "\n".join(t for t in TEXTS if t.isascii())
+    assert new.find(text) == old.find(text)
+
+
+def test_the_generic_rule_is_covered_and_ordinary_output_gives_it_nowhere_to_try() -> None:
+    rules = builtin_rules().rules
+    generic = next(i for i, r in enumerate(rules) if r.id == "generic-secret")
+    anchors = AnchorFilter(rules)
+    assert generic in anchors.covered
+    log = "tests/test_a.py::test_key PASSED\nKeyError: 'user_1'\ntoken counts: 3\n" * 200
+    spans = anchors.spans(log)
+    assert spans is not None
+    assert spans[generic] == []
+    spans = anchors.spans(log + "db_password = hunter22\n")
+    assert spans is not None
+    assert len(spans[generic]) == 1
+    assert anchors.spans("non-ASCII é password=hunter22") is None  # every occurrence is tried
+
+
+def test_counted_repeats_open_outside_classes_only() -> None:
+    assert _open_counts(r"a{2,5}[{2,5}]\{2,5}(?:b){0,50}x{3}") == r"a{2,}[{2,5}]\{2,5}(?:b){0,}x{3}"
+    assert _open_counts(r"[]{1,2}]{1,2}") == r"[]{1,2}]{1,}"
+    assert _open_counts(r"[^]a]{1,2}") == r"[^]a]{1,}"
+    assert _open_counts(r"[[a]]") is None  # a class inside a class (regex V1): not covered
