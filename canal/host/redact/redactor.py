@@ -7,7 +7,7 @@ The placeholder-to-value map is kept in memory for the caller, who seals it (``S
 
 from __future__ import annotations
 
-import hmac
+import hashlib
 import secrets
 from collections.abc import Callable, Iterable
 
@@ -19,6 +19,7 @@ ID_PURPOSE = "redaction-id"
 ID_HEX = 12
 CLEAN_CACHE = 100_000  # entries; cleared when full
 CLEAN_TEXT_MAX = 4096  # characters: longer texts are scanned every time (they rarely repeat)
+BLOCK = 64  # bytes: SHA-256's block, HMAC's pad
 MIN_PIECE = 4  # pieces of a cross-field finding shorter than this are not worth a placeholder
 
 
@@ -27,6 +28,7 @@ class Redactor:
 
     def __init__(self, id_key: bytes | None = None, detector: Detector | None = None) -> None:
         self._key = id_key or secrets.token_bytes(32)  # without a key: stable within this process
+        self._inner, self._outer = _hmac_states(self._key)
         self._detector = detector or Detector()
         self.secrets: dict[str, str] = {}
         # texts already scanned without a finding: a document saved again is mostly the same strings
@@ -37,8 +39,13 @@ class Redactor:
         return cls(keys.derive(ID_PURPOSE), detector)
 
     def placeholder(self, rule: str, secret: str) -> str:
-        digest = hmac.digest(self._key, secret.encode(), "sha256").hex()[:ID_HEX]  # one-shot: faster
-        return f"[REDACTED_SECRET:{rule}:{digest}]"
+        # HMAC-SHA256 from the key's inner and outer states, hashed once (``_hmac_states``): half
+        # the cost of ``hmac.digest``, which hashes the key again for each of ~14,000 values a MiB
+        inner = self._inner.copy()
+        inner.update(secret.encode())
+        outer = self._outer.copy()
+        outer.update(inner.digest())
+        return f"[REDACTED_SECRET:{rule}:{outer.digest()[:ID_HEX // 2].hex()}]"
 
     def findings(self, text: str) -> list[Finding]:
         return self._detector.find(text)
@@ -72,8 +79,10 @@ class Redactor:
 
     def _values(self, text: str) -> dict[str, str]:
         by_value: dict[str, str] = {}
-        for f in self._detector.find(text):
-            by_value.setdefault(f.secret, self.placeholder(f.rule, f.secret))
+        for start, end, rule in self._detector.spans(text):
+            secret = text[start:end]
+            if secret not in by_value:
+                by_value[secret] = self.placeholder(rule, secret)
         return by_value
 
     def _remember(self, by_value: dict[str, str]) -> dict[str, str]:
@@ -103,6 +112,14 @@ class Redactor:
         return _replacer({v: p + "\n" * v.count("\n") for v, p in by_value.items()})(text)
 
     __call__ = redact
+
+
+def _hmac_states(key: bytes) -> tuple[hashlib._Hash, hashlib._Hash]:
+    """SHA-256 after the key's inner and outer pads (RFC 2104): HMAC is then two copies, two updates."""
+    if len(key) > BLOCK:
+        key = hashlib.sha256(key).digest()
+    key = key.ljust(BLOCK, b"\0")
+    return (hashlib.sha256(bytes(b ^ 0x36 for b in key)), hashlib.sha256(bytes(b ^ 0x5C for b in key)))
 
 
 def restore(text: str, mapping: dict[str, str]) -> str:

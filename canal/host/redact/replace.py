@@ -14,14 +14,17 @@ way: compiling a pattern from a long value (a private key of several kB) costs u
 
 from __future__ import annotations
 
+import itertools
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 
-from canal.host.redact.runs import is_token_chars, runs, token_map
+from canal.host.redact.runs import runs, token_map
 from canal.host.redact.spans import Spans
 
 MIN_SHAPED = 8  # characters: shorter values are searched for in the whole text
 MIN_LOOKUPS = 32  # token-shaped values: fewer are searched for like the others
+TOKEN_CHARS = re.compile(r"[A-Za-z0-9+/_=-]+")  # ``runs.TOKEN_CHARS``, whole values (``fullmatch``)
 LOOKUP_COST = 50  # one slice and set look-up against one character of ``str.find``, roughly
 
 
@@ -29,13 +32,20 @@ def replacer(by_value: dict[str, str]) -> Callable[[str], str]:
     values = sorted(by_value, key=len, reverse=True)
     shaped: dict[int, set[str]] = defaultdict(set)
     for value in values:
-        if len(value) >= MIN_SHAPED and is_token_chars(value):
+        if len(value) >= MIN_SHAPED and TOKEN_CHARS.fullmatch(value):
             shaped[len(value)].add(value)
     if sum(map(len, shaped.values())) < MIN_LOOKUPS:
         shaped.clear()  # a few searches of the text cost less than finding its runs
+    every_shaped = sum(map(len, shaped.values())) == len(values)
 
     def apply(text: str) -> str:
         found = _shaped_occurrences(text, shaped) if shaped else {}
+        if every_shaped and len(found) == len(shaped):
+            # every value looked up: when no two occurrences overlap, the order of placing is moot
+            occurrences = sorted((at, at + size, by_value[value]) for size, hits in found.items()
+                                 for value, starts in hits.items() for at in starts)
+            if all(a[1] <= b[0] for a, b in itertools.pairwise(occurrences)):
+                return _render(text, occurrences)
         taken = Spans(len(text))
         placed: list[tuple[int, int, str]] = []
         for value in values:

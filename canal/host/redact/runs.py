@@ -49,7 +49,3 @@ def runs(mapped: bytes, min_len: int) -> Iterator[tuple[int, int]]:
         end = size if end == -1 else end
         yield at, end
         at = mapped.find(needle, end)
-
-
-def is_token_chars(value: str) -> bool:
-    return bool(value) and b" " not in token_map(value)

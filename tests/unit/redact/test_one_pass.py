@@ -200,9 +200,8 @@ class ManyFindings(Detector):
     def _rule_findings(self, text: str) -> list[Finding]:
         return []
 
-    def _extra(self, text: str) -> list[Finding]:
-        return [Finding("high-entropy", CountingInt(30 * i), CountingInt(30 * i + 25), "x" * 25)
-                for i in range(self.count)]
+    def _extra_spans(self, text: str) -> list[tuple[int, int]]:
+        return [(CountingInt(30 * i), CountingInt(30 * i + 25)) for i in range(self.count)]
 
 
 def test_placing_findings_does_not_compare_each_with_every_span_taken() -> None:
@@ -214,6 +213,24 @@ def test_placing_findings_does_not_compare_each_with_every_span_taken() -> None:
     found = detector.find(" " * (30 * count))
     assert len(found) == count
     assert CountingInt.compared < 40 * count
+
+
+class ManyContested(ManyFindings):
+    """As many rule findings as tokens, each overlapping one: every token is placed the slow way."""
+
+    def _rule_findings(self, text: str) -> list[Finding]:
+        return [Finding("generic-secret", CountingInt(30 * i + 20), CountingInt(30 * i + 28), "x" * 8)
+                for i in range(self.count)]
+
+
+def test_placing_findings_that_overlap_tokens_does_not_compare_each_with_every_span_taken() -> None:
+    count = 3000
+    detector = ManyContested(count)
+    CountingInt.compared = 0
+    found = detector.find(" " * (30 * count))
+    assert [f.rule for f in found[:2]] == ["high-entropy", "high-entropy"]  # earlier start wins
+    assert len(found) == count
+    assert CountingInt.compared < 80 * count
 
 
 class CountingText(str):

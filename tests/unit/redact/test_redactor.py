@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hmac
 import json
 import re
 from pathlib import Path
@@ -70,6 +71,16 @@ def test_placeholder_is_stable_per_value_and_keyed() -> None:
     one, two = Redactor(b"a" * 32), Redactor(b"b" * 32)
     assert one(entry["text"]) == one(entry["text"]) == Redactor(b"a" * 32)(entry["text"])
     assert one(entry["text"]) != two(entry["text"])
+
+
+@pytest.mark.parametrize("key", [b"k" * 32, b"\x00" * 64, bytes(range(65)), b"x" * 200, b"short"])
+def test_placeholder_ids_are_hmac_sha256_of_the_value(key: bytes) -> None:
+    # the ids come from precomputed HMAC states: they must stay the ids hmac.digest gives, or every
+    # placeholder in sealed state and saved outputs would change meaning
+    redactor = Redactor(key)
+    for value in ("hunter2", "ghp_" + "a1B2" * 9, "é and ☃", "x" * 300):
+        digest = hmac.digest(key, value.encode(), "sha256").hex()[:12]
+        assert redactor.placeholder("rule", value) == f"[REDACTED_SECRET:rule:{digest}]"
 
 
 def test_every_occurrence_of_a_found_value_goes(redactor: Redactor) -> None:
