@@ -3,7 +3,7 @@
 ``git archive REV canal/host/redact`` (``canal/runtime/redact`` before the house move) is unpacked in a
 temp folder and imported as the package ``canal_baseline_redact`` (its imports of its own modules
 rewritten to that name; what it imports from the rest of ``canal``, the key store and the error root,
-is today's, which it only names).
+is today's, which it only names; so are its error codes, which may be registered only once).
 """
 
 from __future__ import annotations
@@ -39,7 +39,9 @@ def load(repo: Path, rev: str) -> ModuleType:
     (root / folder).rename(package)
     dotted = folder.replace("/", ".")
     for source in package.glob("*.py"):
-        text = source.read_text(encoding="utf-8").replace(dotted, NAME)
+        # error codes are registered once per process: the baseline raises today's
+        text = source.read_text(encoding="utf-8").replace(f"{dotted}.errors", "\0errors").replace(dotted, NAME)
+        text = text.replace("\0errors", "canal.host.redact.errors")
         source.write_text(OLD_STORES.sub(r"canal.host.\1", text), encoding="utf-8")
     sys.path.insert(0, str(root))
     return importlib.import_module(NAME)

@@ -190,10 +190,10 @@ def _ordered(text: str, starts: Array, ends: Array, sure: Mask, maybe: Mask,
     check = maybe | (sure & ((firsts == ord("s")) | (firsts == ord("A"))))
     if public:
         check |= sure
-    either = sure | check
-    result: list[tuple[int, int]] = []
-    for s, e, each in zip(starts[either].tolist(), ends[either].tolist(), check[either].tolist(),
-                          strict=True):
-        if not each or entropy.is_finding(text, s, e, public):
-            result.append((s, e))
-    return result
+    chosen = sure & ~check
+    each = np.flatnonzero(check)
+    if len(each):
+        decided = [entropy.is_finding(text, s, e, public)
+                   for s, e in zip(starts[each].tolist(), ends[each].tolist(), strict=True)]
+        chosen[each[np.array(decided, dtype=bool)]] = True
+    return list(zip(starts[chosen].tolist(), ends[chosen].tolist(), strict=True))

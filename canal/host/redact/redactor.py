@@ -108,8 +108,12 @@ class Redactor:
         by_value = self._values(text)
         if not by_value:
             return text
-        self._remember(by_value)
-        return _replacer({v: p + "\n" * v.count("\n") for v, p in by_value.items()})(text)
+        # not kept in ``secrets``: nothing restores a saved output, and a long-lived server would keep
+        # every value of every output it saved (~110,000 for 8 MiB of base64)
+        for value, placeholder in by_value.items():
+            if "\n" in value:
+                by_value[value] = placeholder + "\n" * value.count("\n")
+        return _replacer(by_value)(text)
 
     __call__ = redact
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import hmac
 import json
 import re
@@ -81,6 +82,20 @@ def test_placeholder_ids_are_hmac_sha256_of_the_value(key: bytes) -> None:
     for value in ("hunter2", "ghp_" + "a1B2" * 9, "é and ☃", "x" * 300):
         digest = hmac.digest(key, value.encode(), "sha256").hex()[:12]
         assert redactor.placeholder("rule", value) == f"[REDACTED_SECRET:rule:{digest}]"
+
+
+def test_saving_an_output_keeps_no_value_in_memory() -> None:
+    # a server saves outputs for days: each value kept would stay for its life (8 MiB of base64 has
+    # ~110,000); nothing restores a saved output, so redact_keep_lines keeps none, redact_with_map does
+    redactor = Redactor(b"k" * 32)
+    text = "GITHUB_TOKEN=ghp_" + "a1B2" * 9 + "\n" + base64.b64encode(bytes(range(60))).decode() + "\n"
+    out = redactor.redact_keep_lines(text)
+    assert "a1B2a1B2" not in out
+    assert out.count("\n") == 2
+    assert redactor.secrets == {}
+    _, mapping = redactor.redact_with_map(text)
+    assert mapping
+    assert redactor.secrets == mapping
 
 
 def test_every_occurrence_of_a_found_value_goes(redactor: Redactor) -> None:
