@@ -64,6 +64,15 @@ for _i, _c in enumerate("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
     _SYMBOL[ord(_c)] = _i
 _SYMBOL[ord("=")] = 66
 _SYMBOLS = 68
+# per character and class of the next one, four counts in 16-bit lanes: a letter/digit switch, a
+# word start, a character outside [0-9a-fA-F-=], a "="
+_LANE = np.uint64(0xFFFF)
+_LANES = np.zeros(256 * 8, np.uint64)
+for _code in range(256):
+    for _next in range(8):
+        _pair = _CLASS[_code] * 8 + _next
+        _LANES[_code * 8 + _next] = (int(_SWITCH[_pair]) | int(_WORD[_pair]) << 16
+                                     | int(_NOT_HEXDASH[_code]) << 32 | (_code == ord("=")) << 48)
 _LOW7 = np.uint64(0x7F7F7F7F7F7F7F7F)
 _HIGH = np.uint64(0x8080808080808080)
 
@@ -117,12 +126,6 @@ def _bounds(starts: Array, ends: Array, size: int) -> Array:
     return np.minimum(out, size)
 
 
-def _sums(values: Bytes, starts: Array, ends: Array) -> Array:
-    """The sum of ``values`` over each ``[start, end)`` (``end > start``)."""
-    padded = np.append(values, np.uint8(0))
-    return np.add.reduceat(padded, _bounds(starts, ends, len(values)), dtype=np.int64)[::2]
-
-
 def _decide(text: str, codes: Bytes, classes: Bytes, starts: Array, ends: Array,
             public: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Many candidate runs, decided over arrays a slice of the text at a time (memory stays small)."""
@@ -142,42 +145,52 @@ def _decide(text: str, codes: Bytes, classes: Bytes, starts: Array, ends: Array,
 
 def _checks(codes: Bytes, classes: Bytes, starts: Array, ends: Array) -> tuple[Mask, Mask]:
     """Which runs are findings for sure, and which may be (the per-token code decides those)."""
+    # one sum per run over each character and the class of the next: four counts in 16-bit lanes
+    # (a run of 65,536 or more is left to the per-token code). Pairs that hold a "=" count nothing,
+    # so over ``[start, end - 1)`` they are those of the core; the last character is added apart
+    pairs = codes[:-1] * np.uint16(8)
+    pairs += classes[1:]
+    lanes = np.empty(len(pairs) + 1, np.uint64)
+    np.take(_LANES, pairs, out=lanes[:-1])
+    lanes[-1] = 0
+    sums = np.add.reduceat(lanes, _bounds(starts, ends - 1, len(pairs)))[::2]
+    last = codes[ends - 1]
+    switches, word_pairs = (sums & _LANE).astype(np.int64), ((sums >> 16) & _LANE).astype(np.int64)
+    not_hexdash = ((sums >> 32) & _LANE).astype(np.int64) + _NOT_HEXDASH[last]
+    pads = (sums >> 48).astype(np.int64) + (last == ord("="))
     # padding: at most two "=", all at the end; the core is the run without them
-    pads = _sums((classes == _PAD).view(np.uint8), starts, ends)
     trailing = np.zeros(len(starts), np.int64)
     for k in (1, 2, 3):
         trailing += (trailing == k - 1) & (classes[ends - k] == _PAD)
     cores = ends - pads
     lengths = cores - starts
     ok = (pads <= entropy.MAX_PADDING) & (pads == trailing) & (lengths >= entropy.MIN_TOKEN)
-    # pairs of classes inside each core: letter/digit switches and word starts
-    pairs = classes[:-1] * np.uint8(8) + classes[1:]
-    switches = _sums(_SWITCH[pairs], starts, cores - 1)
     rate_ok = switches / np.maximum(lengths - 1, 1) >= entropy.MIN_SWITCH_RATE
     first = classes[starts]
-    words = ((first >= _LOWER) & (first <= _DIGIT)) + _sums(_WORD[pairs], starts, cores - 1)
-    not_hexdash = _sums(_NOT_HEXDASH[codes], starts, cores)
-    shannon = _entropy(codes, starts, cores)
+    words = ((first >= _LOWER) & (first <= _DIGIT)) + word_pairs
+    shannon = _entropy(codes, starts, ends, np.maximum(lengths, 1))
     ok &= rate_ok & (shannon > entropy.MIN_ENTROPY - EPSILON)
     sure = ok & (shannon >= entropy.MIN_ENTROPY + EPSILON) & (not_hexdash > 0) & (words * 4 > lengths)
-    return sure, ok & ~sure
+    long = ends - starts >= 1 << 16  # its counts overflowed their lanes
+    return sure & ~long, (ok & ~sure) | long
 
 
-def _entropy(codes: Bytes, starts: Array, cores: Array) -> npt.NDArray[np.float64]:
-    """Shannon entropy of each core, from the count of each symbol in it."""
+def _entropy(codes: Bytes, starts: Array, ends: Array, lengths: Array) -> npt.NDArray[np.float64]:
+    """Shannon entropy of each run without its "=" (``lengths`` characters), from the count of each
+    symbol in it."""
     size = len(codes)
-    marks = np.zeros(size + 1, np.int32)
+    marks = np.zeros(size + 1, np.int8)
     marks[starts] = 1
-    marks[cores] -= 1
-    inside = np.cumsum(marks[:-1], dtype=np.int32) > 0
+    marks[ends] = -1
+    inside = np.cumsum(marks[:-1], dtype=np.int8).view(np.bool_)
     run = np.zeros(size, np.int32)
-    run[starts] = 1
-    run = np.cumsum(run, dtype=np.int32) - 1
-    keys = (run * _SYMBOLS + _SYMBOL[codes])[inside]
-    counts = np.bincount(keys, minlength=len(starts) * _SYMBOLS).reshape(len(starts), _SYMBOLS)[:, :66]
+    run[starts] = _SYMBOLS
+    keys = np.cumsum(run, dtype=np.int32)
+    keys += _SYMBOL[codes]
+    counts = np.bincount(keys[inside] - _SYMBOLS, minlength=len(starts) * _SYMBOLS)
+    counts = counts.reshape(len(starts), _SYMBOLS)[:, :66]
     # H = log2(n) - sum(c log2 c) / n: the per-token sum differs in its last bits only (EPSILON)
-    lengths = cores - starts
-    upto = np.arange(int(lengths.max()) + 1, dtype=np.float64)
+    upto = np.arange(int(counts.max()) + 1, dtype=np.float64)
     c_log_c = upto * np.log2(np.maximum(upto, 1.0))
     shannon: npt.NDArray[np.float64] = np.log2(lengths) - c_log_c[counts].sum(axis=1) / lengths
     return shannon

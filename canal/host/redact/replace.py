@@ -19,7 +19,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 
-from canal.host.redact.runs import runs, token_map
+from canal.host.redact.runs import run_spans, token_map
 from canal.host.redact.spans import Spans
 
 MIN_SHAPED = 8  # characters: shorter values are searched for in the whole text
@@ -99,14 +99,16 @@ def _render(text: str, placed: list[tuple[int, int, str]]) -> str:
 
 def _shaped_occurrences(text: str, shaped: dict[int, set[str]]) -> dict[int, dict[str, list[int]]]:
     """For each length worth looking up: every occurrence of each value of that length, in order."""
-    all_runs = list(runs(token_map(text), min(shaped)))
+    starts, ends = run_spans(token_map(text), min(shaped))
+    lengths = ends - starts
     found: dict[int, dict[str, list[int]]] = {}
     for size, group in shaped.items():
-        lookups = sum(end - start - size + 1 for start, end in all_runs if end - start >= size)
+        fits = lengths >= size
+        lookups = int((lengths[fits] - (size - 1)).sum())
         if lookups * LOOKUP_COST > len(group) * len(text):
             continue  # cheaper to search for each value of this length
         hits: dict[str, list[int]] = {}
-        for start, end in all_runs:
+        for start, end in zip(starts[fits].tolist(), ends[fits].tolist(), strict=True):
             for at in range(start, end - size + 1):
                 piece = text[at:at + size]
                 if piece in group:

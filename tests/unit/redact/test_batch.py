@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from canal.host.redact import Detector, batch, entropy
+from canal.host.redact.runs import run_spans, runs, token_map
 from tests.unit.redact import reference
 from tests.unit.redact.test_one_pass import ALPHABET, TEXTS, generated
 
@@ -87,6 +88,15 @@ def test_it_agrees_on_base64_output_and_at_the_ends_of_the_text() -> None:
     assert len(batch.high_entropy_tokens(text)) > 3000
 
 
+def test_runs_too_long_for_the_counts_are_decided_the_per_token_way() -> None:
+    rng = random.Random(6)
+    lines = base64.encodebytes(rng.randbytes(60000)).decode()
+    text = f"{lines}{base64.b64encode(rng.randbytes(150000)).decode()}\n{lines}"  # one run of 200,000
+    found = batch.high_entropy_tokens(text)
+    assert found == per_token(text)
+    assert any(end - start == 200000 for start, end in found)
+
+
 def test_a_token_at_the_threshold_is_decided_the_per_token_way() -> None:
     rng = random.Random(2)
     tokens = [exactly_four_bits(rng) for _ in range(200)]
@@ -122,3 +132,12 @@ def test_the_detector_on_long_texts_finds_what_the_old_detector_found(seed: int)
     text = edges(seed, 2 * batch.BATCH_MIN) + "\n".join(TEXTS)
     assert len(text) >= batch.BATCH_MIN
     assert Detector().find(text) == reference.ReferenceDetector().find(text)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_run_spans_are_the_runs(seed: int) -> None:
+    text = generated(seed, 20000) + edges(seed, 20000)
+    mapped = token_map(text)
+    for size in (1, 8, 24, 76):
+        starts, ends = run_spans(mapped, size)
+        assert list(zip(starts.tolist(), ends.tolist(), strict=True)) == list(runs(mapped, size))
