@@ -52,32 +52,48 @@ class StreamIndex:
         return start, end
 
 
+class Indexer:
+    """``scan`` fed block by block, by a pass that reads the stream anyway (saving it redacted)."""
+
+    def __init__(self, *, head: int, tail: int) -> None:
+        self._head, self._tail = head, tail
+        self._head_nl: list[int] = []
+        self._tail_nl: deque[int] = deque(maxlen=tail + 1)
+        self._base = self._newlines = 0
+
+    def add(self, buf: bytes | bytearray, n: int | None = None) -> None:
+        """The next ``n`` bytes of the stream (all of ``buf`` by default)."""
+        n = len(buf) if n is None else n
+        self._newlines += _count_newlines(buf, n)
+        if len(self._head_nl) < self._head:
+            _find_first(buf, n, self._base, self._head - len(self._head_nl), self._head_nl)
+        self._tail_nl.extend(_find_last(buf, n, self._base, self._tail + 1))
+        self._base += n
+
+    def index(self) -> StreamIndex:
+        return StreamIndex(self._base, self._newlines, tuple(self._head_nl), tuple(self._tail_nl))
+
+
 def scan(src: BinaryIO, *, head: int, tail: int, chunk_bytes: int) -> StreamIndex:
     """Read ``src`` from where it is to its end, once."""
     buf = bytearray(chunk_bytes)
     view = memoryview(buf)
-    head_nl: list[int] = []
-    tail_nl: deque[int] = deque(maxlen=tail + 1)
-    base = newlines = 0
+    indexer = Indexer(head=head, tail=tail)
     reader = cast(_ReadInto, src)
     while n := reader.readinto(view):
-        newlines += _count_newlines(buf, n)
-        if len(head_nl) < head:
-            _find_first(buf, n, base, head - len(head_nl), head_nl)
-        tail_nl.extend(_find_last(buf, n, base, tail + 1))
-        base += n
+        indexer.add(buf, n)
     view.release()
-    return StreamIndex(base, newlines, tuple(head_nl), tuple(tail_nl))
+    return indexer.index()
 
 
-def _count_newlines(buf: bytearray, n: int) -> int:
+def _count_newlines(buf: bytes | bytearray, n: int) -> int:
     # bytes.replace skips from newline to newline with memchr: 3-4x faster than bytearray.count,
     # which compares byte by byte (measured on CPython 3.11 with log-like lines).
     chunk = buf if n == len(buf) else buf[:n]
     return n - len(chunk.replace(NL, b""))
 
 
-def _find_first(buf: bytearray, n: int, base: int, want: int, out: list[int]) -> None:
+def _find_first(buf: bytes | bytearray, n: int, base: int, want: int, out: list[int]) -> None:
     pos = 0
     while want > 0 and (i := buf.find(NL, pos, n)) >= 0:
         out.append(base + i)
@@ -85,7 +101,7 @@ def _find_first(buf: bytearray, n: int, base: int, want: int, out: list[int]) ->
         want -= 1
 
 
-def _find_last(buf: bytearray, n: int, base: int, want: int) -> list[int]:
+def _find_last(buf: bytes | bytearray, n: int, base: int, want: int) -> list[int]:
     found: list[int] = []
     end = n
     while len(found) < want and (i := buf.rfind(NL, 0, end)) >= 0:

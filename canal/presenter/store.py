@@ -12,7 +12,7 @@ import os
 import re
 import secrets
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
@@ -61,12 +61,13 @@ class OutputStore:
             sink.write(clean)
         return saved
 
-    def write_text_clean(self, src: BinaryIO, suffix: str, chunk: int) -> SavedFile:
+    def write_text_clean(self, src: BinaryIO, suffix: str, chunk: int,
+                         seen: Callable[[bytes], None] | None = None) -> SavedFile:
         """Save a text stream of any size with secrets replaced, block by block (``textclean``: line
-        numbers kept)."""
+        numbers kept); ``seen`` is given each block of ``src`` as read."""
         assert self.redact_saved is not None
         with self.create(suffix) as (sink, saved):
-            for block in clean_text_stream(src, self.redact_saved, chunk):
+            for block in clean_text_stream(src, self.redact_saved, chunk, seen):
                 sink.write(block)
         return saved
 

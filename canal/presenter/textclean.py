@@ -15,7 +15,7 @@ may pass. Memory holds one block, its margins and at most one such piece.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
 from canal.host.ports import Redactor
@@ -114,10 +114,14 @@ class TextCleaner:
         return self._window.push(carry, final=True)
 
 
-def clean_text_stream(src: BinaryIO, redact_lines: Redactor, chunk: int) -> Iterator[bytes]:
-    """The clean bytes of ``src``, block by block (same number of lines, every secret replaced)."""
+def clean_text_stream(src: BinaryIO, redact_lines: Redactor, chunk: int,
+                      seen: Callable[[bytes], None] | None = None) -> Iterator[bytes]:
+    """The clean bytes of ``src``, block by block (same number of lines, every secret replaced);
+    ``seen`` is given each block as read (to index the stream in the same pass)."""
     cleaner = TextCleaner(redact_lines)
     while block := src.read(chunk):
+        if seen is not None:
+            seen(block)
         yield cleaner.feed(block)
     yield cleaner.finish()
 

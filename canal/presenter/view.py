@@ -14,7 +14,7 @@ from canal.presenter.config import PresenterConfig, StreamLimits
 from canal.presenter.copy import copy_while
 from canal.presenter.footer import format_size
 from canal.presenter.overflow import render_overflow, runnable
-from canal.presenter.scan import StreamIndex, scan
+from canal.presenter.scan import Indexer, StreamIndex, scan
 from canal.presenter.sniff import Kind, classify
 from canal.presenter.store import OutputStore
 from canal.presenter.text import clean_text, decode
@@ -73,8 +73,9 @@ def save_stream(src: BinaryIO, spool: Path | None, store: OutputStore, suffix: s
             return index(), store.write_clean(text, suffix).sandbox_path, ""
         if store.redact_saved is not None:  # a spooled stream is never linked as it came
             src.seek(0)
-            saved = store.write_text_clean(src, suffix, chunk)
-            return index(), saved.sandbox_path, ""
+            indexer = Indexer(head=keep[0], tail=keep[1])  # indexed as it is read: one pass
+            saved = store.write_text_clean(src, suffix, chunk, indexer.add)
+            return indexer.index(), saved.sandbox_path, ""
         linked = store.link(spool, suffix) if spool is not None else None
         if linked is not None:
             return index(), linked.sandbox_path, ""

@@ -91,6 +91,8 @@ def high_entropy_tokens(text: str) -> list[tuple[int, int]]:
         bits = np.bitwise_or.reduceat(np.append(_BITS[classes], np.uint8(0)),
                                       _bounds(starts, ends, len(classes)))[::2]
         starts, ends = starts[bits == 7], ends[bits == 7]
+    if not len(starts):
+        return []  # most blocks of log output: no need to look for public PEM blocks
     public = entropy._public_blocks(text)
     if len(starts) < FEW:
         return [(s, e) for s, e in zip(starts.tolist(), ends.tolist(), strict=True)

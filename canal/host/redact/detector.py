@@ -121,6 +121,8 @@ def _place(text: str, found: list[Finding], tokens: list[tuple[int, int]]) -> li
     longest first), each taken only where nothing is yet. A token that overlaps no finding and no
     placeholder is taken whatever the order (tokens never overlap each other): only the others are
     placed one by one, so thousands of tokens cost no more than sorting them."""
+    if not found and not tokens:
+        return []
     held = [m.span() for m in PLACEHOLDER.finditer(text)] if PLACEHOLDER_START in text else []
     if not found and not held:
         return [(start, end, "high-entropy") for start, end in tokens]

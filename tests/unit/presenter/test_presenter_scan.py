@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from canal.presenter.scan import scan
+from canal.presenter.scan import Indexer, scan
 
 
 def naive_spans(data: bytes) -> list[tuple[int, int]]:
@@ -39,3 +39,16 @@ def test_a_middle_line_was_not_kept() -> None:
     assert index.span(5) == (8, 9)
     with pytest.raises(IndexError):
         index.span(3)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_an_index_fed_block_by_block_is_the_scan(seed: int) -> None:
+    rng = random.Random(seed)
+    data = bytes(rng.choice(b"ab\n\r") for _ in range(rng.randrange(0, 400)))
+    head, tail = rng.randrange(0, 6), rng.randrange(0, 6)
+    indexer, at = Indexer(head=head, tail=tail), 0
+    while at < len(data):
+        size = rng.randrange(1, 40)
+        indexer.add(data[at:at + size])
+        at += size
+    assert indexer.index() == scan(io.BytesIO(data), head=head, tail=tail, chunk_bytes=7)

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 
 from canal.host.redact import Redactor
 from canal.presenter import textclean
 from canal.presenter.binclean import NotRedactable
+from canal.presenter.scan import scan
+from canal.presenter.store import OutputStore
 from canal.presenter.textclean import clean_text_stream
+from canal.presenter.view import save_stream
 
 TOKEN = "ghp_" + "a1B2" * 9
 KEY = ("-----BEGIN RSA PRIVATE KEY-----\n" + "MIIEowIBAAKCAQEA7bq9" * 3 + "\nAbCdEf0123456789+/ZZ\n"
@@ -97,3 +101,33 @@ def test_a_block_larger_than_the_line_cap_is_cut_in_pieces(monkeypatch: pytest.M
     assert out.startswith(b"first\nword0 ")
     assert out.endswith(b" word19999")
     assert max(pieces) <= 5000  # the line, read in one 1 MiB block, reached the detector in pieces
+
+
+class CountingReader(io.BytesIO):
+    """Counts the bytes read from it, whichever way."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data)
+        self.read_bytes = 0
+
+    def read(self, size: int | None = -1, /) -> bytes:
+        data = super().read(size)
+        self.read_bytes += len(data)
+        return data
+
+    def readinto(self, buffer: bytearray | memoryview, /) -> int:  # type: ignore[override]
+        n = super().readinto(buffer)
+        self.read_bytes += n
+        return n
+
+
+def test_a_spooled_output_saved_redacted_is_read_once_and_indexed_as_a_scan(tmp_path: Path) -> None:
+    # the index (line count, head and tail) was a second pass over the spool after saving it
+    data = log(3000, {7: TOKEN, 2990: TOKEN})
+    src = CountingReader(data)
+    store = OutputStore(tmp_path, "/out", redact_saved=Redactor(b"k" * 32).redact_keep_lines)
+    index, saved, error = save_stream(src, None, store, ".txt", (5, 7), 4096)
+    assert (saved, error) == (f"/out/{next(tmp_path.iterdir()).name}", "")
+    assert index == scan(io.BytesIO(data), head=5, tail=7, chunk_bytes=4096)
+    assert src.read_bytes == len(data)
+    assert TOKEN.encode() not in next(tmp_path.iterdir()).read_bytes()
