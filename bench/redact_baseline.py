@@ -40,8 +40,8 @@ def load(repo: Path, rev: str) -> ModuleType:
     dotted = folder.replace("/", ".")
     for source in package.glob("*.py"):
         # error codes are registered once per process: the baseline raises today's
-        text = source.read_text(encoding="utf-8").replace(f"{dotted}.errors", "\0errors").replace(dotted, NAME)
-        text = text.replace("\0errors", "canal.host.redact.errors")
+        text = source.read_text(encoding="utf-8").replace(f"{dotted}.errors", "\0errors")
+        text = text.replace(dotted, NAME).replace("\0errors", "canal.host.redact.errors")
         source.write_text(OLD_STORES.sub(r"canal.host.\1", text), encoding="utf-8")
     sys.path.insert(0, str(root))
     return importlib.import_module(NAME)
