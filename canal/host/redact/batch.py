@@ -153,7 +153,7 @@ def _checks(codes: Bytes, classes: Bytes, starts: Array, ends: Array) -> tuple[M
     pairs = codes[:-1] * np.uint16(8)
     pairs += classes[1:]
     lanes = np.empty(len(pairs) + 1, np.uint64)
-    np.take(_LANES, pairs, out=lanes[:-1])
+    np.take(_LANES, pairs, out=lanes[:-1], mode="clip")  # in range: "clip" skips the checks
     lanes[-1] = 0
     sums = np.add.reduceat(lanes, _bounds(starts, ends - 1, len(pairs)))[::2]
     last = codes[ends - 1]
@@ -170,43 +170,47 @@ def _checks(codes: Bytes, classes: Bytes, starts: Array, ends: Array) -> tuple[M
     rate_ok = switches / np.maximum(lengths - 1, 1) >= entropy.MIN_SWITCH_RATE
     first = classes[starts]
     words = ((first >= _LOWER) & (first <= _DIGIT)) + word_pairs
-    shannon = _entropy(codes, starts, ends, np.maximum(lengths, 1))
+    shannon = _entropy(codes, classes, starts, ends, np.maximum(lengths, 1))
     ok &= rate_ok & (shannon > entropy.MIN_ENTROPY - EPSILON)
     sure = ok & (shannon >= entropy.MIN_ENTROPY + EPSILON) & (not_hexdash > 0) & (words * 4 > lengths)
     long = ends - starts >= 1 << 16  # its counts overflowed their lanes
     return sure & ~long, (ok & ~sure) | long
 
 
-def _entropy(codes: Bytes, starts: Array, ends: Array, lengths: Array) -> npt.NDArray[np.float64]:
+def _entropy(codes: Bytes, classes: Bytes, starts: Array, ends: Array,
+             lengths: Array) -> npt.NDArray[np.float64]:
     """Shannon entropy of each run without its "=" (``lengths`` characters), from the count of each
     symbol in it."""
-    size = len(codes)
-    marks = np.zeros(size + 1, np.int8)
-    marks[starts] = 1
-    marks[ends] = -1
-    inside = np.cumsum(marks[:-1], dtype=np.int8).view(np.bool_)
-    run = np.zeros(size, np.int32)
-    run[starts] = _SYMBOLS
-    keys = np.cumsum(run, dtype=np.int32)
-    keys += _SYMBOL[codes]
-    counts = np.bincount(keys[inside] - _SYMBOLS, minlength=len(starts) * _SYMBOLS)
-    counts = counts.reshape(len(starts), _SYMBOLS)[:, :66]
+    sizes = ends - starts
+    inside = classes != _OTHER  # the runs' characters, unless other runs of tokens lie between them
+    if np.count_nonzero(inside) != sizes.sum():
+        marks = np.zeros(len(codes) + 1, np.int8)
+        marks[starts] = 1
+        marks[ends] = -1
+        inside = np.cumsum(marks[:-1], dtype=np.int8).view(np.bool_)
+    keys = np.take(_SYMBOL, codes[inside], mode="clip")
+    keys += np.repeat(np.arange(0, len(starts) * _SYMBOLS, _SYMBOLS, dtype=np.int32), sizes)
+    counts = np.bincount(keys, minlength=len(starts) * _SYMBOLS).reshape(len(starts), _SYMBOLS)[:, :66]
     # H = log2(n) - sum(c log2 c) / n: the per-token sum differs in its last bits only (EPSILON)
     upto = np.arange(int(counts.max()) + 1, dtype=np.float64)
     c_log_c = upto * np.log2(np.maximum(upto, 1.0))
-    shannon: npt.NDArray[np.float64] = np.log2(lengths) - c_log_c[counts].sum(axis=1) / lengths
+    sums = np.take(c_log_c, counts, mode="clip").sum(axis=1)
+    shannon: npt.NDArray[np.float64] = np.log2(lengths) - sums / lengths
     return shannon
 
 
 def _ordered(text: str, starts: Array, ends: Array, sure: Mask, maybe: Mask,
              public: list[tuple[int, int]], firsts: Bytes) -> list[tuple[int, int]]:
     """The findings in text order: the sure ones unless a public prefix (``sha...-``, ``AAAA...``) or
-    block may rule them out, and the unsure ones, as the per-token code decides them."""
-    check = maybe | (sure & ((firsts == ord("s")) | (firsts == ord("A"))))
+    a public block rules them out, and the unsure ones as the per-token code decides them."""
+    chosen = sure.copy()
+    prefixed = np.flatnonzero(sure & ((firsts == ord("s")) | (firsts == ord("A"))))
+    for i, s, e in zip(prefixed.tolist(), starts[prefixed].tolist(), ends[prefixed].tolist(), strict=True):
+        chosen[i] = not entropy.PUBLIC_TOKEN.match(text, s, e)
     if public:
-        check |= sure
-    chosen = sure & ~check
-    each = np.flatnonzero(check)
+        for i in np.flatnonzero(chosen).tolist():
+            chosen[i] = not entropy.in_public(int(starts[i]), public)
+    each = np.flatnonzero(maybe)
     if len(each):
         decided = [entropy.is_finding(text, s, e, public)
                    for s, e in zip(starts[each].tolist(), ends[each].tolist(), strict=True)]

@@ -126,9 +126,15 @@ def is_finding(text: str, start: int, end: int, public: list[tuple[int, int]]) -
     token = text[start:end]
     if not is_token(token) or PUBLIC_TOKEN.match(token):
         return False
-    if public and (at := bisect.bisect_right(public, (start, math.inf)) - 1) >= 0 and start < public[at][1]:
+    if in_public(start, public):
         return False
     return looks_random(token)
+
+
+def in_public(start: int, public: list[tuple[int, int]]) -> bool:
+    """Whether a token starting at ``start`` lies in one of the public PEM blocks ``public``."""
+    at = bisect.bisect_right(public, (start, math.inf)) - 1
+    return at >= 0 and start < public[at][1]
 
 
 def high_entropy_tokens(text: str) -> Iterator[tuple[int, int]]:
