@@ -88,8 +88,10 @@ def high_entropy_tokens(text: str) -> list[tuple[int, int]]:
     keep[keep] = upper[at[keep]] < ends[keep]
     starts, ends = starts[keep], ends[keep]
     if len(starts) >= FEW:
-        bits = np.bitwise_or.reduceat(np.append(_BITS[classes], np.uint8(0)),
-                                      _bounds(starts, ends, len(classes)))[::2]
+        bits = np.empty(len(classes) + 1, np.uint8)
+        np.take(_BITS, classes, out=bits[:-1], mode="clip")
+        bits[-1] = 0
+        bits = np.bitwise_or.reduceat(bits, _bounds(starts, ends, len(classes)))[::2]
         starts, ends = starts[bits == 7], ends[bits == 7]
     if not len(starts):
         return []  # most blocks of log output: no need to look for public PEM blocks
