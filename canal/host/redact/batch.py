@@ -24,7 +24,7 @@ import numpy.typing as npt
 
 from canal.host.redact import entropy
 
-BATCH_MIN = 16 * 1024  # characters: shorter texts take the per-token path
+BATCH_MIN = entropy.BATCH_MIN  # characters: shorter texts take the per-token path
 FEW = 32  # candidate runs: fewer are checked one by one
 EPSILON = 1e-6  # bits: an entropy this close to the threshold is computed the per-token way
 SLICE = 256 * 1024  # characters of text decided at once (bounds the arrays' memory)

@@ -16,9 +16,8 @@ from dataclasses import dataclass
 
 import regex
 
-from canal.host.redact import batch
 from canal.host.redact.anchors import AnchorFilter
-from canal.host.redact.entropy import high_entropy_tokens, shannon
+from canal.host.redact.entropy import BATCH_MIN, high_entropy_tokens, shannon
 from canal.host.redact.keywords import KeywordScanner, occurrences
 from canal.host.redact.prefilter import RulePrefilter
 from canal.host.redact.rules import Rule, RuleSet, default_rules
@@ -110,7 +109,9 @@ class Detector:
         """High-entropy tokens: disjoint, in text order."""
         if not self._entropy:
             return []
-        if len(text) >= batch.BATCH_MIN:
+        if len(text) >= BATCH_MIN:
+            from canal.host.redact import batch  # numpy: imported with the first long text, not at start
+
             return batch.high_entropy_tokens(text)
         return list(high_entropy_tokens(text))
 

@@ -26,6 +26,7 @@ from canal.host.redact.rules import FLAGS
 from canal.host.redact.runs import runs, token_map, token_maps
 
 MIN_TOKEN = 24
+BATCH_MIN = 16 * 1024  # characters: a longer text is checked over arrays (``batch``)
 MAX_PADDING = 2
 HEX = re.compile(r"[0-9a-fA-F]+")
 UUIDISH = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")

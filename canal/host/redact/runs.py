@@ -10,9 +10,11 @@ the replacer where a token-shaped value can occur at all.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_=-")
 _IN, _OUT = ord("a"), ord(" ")
@@ -42,6 +44,8 @@ def token_maps(text: str) -> tuple[bytes, bytes]:
 def run_spans(mapped: bytes, min_len: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """``runs(mapped, min_len)`` as two arrays, starts and ends, found over the whole map at once
     (the replacer looks up thousands of runs when base64 output gave thousands of values)."""
+    import numpy as np  # only then: not at every process's start
+
     inside = np.zeros(len(mapped) + 2, np.int8)
     inside[1:-1] = np.frombuffer(mapped, np.uint8) == _IN
     edges = np.diff(inside)

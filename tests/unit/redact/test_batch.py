@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import base64
 import random
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -141,3 +143,12 @@ def test_run_spans_are_the_runs(seed: int) -> None:
     for size in (1, 8, 24, 76):
         starts, ends = run_spans(mapped, size)
         assert list(zip(starts.tolist(), ends.tolist(), strict=True)) == list(runs(mapped, size))
+
+
+def test_numpy_is_imported_with_the_first_long_text_not_at_start() -> None:
+    # numpy costs ~0.1-0.4 s to import: every process that builds a redactor would pay it at start
+    code = ("import sys; from canal.host.redact import Redactor; r = Redactor(b'k' * 32); "
+            "r.redact('short text ghp_' + 'a1B2' * 9); print('numpy' in sys.modules); "
+            "r.redact_keep_lines('x' * 20000); print('numpy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "True"]
