@@ -38,9 +38,13 @@ def load(repo: Path, rev: str) -> ModuleType:
     package = root / NAME
     (root / folder).rename(package)
     dotted = folder.replace("/", ".")
+    errors = package / "errors.py"
+    # error codes are registered once per process: a baseline that registers them raises today's
+    shared = errors.exists() and "register(" in errors.read_text(encoding="utf-8")
     for source in package.glob("*.py"):
-        # error codes are registered once per process: the baseline raises today's
-        text = source.read_text(encoding="utf-8").replace(f"{dotted}.errors", "\0errors")
+        text = source.read_text(encoding="utf-8")
+        if shared:
+            text = text.replace(f"{dotted}.errors", "\0errors")
         text = text.replace(dotted, NAME).replace("\0errors", "canal.host.redact.errors")
         source.write_text(OLD_STORES.sub(r"canal.host.\1", text), encoding="utf-8")
     sys.path.insert(0, str(root))
