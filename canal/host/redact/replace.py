@@ -19,6 +19,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 
+from canal.host.redact.keywords import occurrences as occurrences_of
 from canal.host.redact.runs import run_spans, token_map
 from canal.host.redact.spans import Spans
 
@@ -36,16 +37,19 @@ def replacer(by_value: dict[str, str]) -> Callable[[str], str]:
             shaped[len(value)].add(value)
     if sum(map(len, shaped.values())) < MIN_LOOKUPS:
         shaped.clear()  # a few searches of the text cost less than finding its runs
-    every_shaped = sum(map(len, shaped.values())) == len(values)
 
     def apply(text: str) -> str:
         found = _shaped_occurrences(text, shaped) if shaped else {}
-        if every_shaped and len(found) == len(shaped):
-            # every value looked up: when no two occurrences overlap, the order of placing is moot
-            occurrences = sorted((at, at + size, by_value[value]) for size, hits in found.items()
-                                 for value, starts in hits.items() for at in starts)
-            if all(a[1] <= b[0] for a, b in itertools.pairwise(occurrences)):
-                return _render(text, occurrences)
+        # every occurrence of every value, overlapping ones included: when no two overlap, each is
+        # placed whatever the order, so they are rendered at once (thousands of values of base64)
+        occurrences = [(at, at + size, by_value[value]) for size, hits in found.items()
+                       for value, starts in hits.items() for at in starts]
+        for value in values:
+            if len(value) not in found or value not in shaped[len(value)]:
+                occurrences += [(at, at + len(value), by_value[value]) for at in occurrences_of(text, value)]
+        occurrences.sort()
+        if all(a[1] <= b[0] for a, b in itertools.pairwise(occurrences)):
+            return _render(text, occurrences)
         taken = Spans(len(text))
         placed: list[tuple[int, int, str]] = []
         for value in values:

@@ -165,6 +165,19 @@ def test_replacer_with_many_values_still_replaces_occurrences_inside_longer_runs
     assert "prefix<0>suffix" in out
 
 
+def test_replacer_with_many_token_values_and_a_few_others_matches_the_old_one() -> None:
+    # token-shaped values are looked up in the runs, the others searched for: one order-free pass
+    # when nothing overlaps, the placing order otherwise (a short value inside a long one)
+    rng = random.Random(9)
+    tokens = [base64.b64encode(rng.randbytes(45)).decode() for _ in range(60)]
+    values = {t: f"<{i}>" for i, t in enumerate(tokens)} | {"pass word!": "<pw>", "a b": "<ab>"}
+    text = "\n".join(tokens) + "\npass word! and a b, again pass word!\n" + tokens[3]
+    assert replacer(values)(text) == reference.replacer(values)(text)
+    assert "pass word!" not in replacer(values)(text)
+    overlapping = values | {tokens[5][10:30]: "<inner>", "word! and": "<w>"}
+    assert replacer(overlapping)(text) == reference.replacer(overlapping)(text)
+
+
 class CountingInt(int):
     """An int that counts the comparisons made with it."""
 
