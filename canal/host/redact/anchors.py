@@ -5,8 +5,8 @@ characters of ``[\w.-]`` and a rest that starts with one of its keywords. The de
 at each keyword occurrence (``detector._windowed``): ~2,000 attempts per MiB of log output, where
 ``pass`` and ``key`` stand in ``PASSED`` and ``KeyError``, nearly all failing. Here the rests of
 these rules are compiled into one Hyperscan database that reports, for each end of a match, the
-leftmost start (``SOM_LEFTMOST``); counted repeats ``{m,n}`` become ``{m,}`` (Hyperscan refuses the
-large ones with start of match, and a larger language only reports more).
+leftmost start (``SOM_LEFTMOST``), each rest made larger first (``relax``: counted repeats opened,
+lookarounds dropped; Hyperscan refuses both here, and a larger language only reports more).
 
 Why skipping the other occurrences changes nothing: an attempt at the occurrence ``p`` starts at some
 ``s`` with ``p - L <= s <= p``, and succeeds only if the rest matches at some ``q`` with
@@ -25,7 +25,6 @@ reference) are covered; the others are tried at every occurrence as before.
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Sequence
 from functools import cache
@@ -33,10 +32,10 @@ from typing import Any
 
 from canal.host.redact.keywords import hyperscan
 from canal.host.redact.prefilter import portable
+from canal.host.redact.relax import relaxed
 from canal.host.redact.rules import ANCHORED_PREFIXES, Rule
 
 CASELESS_PREFIX = ANCHORED_PREFIXES[0]
-_COUNTED = re.compile(r"\{(\d+),\d+\}")
 Spans = list[tuple[int, int]]
 
 
@@ -107,42 +106,8 @@ def _rest(rule: Rule) -> tuple[str, bool] | None:
     prefix = next((p for p in ANCHORED_PREFIXES if pattern.startswith(p)), None)
     if prefix is None or rule.prefix_limit != 50 or not pattern.isascii() or not portable(pattern):
         return None
-    rest = _open_counts(pattern[len(prefix):])
+    rest = relaxed(pattern[len(prefix):])
     return None if rest is None else (rest, prefix == CASELESS_PREFIX)
-
-
-def _open_counts(pattern: str) -> str | None:
-    """``{m,n}`` as ``{m,}`` outside character classes; None where the pattern is not plain enough
-    to tell (a class inside a class)."""
-    out, at, depth = [], 0, 0
-    while at < len(pattern):
-        c = pattern[at]
-        if c == "\\":
-            out.append(pattern[at:at + 2])
-            at += 2
-            continue
-        if c == "[":
-            if depth:
-                return None
-            depth = 1
-            out.append(c)
-            if pattern[at + 1:at + 2] == "^":
-                out.append("^")
-                at += 1
-            if pattern[at + 1:at + 2] == "]":  # a "]" first in a class is a literal
-                out.append("]")
-                at += 1
-        elif c == "]" and depth:
-            depth = 0
-            out.append(c)
-        elif c == "{" and not depth and (m := _COUNTED.match(pattern, at)):
-            out.append(f"{{{m.group(1)},}}")
-            at = m.end()
-            continue
-        else:
-            out.append(c)
-        at += 1
-    return None if depth else "".join(out)
 
 
 _FLAGS = 0 if hyperscan is None else hyperscan.HS_FLAG_DOTALL | hyperscan.HS_FLAG_MULTILINE

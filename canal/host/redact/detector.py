@@ -18,6 +18,7 @@ import regex
 
 from canal.host.redact.anchors import AnchorFilter
 from canal.host.redact.entropy import BATCH_MIN, high_entropy_tokens, shannon
+from canal.host.redact.gate import RuleGate
 from canal.host.redact.keywords import KeywordScanner, occurrences
 from canal.host.redact.prefilter import RulePrefilter
 from canal.host.redact.rules import Rule, RuleSet, default_rules
@@ -47,6 +48,7 @@ class Detector:
         anchored = [i for i, r in enumerate(every) if r.anchored]
         self._scanner = KeywordScanner(keywords, positions=(k for i in anchored for k in every[i].keywords))
         self._prefilter = RulePrefilter(every)
+        self._gate = RuleGate(every)
         self._anchors = AnchorFilter(every)
         # for ASCII text the covered rules' occurrences are found near their spans only
         self._ascii_scanner = KeywordScanner(keywords, positions=(
@@ -71,12 +73,15 @@ class Detector:
         spans = self._anchors.spans(text)
         hits = (self._scanner if spans is None else self._ascii_scanner).scan(text)
         possible = self._prefilter.possible(text)
+        gated = self._gate.possible(text) if hits.present else None
         out: list[Finding] = []
         for index, rule in enumerate(self._rules.rules):
             words = [k for k in rule.keywords if k in hits.present]
             if rule.keywords and not words:
                 continue
             if possible is not None and index in self._prefilter.covered and index not in possible:
+                continue
+            if gated is not None and index in self._gate.covered and index not in gated:
                 continue
             if not rule.anchored:
                 matches: Iterable[regex.Match[str]] = rule.pattern.finditer(text)

@@ -8,7 +8,10 @@ import random
 import pytest
 
 from canal.host.redact import Detector
-from canal.host.redact.anchors import AnchorFilter, _open_counts
+from canal.host.redact.anchors import AnchorFilter
+from canal.host.redact.entropy import BATCH_MIN
+from canal.host.redact.gate import RuleGate
+from canal.host.redact.relax import relaxed
 from canal.host.redact.rules import builtin_rules
 from tests.unit.redact import reference
 from tests.unit.redact.test_one_pass import ALPHABET, TEXTS
@@ -74,7 +77,51 @@ def test_the_generic_rule_is_covered_and_ordinary_output_gives_it_nowhere_to_try
 
 
 def test_counted_repeats_open_outside_classes_only() -> None:
-    assert _open_counts(r"a{2,5}[{2,5}]\{2,5}(?:b){0,50}x{3}") == r"a{2,}[{2,5}]\{2,5}(?:b){0,}x{3}"
-    assert _open_counts(r"[]{1,2}]{1,2}") == r"[]{1,2}]{1,}"
-    assert _open_counts(r"[^]a]{1,2}") == r"[^]a]{1,}"
-    assert _open_counts(r"[[a]]") is None  # a class inside a class (regex V1): not covered
+    assert relaxed(r"a{2,5}[{2,5}]\{2,5}(?:b){0,50}x{3}") == r"a{2,}[{2,5}]\{2,5}(?:b){0,}x{3}"
+    assert relaxed(r"[]{1,2}]{1,2}") == r"[]{1,2}]{1,}"
+    assert relaxed(r"[^]a]{1,2}") == r"[^]a]{1,}"
+    assert relaxed(r"[[a]]") is None  # a class inside a class (regex V1): not covered
+    assert relaxed(r"a{,5}") is None  # {0,5} to regex, the literal "{,5}" to Hyperscan
+
+
+def test_lookarounds_are_dropped_with_whatever_they_hold() -> None:
+    assert relaxed(r"(?<![0-9:])(\d{8,10}:AA)(?![\w-])") == r"(\d{8,}:AA)"
+    assert relaxed(r"a(?=[)(])b(?<=\))c(?!(x|y)z)d") == r"abcd"
+    assert relaxed(r"(?:ab)(?i:cd)(?P<n>e)") == r"(?:ab)(?i:cd)(?P<n>e)"
+    assert relaxed(r"a(?=b") is None  # unbalanced: not covered
+
+
+def padded(text: str) -> str:
+    """Long enough for the gate (it applies from BATCH_MIN characters), ASCII like ``text``."""
+    return text + "\n" + "ordinary line of output, nothing to see here\n" * (BATCH_MIN // 40)
+
+
+def test_the_gate_never_skips_a_rule_that_matches() -> None:
+    rules = builtin_rules().rules
+    gate = RuleGate(rules)
+    texts = [padded(t) for t in TEXTS if t.isascii()] + [padded(assignments(s)) for s in range(5)]
+    texts.append(padded("\n".join(t for t in TEXTS if t.isascii()).upper()))
+    matched = 0
+    for text in texts:
+        possible = gate.possible(text)
+        assert possible is not None
+        for index in gate.covered:
+            if rules[index].pattern.search(text):
+                matched += 1
+                assert index in possible, (rules[index].id, text[:80])
+    assert len(gate.covered) >= 40
+    assert matched >= 60
+    assert gate.possible(padded("ordinary output")) == frozenset()
+    assert gate.possible("short text: the gate stands aside") is None
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_same_findings_on_long_ascii_text(detectors: tuple[Detector, reference.ReferenceDetector],
+                                          seed: int) -> None:
+    text = assignments(seed, BATCH_MIN) + "\n".join(t for t in TEXTS if t.isascii())
+    assert len(text) >= BATCH_MIN
+    assert text.isascii()
+    new, old = detectors
+    found = new.find(text)
+    assert found == old.find(text)
+    assert len({f.rule for f in found}) >= 20
