@@ -28,26 +28,29 @@ from canal.host.redact.rules import Rule
 SET_OPERATIONS = ("--", "&&", "||", "~~")
 
 
-class RulePrefilter:
-    def __init__(self, rules: Sequence[Rule]) -> None:
-        wanted = [i for i, r in enumerate(rules) if not r.keywords and portable(r.pattern.pattern)]
+class PatternSet:
+    """Rule patterns in one Hyperscan database, each reporting its first match only: which of them
+    match a text at all. A pattern Hyperscan refuses is left out (its rule is not covered)."""
+
+    def __init__(self, flags: int) -> None:
+        self._flags = flags
         self._db: Any = None
         self._index: list[int] = []
         self._local = threading.local()  # a Hyperscan scratch space serves one scan at a time
         self.covered: frozenset[int] = frozenset()
-        if hyperscan is None or not wanted:
-            return
-        usable = [i for i in wanted if _compiles(rules[i].pattern.pattern)]
-        if usable:
-            self._db = _database(tuple(rules[i].pattern.pattern for i in usable))
-            self._index = usable
-            self.covered = frozenset(usable)
 
-    def possible(self, text: str) -> frozenset[int] | None:
-        """Indexes of covered rules that may match ``text``; None when the prefilter does not apply
-        (every rule then runs)."""
-        if self._db is None or not text.isascii():
-            return None
+    def _use(self, wanted: Sequence[tuple[int, str]]) -> None:
+        """Compile the patterns of ``wanted`` (rule index, pattern) that Hyperscan accepts."""
+        try:
+            usable = list(wanted)
+            db = _database(tuple(p for _, p in usable), self._flags) if usable else None
+        except hyperscan.error:  # one pattern Hyperscan refuses: find it, keep the others
+            usable = [(i, p) for i, p in wanted if _compiles(p, self._flags)]
+            db = _database(tuple(p for _, p in usable), self._flags) if usable else None
+        self._db, self._index = db, [i for i, _ in usable]
+        self.covered = frozenset(self._index) if db is not None else frozenset()
+
+    def _matching(self, text: str) -> frozenset[int]:
         found: set[int] = set()
         index = self._index
 
@@ -64,6 +67,21 @@ class RulePrefilter:
         return scratch
 
 
+class RulePrefilter(PatternSet):
+    def __init__(self, rules: Sequence[Rule]) -> None:
+        super().__init__(_FLAGS)
+        if hyperscan is not None:
+            self._use([(i, r.pattern.pattern) for i, r in enumerate(rules)
+                       if not r.keywords and r.pattern.pattern.isascii() and portable(r.pattern.pattern)])
+
+    def possible(self, text: str) -> frozenset[int] | None:
+        """Indexes of covered rules that may match ``text``; None when the prefilter does not apply
+        (every rule then runs)."""
+        if self._db is None or not text.isascii():
+            return None
+        return self._matching(text)
+
+
 def portable(pattern: str) -> bool:
     return not any(op in pattern for op in SET_OPERATIONS)
 
@@ -73,19 +91,19 @@ _FLAGS = 0 if hyperscan is None else (hyperscan.HS_FLAG_PREFILTER | hyperscan.HS
 
 
 @cache
-def _database(patterns: tuple[str, ...]) -> Any:
+def _database(patterns: tuple[str, ...], flags: int) -> Any:
+    """One database per set of patterns and flags, compiled once per process; scanned from any
+    thread, each with its own scratch."""
     db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     db.compile(expressions=[p.encode("ascii") for p in patterns], ids=list(range(len(patterns))),
-               elements=len(patterns), flags=[_FLAGS] * len(patterns))
+               elements=len(patterns), flags=[flags] * len(patterns))
     return db
 
 
 @cache
-def _compiles(pattern: str) -> bool:
-    if not pattern.isascii():
-        return False
+def _compiles(pattern: str, flags: int) -> bool:
     try:
-        _database((pattern,))
+        _database((pattern,), flags)
     except hyperscan.error:
         return False
     return True

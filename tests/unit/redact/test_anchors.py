@@ -14,7 +14,7 @@ from canal.host.redact.gate import RuleGate
 from canal.host.redact.relax import relaxed
 from canal.host.redact.rules import builtin_rules
 from tests.unit.redact import reference
-from tests.unit.redact.test_one_pass import ALPHABET, TEXTS
+from tests.unit.redact.test_one_pass import ALPHABET, TEXTS, never_skips
 
 KEYWORDS = ["pass", "PASSED", "password", "Passwd", "pwd", "secret", "SECRET_KEY", "token", "api_key",
             "apiKey", "access-key", "auth.key", "private_key", "credentials", "KeyError", "tokens",
@@ -101,16 +101,9 @@ def test_the_gate_never_skips_a_rule_that_matches() -> None:
     gate = RuleGate(rules)
     texts = [padded(t) for t in TEXTS if t.isascii()] + [padded(assignments(s)) for s in range(5)]
     texts.append(padded("\n".join(t for t in TEXTS if t.isascii()).upper()))
-    matched = 0
-    for text in texts:
-        possible = gate.possible(text)
-        assert possible is not None
-        for index in gate.covered:
-            if rules[index].pattern.search(text):
-                matched += 1
-                assert index in possible, (rules[index].id, text[:80])
+    gate.possible(texts[0])  # compiled with the first long text: covered is known then
     assert len(gate.covered) >= 40
-    assert matched >= 60
+    assert never_skips(gate.possible, gate.covered, rules, texts) >= 60
     assert gate.possible(padded("ordinary output")) == frozenset()
     assert gate.possible("short text: the gate stands aside") is None
 
