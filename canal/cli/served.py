@@ -1,5 +1,5 @@
 """The CLI inside the server: ``run`` runs one forwarded ``canal`` command exactly as ``canal`` would run
-it in-process, on the server's resources; ``preload`` imports what the first command needs. The server
+it in-process, on the server's resources; ``preload`` says what to load ahead, and in which order. The server
 finds this module by name (``canal.server.cli_op``) and gives each command its own streams, environment,
 working directory and interrupts; nothing here knows of the server.
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import sys
 import traceback
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -46,20 +47,33 @@ def run(argv: list[str], resources: Resources | None) -> int:
     return 0
 
 
-def preload() -> None:
-    """Import and build what a first ``canal run`` needs: the CLI, the API, the Docker SDK, cel-python's
-    parser."""
-    from canal.cli.main import cli
-    from canal.cli.work import run_cmd
-    from canal.policy.cel.celenv import environment
+def preload() -> list[Callable[[], object]]:
+    """What the server loads ahead, as steps in the order a first ``canal run`` needs them: the CLI and
+    its ``run``; the API up to a sandbox's start (the settings' check, the Docker SDK); the pipeline, the
+    policy engine and cel-python's parser; then what other doors need (the MCP front end and its SDK)."""
+    return [_cli, _api, _pipeline, _mcp]
+
+
+def _cli() -> object:
+    from canal.cli.main import load_command
+
+    return load_command("run")
+
+
+def _api() -> object:
     from canal.runtime import api
 
-    environment()
-    del cli, run_cmd, api
+    return api
 
 
-def preload_later() -> None:
-    """What other doors need, imported once no request waits for the CPU: the MCP front end and its SDK."""
+def _pipeline() -> object:
+    from canal.policy.cel.celenv import environment
+    from canal.runtime.run import pipeline
+
+    return pipeline, environment()
+
+
+def _mcp() -> object:
     from canal.cli.admin.mcp_cmd import front_end
 
-    front_end("mcp")
+    return front_end("mcp")

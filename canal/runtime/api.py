@@ -20,46 +20,41 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from canal.core.next import Say
-from canal.host.checkpoints import Checkpoint, DiffResult, History, UndoResult
-from canal.host.forks import ApplyResult, Fork, ForkChanges
 from canal.host.paths import config_dir, project_key
-from canal.policy.engine import Policy
-from canal.policy.loader import load_fork_policy, load_policy
-from canal.presenter import PresenterConfig
-from canal.runtime.fileops import FileOps
-from canal.runtime.fork_apply import apply_fork
-from canal.runtime.remote import connect
-from canal.runtime.run.pipeline import Pipeline, RunRequest
-from canal.runtime.run.result import RunResult
 from canal.runtime.sandboxes.early import started_early
-from canal.runtime.sandboxes.egress import EgressLog
-from canal.runtime.sandboxes.images import ImageReport, ensure_project_image, image_report
 from canal.runtime.sandboxes.resources import Owned, Resources, policy_key
 from canal.runtime.sandboxes.start import DEFAULT_SANDBOX, SandboxRef, ensure_sandbox, sandbox_ref
 from canal.runtime.services import OUTPUTS, Services
-from canal.runtime.settings.config import CanalConfig
 from canal.runtime.settings.project import find_project_dir
-from canal.runtime.surface import CanalAPI, DownReport
-from canal.runtime.tools import Tools
-from canal.runtime.trust.errors import ConfigUnapproved
-from canal.sandbox.backend import SandboxBackend, SandboxInfo
 from canal.sandbox.docker.backend import DockerBackend
-from canal.sandbox.docker.background import BackgroundBackend
-from canal.sandbox.docker.engine import docker_client
-from canal.sandbox.errors import SandboxError
-from canal.sandbox.images import DEFAULT_IMAGE, EGRESS_IMAGE, BuildEvent, BuiltImage, PrunedImage
-from canal.sandbox.reaper import reap
 
 FORK_PROFILE = "autonomous"
 
+# Only what a project's first command needs before its sandbox starts is imported above: the rest (the
+# pipeline, the policy engine, checkpoints, the presenter...) loads while the engine makes the sandbox
+# (runtime.sandboxes.early), or when a method needs it. Types only: below.
 if TYPE_CHECKING:
+    from canal.core.next import Say
+    from canal.host.checkpoints import Checkpoint, DiffResult, History, UndoResult
+    from canal.host.forks import ApplyResult, Fork, ForkChanges
+    from canal.policy.engine import Policy
+    from canal.presenter import PresenterConfig
     from canal.runtime.admin.approvals import Approvals
     from canal.runtime.admin.audit import Audit
     from canal.runtime.admin.keys import Keys
     from canal.runtime.admin.settings import Settings
     from canal.runtime.admin.state import State
+    from canal.runtime.fileops import FileOps
+    from canal.runtime.run.pipeline import Pipeline, RunRequest
+    from canal.runtime.run.result import RunResult
+    from canal.runtime.sandboxes.egress import EgressLog
+    from canal.runtime.sandboxes.images import ImageReport
+    from canal.runtime.settings.config import CanalConfig
+    from canal.runtime.surface import CanalAPI, DownReport
     from canal.runtime.tasks import TaskManager, TaskRecord, Tasks
+    from canal.runtime.tools import Tools
+    from canal.sandbox.backend import SandboxBackend, SandboxInfo
+    from canal.sandbox.images import BuildEvent, BuiltImage, PrunedImage
     from canal.workflows.engine import Engine
 
 
@@ -106,6 +101,8 @@ class Canal:
                 actor: str = "agent") -> CanalAPI:
         """This project's Canal through the per-user server (started on demand): the same sandbox
         sessions as ``canal run`` and ``canal mcp``, so ``cd`` and ``export`` carry over between them."""
+        from canal.runtime.remote import connect
+
         return connect(project_dir, sandbox=sandbox, actor=actor)
 
     # -- wiring ---------------------------------------------------------------------------------
@@ -147,6 +144,8 @@ class Canal:
     def _load_policy(self, profile: str, *, fork: bool = False) -> Policy:
         """``profile`` plus the project's rule files, compiled from the text that was checked against the
         approval (never read again from disk); ``fork``: derived for a fork (``load_fork_policy``)."""
+        from canal.policy.loader import load_fork_policy, load_policy
+
         texts = self._services.policy_texts
         files = list(texts)
         verified = self._services.verified_policies
@@ -161,6 +160,8 @@ class Canal:
         owner = f"canal-{project_key(self.project_dir)}"
         protected = tuple(self._services.protected_paths())
         limit = self._services.config.storage.output_per_stream
+        from canal.sandbox.docker.engine import docker_client
+
         backend = self._resources.backend(
             (owner, str(self._services.state_dir)),
             lambda: DockerBackend(docker_client(), owner=owner, protected_paths=protected, spool_limit=limit))
@@ -171,6 +172,8 @@ class Canal:
 
     @cached_property
     def pipeline(self) -> Pipeline:
+        from canal.runtime.run.pipeline import Pipeline
+
         return Pipeline(self._services, self.policy, self.backend, self._on_build,
                         fork_policy=lambda: self.fork_policy)
 
@@ -187,6 +190,7 @@ class Canal:
         door, outliving this object, so it reads the project's state itself), or, in-process, this
         object's own (its tasks end when it closes)."""
         from canal.runtime.tasks import TaskError, TaskManager
+        from canal.sandbox.docker.background import BackgroundBackend
 
         backend = self.backend
         if not isinstance(backend, BackgroundBackend):
@@ -210,11 +214,15 @@ class Canal:
     @cached_property
     def files(self) -> FileOps:
         """View, edit, write, remove and restore workspace files (reversible, audited)."""
+        from canal.runtime.fileops import FileOps
+
         return FileOps(self._services, self.actor)
 
     @cached_property
     def tools(self) -> Tools:
         """The project's tools (tools/*.yaml): list, get, meta and call."""
+        from canal.runtime.tools import Tools
+
         return Tools(self)
 
     def call_tool(self, name: str, args: Mapping[str, Any], *, confirm: str | None = None,
@@ -305,13 +313,20 @@ class Canal:
 
     def _run(self, command: str | list[str], sandbox: str | None, unattended: bool | None,
              **fields: Any) -> RunResult:
-        req = RunRequest(command=command, ref=self.ref(sandbox), actor=self.actor,
-                         unattended=self.unattended if unattended is None else unattended, **fields)
+        ref = self.ref(sandbox)
         if "pipeline" in self.__dict__:
-            return self.pipeline.run(req)
-        # the first command: its sandbox is made while the policy compiles (runtime.sandboxes.early)
-        with started_early(self._services, lambda: self.backend, req.ref, self._on_build):
-            return self.pipeline.run(req)
+            return self.pipeline.run(self._request(command, ref, unattended, fields))
+        # the first command: its sandbox is made while the pipeline and the policy load and the policy
+        # compiles (runtime.sandboxes.early)
+        with started_early(self._services, lambda: self.backend, ref, self._on_build):
+            return self.pipeline.run(self._request(command, ref, unattended, fields))
+
+    def _request(self, command: str | list[str], ref: SandboxRef, unattended: bool | None,
+                 fields: dict[str, Any]) -> RunRequest:
+        from canal.runtime.run.pipeline import RunRequest
+
+        return RunRequest(command=command, ref=ref, actor=self.actor,
+                          unattended=self.unattended if unattended is None else unattended, **fields)
 
     # -- checkpoints ----------------------------------------------------------------------------
     def checkpoints(self) -> History:
@@ -375,6 +390,8 @@ class Canal:
         token for exactly this change set (``ConfirmationRequired`` carries it). Changes to canal.yaml,
         policy files, .git/ or .gitattributes are refused (``PATH_PROTECTED``) unless ``person``: only a
         front end that verified a person runs the command (the CLI's approver check) may pass it."""
+        from canal.runtime.fork_apply import apply_fork
+
         return apply_fork(self, name, tuple(paths), confirm, person=person)
 
     def discard(self, name: str) -> Fork:
@@ -390,6 +407,8 @@ class Canal:
                      on_event: Callable[[BuildEvent], None] | None = None) -> list[BuiltImage]:
         """Canal's sandbox image (and the egress proxy's), built unless one from the same build context is
         there already; ``force`` rebuilds."""
+        from canal.sandbox.images import DEFAULT_IMAGE, EGRESS_IMAGE
+
         tags = [DEFAULT_IMAGE, *([EGRESS_IMAGE] if egress else [])]
         progress = on_event or self._on_build
         return [self.backend.ensure_image(tag, force=force, on_event=progress) for tag in tags]
@@ -398,11 +417,15 @@ class Canal:
                             on_event: Callable[[BuildEvent], None] | None = None) -> BuiltImage | None:
         """The project's own image (canal.yaml's ``image:`` section, its CA certificates), built unless one
         from the same content is there; None when canal.yaml adds nothing to Canal's image."""
+        from canal.runtime.sandboxes.images import ensure_project_image
+
         return ensure_project_image(self._services, on_event or self._on_build)
 
     def image_report(self) -> ImageReport:
         """The image this project's sandboxes start from: its base, what canal.yaml adds, whether it is
         built, and which image the default sandbox runs (needs the engine)."""
+        from canal.runtime.sandboxes.images import image_report
+
         return image_report(self._services)
 
     def up(self, name: str | None = None) -> SandboxInfo:
@@ -420,6 +443,8 @@ class Canal:
 
     def down_report(self, name: str | None = None) -> DownReport:
         """Remove the sandbox, ending its background tasks first; says what was ended."""
+        from canal.runtime.surface import DownReport
+
         ref = self.ref(name)
         ended = self._end_tasks(ref.name)
         existed = self.backend.get(ref.container) is not None
@@ -434,6 +459,8 @@ class Canal:
         return DownReport(existed, ended)
 
     def _end_tasks(self, sandbox: str) -> list[TaskRecord]:
+        from canal.sandbox.docker.background import BackgroundBackend
+
         if not isinstance(self.backend, BackgroundBackend):
             return []
         return self.task_manager.end_sandbox(sandbox)
@@ -451,6 +478,8 @@ class Canal:
     def gc(self, *, all_projects: bool = False) -> list[str]:
         """Remove expired or orphaned Canal sandboxes (only containers Canal can prove it owns), then the
         egress proxies no sandbox uses (this project's attempts recorded first)."""
+        from canal.sandbox.reaper import reap
+
         removed = reap(self.backend, all_owners=all_projects)
         removed += self._services.egress.prune(self.backend, all_owners=all_projects, actor=self.actor)
         purged = purge_outputs(self._services.state_dir / OUTPUTS, OUTPUT_RETENTION_S)
@@ -474,6 +503,10 @@ class Canal:
                    limit: int | None = None) -> EgressLog:
         """Every attempt of the project's allowlist sandboxes to leave (recorded in the audit log),
         oldest first; what the proxies logged since the last command is recorded first."""
+        from canal.runtime.sandboxes.egress import EgressLog
+        from canal.runtime.trust.errors import ConfigUnapproved
+        from canal.sandbox.errors import SandboxError
+
         unread = None
         try:
             self._services.egress.collect(self.backend)

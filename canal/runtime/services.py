@@ -6,23 +6,28 @@ from __future__ import annotations
 import hashlib
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from canal.host.approvals import ApprovalService
-from canal.host.audit import AuditLog, audit_path
-from canal.host.audit.shipper import shipper_for
-from canal.host.checkpoints import CheckpointStore, Keys
-from canal.host.forks import ForkStore
+from canal.host.audit.log import AuditLog, audit_path
+from canal.host.forks.record import is_fork
 from canal.host.keys import KeyStore
 from canal.host.paths import PROJECTS, config_dir, project_key, state_dir_for, state_root
-from canal.host.redact import Redactor
-from canal.host.sealed.store import SealedStore
-from canal.host.trash.store import Trash
-from canal.policy.parser_cache import VerifiedMarks, cache_dir
-from canal.runtime.sandboxes.egress import EgressRecorder
 from canal.runtime.sandboxes.resources import Owned, Resources
 from canal.runtime.settings.config import CanalConfig, with_profile
 from canal.runtime.trust import TrustedConfig, policy_file_path
 from canal.runtime.trust.snapshot import Snapshot, read_policy_text
+
+# What the settings' approval check needs is imported above; each other store when it is first built
+# (a project's first command checks its settings and starts its sandbox before it needs them).
+if TYPE_CHECKING:
+    from canal.host.approvals import ApprovalService
+    from canal.host.checkpoints import CheckpointStore
+    from canal.host.forks import ForkStore
+    from canal.host.redact import Redactor
+    from canal.host.sealed.store import SealedStore
+    from canal.host.trash.store import Trash
+    from canal.policy.parser_cache import VerifiedMarks
+    from canal.runtime.sandboxes.egress import EgressRecorder
 
 AUDIT_PURPOSE = "audit-hmac"
 APPROVAL_PURPOSE = "approval-hmac"
@@ -67,6 +72,8 @@ class Services:
         server keeps what it started with."""
         config = with_profile(self._settings[0], self._profile)
         if config.audit.otlp is not None:  # from now on, records go to the collector too
+            from canal.host.audit.shipper import shipper_for
+
             shipper = shipper_for(self.audit.path, config.audit.otlp, self.project_id)
             self.audit.listeners.append(shipper.notify)
         return config
@@ -120,6 +127,8 @@ class Services:
         """Marks of the policies whose inline examples passed (``canal.policy.parser_cache``), under a key of
         the user's: in the private cache folder, shared by every project (a new project's first command
         runs no example another project's already passed), else in this project's state folder."""
+        from canal.policy.parser_cache import VerifiedMarks, cache_dir
+
         folder = cache_dir()
         root = folder / VERIFIED if folder is not None else self.state_dir / VERIFIED
         return VerifiedMarks(root, self.keys.derive(POLICY_PURPOSE))
@@ -134,13 +143,16 @@ class Services:
 
     @cached_property
     def redactor(self) -> Redactor:
+        from canal.host.redact import Redactor
+
         return Redactor.from_keys(self.keys)
 
     @cached_property
     def audit(self) -> AuditLog:
         keys = self.keys
+        # the redactor is compiled when the first record is written (a settings check writes none)
         return AuditLog(audit_path(self.state_dir), keys.derive(AUDIT_PURPOSE), keys.primary_id,
-                        redact=self.redactor, earlier_keys=keys.derive_all(AUDIT_PURPOSE),
+                        redact=lambda text: self.redactor(text), earlier_keys=keys.derive_all(AUDIT_PURPOSE),
                         project_id=self.project_id)
 
     @cached_property
@@ -155,10 +167,14 @@ class Services:
     @cached_property
     def egress(self) -> EgressRecorder:
         """Egress attempts of allowlist sandboxes, recorded in the audit log."""
+        from canal.runtime.sandboxes.egress import EgressRecorder
+
         return EgressRecorder(self.state_dir, self.audit)
 
     @cached_property
     def approvals(self) -> ApprovalService:
+        from canal.host.approvals import ApprovalService
+
         settings = self.config.policy
         return ApprovalService(self.state_dir, self.keys.derive(APPROVAL_PURPOSE), ttl_s=settings.token_ttl_s,
                                mode=settings.approval, redact=self.redactor, audit=self.audit,
@@ -166,11 +182,15 @@ class Services:
 
     @cached_property
     def trash(self) -> Trash:
+        from canal.host.trash.store import Trash
+
         return Trash(self.state_dir / "trash", self.audit, max_total=self.config.storage.trash_total)
 
     @cached_property
     def sealed(self) -> SealedStore:
         """Sealed JSON documents (workflow runs and other host state); revisions recorded in the audit log."""
+        from canal.host.sealed.store import SealedStore
+
         return SealedStore(self.state_dir / "state", self.keys, self.audit, redactor=self.redactor)
 
     @cached_property
@@ -178,6 +198,8 @@ class Services:
         """The workspace's checkpoints (host-side, outside every mount); records HMAC'd with a host key.
         The server's resources keep one store per project as long as the server lives: its stat cache
         and its workspace watch make a checkpoint where nothing changed cost no walk."""
+        from canal.host.checkpoints import CheckpointStore, Keys
+
         keys = self.keys
         derived = keys.derive_all(CHECKPOINT_PURPOSE)
         settings = self.config.checkpoints
@@ -190,8 +212,14 @@ class Services:
     @cached_property
     def forks(self) -> ForkStore:
         """Forks of the project: copy-on-write workspaces for autonomous subagents."""
+        from canal.host.forks import ForkStore
+
         return ForkStore(self.state_dir / FORKS, self.checkpoints,
                          protected=lambda: [self.state_dir, *self.protected_paths()])
+
+    def is_fork(self, sandbox: str) -> bool:
+        """True when ``sandbox`` is one of the project's forks (the fork store is not built for it)."""
+        return is_fork(self.state_dir / FORKS, sandbox)
 
     def outputs_dir(self, sandbox: str) -> Path:
         return self.state_dir / OUTPUTS / sandbox
@@ -224,6 +252,8 @@ class Services:
 def sealed_store_for(state_dir: Path, keys: KeyStore, project_id: str | None = None) -> SealedStore:
     """The sealed store of any project's state folder, with its audit log as the revision ledger.
     Under the state root the state folder's name is the project id."""
+    from canal.host.sealed.store import SealedStore
+
     if project_id is None and state_dir.parent == state_root() / PROJECTS:
         project_id = state_dir.name
     ledger = AuditLog(audit_path(state_dir), keys.derive(AUDIT_PURPOSE), keys.primary_id,

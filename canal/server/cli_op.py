@@ -11,6 +11,7 @@ CLI finds its front ends, so the server never imports the CLI and the CLI never 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
@@ -30,9 +31,7 @@ class ServedCli(Protocol):
 
     def run(self, argv: list[str], resources: Resources | None) -> int: ...
 
-    def preload(self) -> None: ...
-
-    def preload_later(self) -> None: ...
+    def preload(self) -> list[Callable[[], object]]: ...
 
 
 def served_cli() -> ServedCli:

@@ -64,29 +64,36 @@ def _open_log(path: str) -> TextIO:
 
 
 def _preload(quiet: Callable[[], bool], resources: Resources) -> None:
-    """Import and build what a first ``canal run`` needs (the CLI says what: ``cli_op.ServedCli``), then,
-    once no request is running, what other doors need and the warm pools (which remove what a crashed
-    server left): a new project's first command, arriving while the server starts, waited for the CPU
-    they took."""
+    """Load what requests need (the CLI says what, in steps: ``cli_op.ServedCli.preload``), then make
+    the warm pools (which remove what a crashed server left), each step only while no request runs. A
+    request's own thread loads what it needs; a step beside it would take the CPU it waits for: a new
+    project's first command, which started this server, checks its settings and starts its sandbox on
+    the imports it needs, then loads the pipeline and the policy while the engine makes the sandbox."""
     log = logging.getLogger("canal.server")
     try:
         from canal.server.cli_op import served_cli
 
-        served = served_cli()
-        served.preload()
+        steps = served_cli().preload()
     except Exception:
         log.exception("preloading failed (requests will load it)")
         return
-    while not quiet():
-        time.sleep(PRELOAD_WAIT_S)
-    try:
-        served.preload_later()
-    except Exception:
-        log.exception("preloading the MCP front end failed (its requests will load it)")
+    for step in steps:
+        _wait_quiet(quiet)
+        try:
+            step()
+        except Exception:
+            log.exception("preloading failed (requests will load it)")
+            return
+    _wait_quiet(quiet)
     try:
         resources.pools()
     except Exception as exc:  # no engine yet: the first sandbox a pool can serve makes them
         log.info("the warm pools were not made ahead: %s", exc)
+
+
+def _wait_quiet(quiet: Callable[[], bool]) -> None:
+    while not quiet():
+        time.sleep(PRELOAD_WAIT_S)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import sys
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import click
 
-from canal.cli.live import LiveOutput
 from canal.cli.shared import App, command_text, echo_json, pass_app
 from canal.cli.words import say
 from canal.core.next import act
-from canal.presenter import PresenterConfig, render_footer
-from canal.runtime.run.pipeline import backup_lines
-from canal.runtime.run.result import RunResult
 from canal.runtime.sandboxes.start import DEFAULT_SANDBOX
+
+# A project's first command starts its sandbox once its settings passed their check, then loads the
+# pipeline, the policy and the presenter while the engine makes it (``Canal.run``): nothing here loads
+# them before.
+if TYPE_CHECKING:
+    from canal.cli.live import LiveOutput
+    from canal.presenter import PresenterConfig
+    from canal.runtime.run.result import RunResult
 
 
 # Options end at the command's first word (canal run ls -la); a mistyped option before it is an error
@@ -62,7 +66,11 @@ def run(app: App, sandbox: str, timeout: float | None, idle_timeout: float | Non
     live_view = (stream if stream is not None else sys.stdout.isatty()) and not as_json
     canal = app.canal
     presenter = presenter_overrides(canal.config.presenter, max_lines, show_stderr)
-    live = LiveOutput(canal.redactor, sys.stdout, sys.stderr) if live_view else None
+    live = None
+    if live_view:
+        from canal.cli.live import LiveOutput
+
+        live = LiveOutput(canal.redactor, sys.stdout, sys.stderr)
     result = canal.run(text, sandbox=sandbox, timeout_s=timeout, idle_timeout_s=idle_timeout, confirm=token,
                        unattended=unattended or None, presenter=presenter, stdin=_stdin(), on_output=live,
                        say=say)
@@ -98,6 +106,9 @@ def _after_live(result: RunResult, live: LiveOutput) -> str:
     binary (its description was not shown)."""
     if live.binary or result.exec_result is None:
         return result.text
+    from canal.presenter import render_footer
+    from canal.runtime.run.pipeline import backup_lines
+
     lines = [render_footer(result.exec_result)]
     lines += backup_lines(result.backups, say)
     return "\n".join(lines)
@@ -126,7 +137,11 @@ def presenter_overrides(base: PresenterConfig, max_lines: int | None,
         update["tail_lines"] = min(base.tail_lines, max(1, max_lines * 2 // 14))
     if show_stderr:
         update["show_stderr_on_success"] = True
-    return PresenterConfig.model_validate({**base.model_dump(), **update}) if update else None
+    if not update:
+        return None
+    from canal.presenter import PresenterConfig
+
+    return PresenterConfig.model_validate({**base.model_dump(), **update})
 
 
 def register(cli: click.Group) -> None:

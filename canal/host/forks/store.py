@@ -44,6 +44,7 @@ from canal.host.forks.errors import FORK_CONFLICT, FORK_EXISTS, FORK_NOT_FOUND, 
 from canal.host.forks.ignored import Carried, carry
 from canal.host.forks.models import ApplyResult, Conflict, Fork, ForkChanges
 from canal.host.forks.plan import conflicts, selected
+from canal.host.forks.record import RECORD, is_fork
 
 RESERVED = ("default",)
 SPARE = "@spare-lower"  # the pin of the spare lower layer's manifest (no fork name has an @)
@@ -66,7 +67,7 @@ class ForkStore:
         return self.folder(name) / "merged"
 
     def is_fork(self, name: str) -> bool:
-        return (self.folder(name) / "fork.json").is_file()
+        return is_fork(self.root, name)
 
     # -- lifecycle ------------------------------------------------------------------------------
     def create(self, name: str, *, from_id: str | None = None, actor: str = "agent",
@@ -108,7 +109,7 @@ class ForkStore:
         return fork
 
     def get(self, name: str) -> Fork:
-        path = self.folder(name) / "fork.json"
+        path = self.folder(name) / RECORD
         try:
             raw = json.loads(path.read_bytes())
             fork = Fork.model_validate(raw)
@@ -126,7 +127,7 @@ class ForkStore:
     def list(self) -> builtins.list[Fork]:
         if not self.root.is_dir():
             return []
-        return [self.get(p.name) for p in sorted(self.root.iterdir()) if (p / "fork.json").is_file()]
+        return [self.get(p.name) for p in sorted(self.root.iterdir()) if (p / RECORD).is_file()]
 
     def ensure_mounted(self, name: str) -> Path:
         """The fork's workspace, mounted again when the host lost the mount (a reboot)."""
@@ -266,7 +267,7 @@ class ForkStore:
 
     def _write(self, fork: Fork) -> None:
         payload = sign_json(fork.model_dump(mode="json", exclude={"hmac"}), self.checkpoints.keys)
-        atomic_write(self.folder(fork.name) / "fork.json", payload)
+        atomic_write(self.folder(fork.name) / RECORD, payload)
 
     def _remove(self, name: str) -> None:
         self.checkpoints.pin(name, None)

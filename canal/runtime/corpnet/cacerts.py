@@ -19,9 +19,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes
-
 from canal.runtime.corpnet.errors import (
     CA_CERT_NOT_PEM,
     CA_CERT_OUTSIDE_PROJECT,
@@ -134,6 +131,10 @@ def parse(data: bytes, source: str, *, host: bool = False) -> tuple[tuple[bytes,
 def _checked(blocks: Sequence[bytes]) -> tuple[list[bytes], list[str]]:
     """Each block as an X.509 certificate with its subject and fingerprint; none if one does not parse
     (a file a person approves is all certificates, or it is refused)."""
+    # imported here: every project's settings check loads this module, few projects list CA files
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+
     certs, subjects = [], []
     with warnings.catch_warnings():  # cryptography warns of what it will refuse later: a parse is enough
         warnings.simplefilter("ignore")

@@ -36,8 +36,13 @@ def started_early(services: Services, backend_of: Callable[[], SandboxBackend], 
     """Within the block, ``ref``'s sandbox is being made and its session started in a thread (when
     Docker has none of that name); the block's end waits for the thread."""
     # the approval check first, in this thread: refused settings start nothing (nor an engine client);
-    # then the parts the thread reads, made here too (Services builds each part once, without a lock)
-    _parts = (services.config, services.forks, services.egress)
+    # then the parts the thread reads, made here too (Services builds each part once, without a lock):
+    # a fork's store, an allowlist sandbox's egress records (the others need neither)
+    config = services.config
+    if services.is_fork(ref.name):
+        _ = services.forks
+    if config.sandbox.network.mode == "allowlist":
+        _ = services.egress
     backend = backend_of()
     if not isinstance(backend, DockerBackend) or backend.ready(ref.container) is not None:
         yield

@@ -71,9 +71,9 @@ def sandbox_spec(services: Services, ref: SandboxRef) -> SandboxSpec:
     workspace = ref.workspace or config.workspace
     if workspace != "none":
         _state_outside(services)
-        forks = services.forks
-        if forks.is_fork(ref.name):  # the fork's copy-on-write view; the project itself is not mounted
-            mounts.append(Mount(source=forks.ensure_mounted(ref.name), target=base.workdir, read_only=False))
+        if services.is_fork(ref.name):  # the fork's copy-on-write view; the project itself is not mounted
+            source = services.forks.ensure_mounted(ref.name)
+            mounts.append(Mount(source=source, target=base.workdir, read_only=False))
         else:
             mounts.append(Mount(source=services.project_dir, target=base.workdir,
                                 read_only=workspace == "ro"))
