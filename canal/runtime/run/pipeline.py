@@ -256,7 +256,7 @@ class Pipeline:
         it never runs unprotected (the refusal is in the audit log and the error says what to do)."""
         if self.services.config.workspace != "rw" or decision.read_only:
             return None
-        if self.services.forks.is_fork(req.ref.name):
+        if self.services.is_fork(req.ref.name):
             return None  # a fork's workspace is a copy: the project is not reachable from it
         try:
             # before a destructive or opaque command: pinned, so retention can only age it out
@@ -289,11 +289,10 @@ class Pipeline:
         """Overrides that keep git from running programs its configuration names (sandboxes.gitguard): the
         workspace's repository and those inside it the decision's git commands start in or name, and
         the program variables the session or the request would pass on."""
-        forks = self.services.forks
         starts, dirs = decision.git_starts, decision.git_dirs
         given = sorted({*(req.env or {}), *state.env()})
-        if forks.is_fork(req.ref.name):
-            return guard_env(forks.workspace(req.ref.name), workdir, starts, dirs, given)
+        if self.services.is_fork(req.ref.name):
+            return guard_env(self.services.forks.workspace(req.ref.name), workdir, starts, dirs, given)
         mounted = self.services.config.workspace != "none"
         return guard_env(self.services.project_dir if mounted else None, workdir, starts, dirs, given)
 
@@ -314,7 +313,7 @@ class Pipeline:
 
     def _decide(self, req: RunRequest, state: SessionState) -> Decision:
         policy = self.policy
-        if self.services.forks.is_fork(req.ref.name):
+        if self.services.is_fork(req.ref.name):
             if self.fork_policy is None:
                 msg = f"{req.ref.name} is a fork, and this pipeline has no policy for forks."
                 raise ForkError(msg, next=act("run", command="CMD", sandbox=req.ref.name))

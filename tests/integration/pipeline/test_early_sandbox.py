@@ -13,8 +13,7 @@ import pytest
 from project_helpers import chown_tree, remove_project_containers
 
 from canal.host.paths import project_key
-from canal.policy import Policy
-from canal.runtime import api
+from canal.policy import Policy, loader
 from canal.runtime.api import Canal
 from canal.runtime.trust import ConfigUnapproved
 
@@ -47,7 +46,7 @@ def test_the_sandbox_is_made_while_the_first_policy_loads(project: Path, docker_
     """The policy's load waits here until the project's sandbox runs: it does only when something
     else made it meanwhile (before, the pipeline made it after the policy, so this waited in vain)."""
     seen: list[str] = []
-    real = api.load_policy
+    real = loader.load_policy
 
     def load(*args: Any, **kwargs: Any) -> Policy:
         deadline = time.monotonic() + SEEN_WITHIN_S
@@ -56,7 +55,7 @@ def test_the_sandbox_is_made_while_the_first_policy_loads(project: Path, docker_
             time.sleep(0.05)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(api, "load_policy", load)
+    monkeypatch.setattr(loader, "load_policy", load)
     with Canal(project) as canal:
         result = canal.run("true")
         assert result.status == "ok", result.text
