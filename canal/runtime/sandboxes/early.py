@@ -1,10 +1,11 @@
-"""A new sandbox made while its first command's policy compiles.
+"""A new sandbox made while its first command's pipeline and policy load.
 
-A project's first command compiles its policy (and, in a server that just started, imports most of
-Canal) before the pipeline asks for the sandbox; making the container and starting its session is a
-quarter to half a second spent mostly in the engine. So the first command of a ``Canal`` starts them in
-a thread first, and the pipeline's own ``ensure_sandbox`` takes turns with that thread (its lock) and
-finds the sandbox made.
+A project's first command loads the pipeline and the policy engine (in a server that just started, most
+of what Canal imports) and compiles its policy before the pipeline asks for the sandbox; making the
+container and starting its session is a quarter to half a second spent mostly in the engine. So the
+first command of a ``Canal`` starts them in a thread as soon as its settings passed their check (what
+``runtime/api.py`` imports before is only what that check and this thread need), and the pipeline's own
+``ensure_sandbox`` takes turns with that thread (its lock) and finds the sandbox made, its session up.
 
 Only once the settings were checked against their approval (``services.config``, in the caller's
 thread: refused settings start nothing), only for a sandbox that does not exist at all (one that
@@ -21,7 +22,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterator
 
-from canal.runtime.sandboxes.start import SandboxRef, ensure_sandbox
+from canal.runtime.sandboxes.start import SandboxRef, make_new
 from canal.runtime.services import Services
 from canal.sandbox.backend import SandboxBackend
 from canal.sandbox.docker.backend import DockerBackend
@@ -61,9 +62,6 @@ def started_early(services: Services, backend_of: Callable[[], SandboxBackend], 
 def _start(services: Services, backend: DockerBackend, ref: SandboxRef,
            on_build: Callable[[BuildEvent], None] | None) -> None:
     try:
-        if backend.get(ref.container) is not None:
-            return
-        ensure_sandbox(services, backend, ref, on_build)
-        backend.warm(ref.container)
+        make_new(services, backend, ref, on_build)
     except Exception as exc:  # the pipeline's own ensure_sandbox meets it again, in the command's thread
         log.info("making sandbox %s ahead of its first command failed: %s", ref.container, exc)

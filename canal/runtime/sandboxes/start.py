@@ -174,10 +174,31 @@ def ensure_sandbox(services: Services, backend: SandboxBackend, ref: SandboxRef,
 
     Calls for one sandbox take turns in this process (a server serving two clients at once), so the
     second finds the sandbox the first one made instead of failing to create it again."""
+    with _turn(services, ref):
+        # one whose session is up (made by ``make_new`` while this call waited its turn): no engine call
+        known = backend.ready(ref.container) or backend.get(ref.container)
+        return _ensure(services, backend, ref, on_event, notices, known)
+
+
+def make_new(services: Services, backend: SandboxBackend, ref: SandboxRef,
+             on_event: Callable[[BuildEvent], None] | None = None) -> bool:
+    """Make and start ``ref``'s sandbox and its session when none of its name exists (True); one that
+    exists, running, stopped or on a replaced folder, is left as it is (False: ``ensure_sandbox`` says
+    why it makes it again). Takes turns with ``ensure_sandbox``, which then finds the session up."""
+    with _turn(services, ref):
+        if backend.get(ref.container) is not None:
+            return False
+        _ensure(services, backend, ref, on_event, None, None)
+        backend.warm(ref.container)
+        return True
+
+
+@contextlib.contextmanager
+def _turn(services: Services, ref: SandboxRef) -> Iterator[None]:
     with _creating_guard:
         lock = _creating.setdefault(ref.container, threading.Lock())
     with lock, _across_processes(services.state_dir / LOCKS / f"{ref.container}.lock"):
-        return _ensure(services, backend, ref, on_event, notices)
+        yield
 
 
 @contextlib.contextmanager
@@ -194,8 +215,8 @@ def _across_processes(path: Path) -> Iterator[None]:
 
 
 def _ensure(services: Services, backend: SandboxBackend, ref: SandboxRef,
-            on_event: Callable[[BuildEvent], None] | None, notices: list[str] | None = None) -> SandboxInfo:
-    info = backend.get(ref.container)
+            on_event: Callable[[BuildEvent], None] | None, notices: list[str] | None,
+            info: SandboxInfo | None) -> SandboxInfo:
     replaced = replaced_workspace(services, info) if info is not None else None
     if info is not None and info.running and replaced is None:
         return info

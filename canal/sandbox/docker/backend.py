@@ -61,7 +61,7 @@ from canal.sandbox.images import DEFAULT_IMAGE, EGRESS_IMAGE, BuildEvent, BuiltI
 from canal.sandbox.outcome import KILLED_EXIT, Call, to_result
 from canal.sandbox.protocol import RunReply, SessionBroken, SpawnSpec, WorkspaceQuota, run_command
 from canal.sandbox.result import EndReason, ExecResult, SessionState
-from canal.sandbox.runtimes import engine_runtime, runtime_failure
+from canal.sandbox.runtimes import candidates, engine_runtime, runtime_failure
 from canal.sandbox.spec import SandboxSpec, check_mounts
 from canal.sandbox.spool import Spool
 
@@ -93,6 +93,15 @@ class _Handle:
         return () if bg is None else tuple(bg.marks())
 
 
+def _handle_of(container: Container) -> _Handle:
+    """A running sandbox's handle, from its inspection."""
+    attrs: dict[str, Any] = container.attrs
+    config, host = attrs["Config"], attrs["HostConfig"]
+    return _Handle(container.id, user=config.get("User") or "0", workdir=config.get("WorkingDir") or "/",
+                   init=bool(host.get("Init")), memory=host.get("Memory") or None, info=info_of(container),
+                   quota=_quota(config.get("Labels") or {}, config.get("WorkingDir") or "/"))
+
+
 class DockerBackend:
     """Sandboxes as Docker containers labelled ``canal.owner=<owner>``."""
 
@@ -117,24 +126,41 @@ class DockerBackend:
         runtime = self._engine_runtime(spec)
         labels = {**canal_labels(spec, owner=self.owner, name=name, extra_ttl_s=extra_ttl_s),
                   **(extra_labels or {})}
-        with translating("find the image for", name=name):
-            self.client.images.get(spec.image)  # never pull implicitly: no registry may be reachable
         route = None
         if spec.network.mode == "allowlist":  # EGRESS_PROXY_FAILED stops here: never a wider network
             gateway = upstream(spec.network.upstream_proxy, forbidden=[m.source for m in spec.mounts])
             route = self.egress.ensure(spec.network.allow, gateway)
         try:
             with translating("create", name=name):
-                container = self.client.containers.run(**run_kwargs(spec, name=name, labels=labels,
-                                                                    runtime=runtime, route=route))
+                # create, then start (containers.run would pull a missing image, and no registry may be
+                # reachable: create raises ImageNotFound instead)
+                container = self.client.containers.create(**run_kwargs(spec, name=name, labels=labels,
+                                                                       runtime=runtime, route=route))
+                container.start()
                 container.reload()
         except EngineError as exc:
             self._discard_unstarted(name)
+            self._installed_runtime(spec)  # RUNTIME_UNKNOWN when the engine has no such runtime
             raise runtime_failure(exc, runtime) from exc
         self._drop(name)  # a session of an earlier sandbox of this name (removed behind our back) is stale
-        return info_of(container)
+        handle = _handle_of(container)
+        if container.status == "running":  # its session starts without inspecting it again
+            with self._guard:
+                self._handles[name] = handle
+        assert handle.info is not None
+        return handle.info
 
     def _engine_runtime(self, spec: SandboxSpec) -> str:
+        """The engine's registration for the spec's runtime. One with a single name (runc, or any but
+        gVisor) is asked for by that name without reading the engine's list first (docker info, 20-40
+        ms of a new sandbox): an engine without it refuses the create, then ``_installed_runtime`` says
+        why; never another runtime instead."""
+        wanted = candidates(spec.runtime, networked=spec.network.mode != "none")
+        if self._runtimes is None and len(wanted) == 1:
+            return wanted[0]
+        return self._installed_runtime(spec)
+
+    def _installed_runtime(self, spec: SandboxSpec) -> str:
         if self._runtimes is None:
             with translating("read the engine's runtimes"):
                 self._runtimes = sorted(self.client.info().get("Runtimes", {}))
@@ -259,13 +285,7 @@ class DockerBackend:
         if container.status != "running":
             msg = f"Sandbox {name!r} is {container.status}, not running."
             raise SandboxNotRunning(msg, hint=f"docker start {name}", details={"name": name})
-        attrs: dict[str, Any] = container.attrs
-        config, host = attrs["Config"], attrs["HostConfig"]
-        handle = _Handle(container.id, user=config.get("User") or "0",
-                         workdir=config.get("WorkingDir") or "/",
-                         init=bool(host.get("Init")), memory=host.get("Memory") or None,
-                         info=info_of(container),
-                         quota=_quota(config.get("Labels") or {}, config.get("WorkingDir") or "/"))
+        handle = _handle_of(container)
         with self._guard:
             return self._handles.setdefault(name, handle)
 
