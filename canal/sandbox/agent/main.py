@@ -30,7 +30,6 @@ import sys
 import tempfile
 from typing import Any
 
-from canal.sandbox.agent.bg import main as background_main
 from canal.sandbox.agent.procs import (
     alive_as,
     beat,
@@ -402,6 +401,9 @@ def main() -> None:
         sys.stdout.write(json.dumps({"survivors": survivors}))
         return
     if mode == "background":
+        # imported here: a session's agent (serve) never runs it, and it starts on every new sandbox
+        from canal.sandbox.agent.bg import main as background_main
+
         background_main()
         return
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)

@@ -82,14 +82,15 @@ def test_a_state_cut_short_is_ignored(shell: Shell) -> None:
 
 def test_the_agent_ships_as_its_package_and_needs_nothing_else_of_canal(tmp_path: Path) -> None:
     """The program the sandbox runs imports the agent package from what it carries, in an interpreter
-    that sees no Canal install (``-I``, another folder): every module of the package, nothing more."""
+    that sees no Canal install (``-I``, another folder): every module of the package (the background
+    agent's, which a session's agent imports only in that mode, with it), nothing more."""
     package = Path(canal.sandbox.agent.__file__).parent
     expected = {"canal", "canal.sandbox", "canal.sandbox.agent"} | {
         f"canal.sandbox.agent.{p.stem}" for p in package.glob("*.py") if p.stem != "__init__"}
     entry = "canal.sandbox.agent.main.main()\n"
     assert AGENT_SOURCE.endswith(entry)
     probe = AGENT_SOURCE.removesuffix(entry) + (
-        "import json, canal.sandbox.agent.main as m\n"
+        "import json, canal.sandbox.agent.main as m, canal.sandbox.agent.bg\n"
         "print(json.dumps([sorted(k for k in sys.modules if k.split('.')[0] == 'canal'),"
         " m.__spec__.origin is None, m.__file__]))\n")
     done = subprocess.run([sys.executable, "-I", "-c", probe], cwd=tmp_path, capture_output=True, text=True,
