@@ -165,7 +165,8 @@ class Pipeline:
         early: Checkpoint | None = None
         if decision.action == "allow":  # taken first: it names the files undo could not put back
             early = self._checkpoint(req, decision, self._redactor(req))
-            if self.services.config.checkpoints.uncovered_writes == "confirm":
+            # (no checkpoint, nothing uncovered: a read-only command builds no checkpoint store)
+            if early is not None and self.services.config.checkpoints.uncovered_writes == "confirm":
                 decision = uncovered.guard(decision, early, self.services.config.sandbox.workdir,
                                            unattended=req.unattended,
                                            left_out=self.services.checkpoints.left_out)

@@ -29,6 +29,8 @@ OTHER_DOORS = (
     "canal.runtime.mcpremote", "canal.runtime.fileops", "canal.mcp", "mcp", "mcp_types", "canal.console",
     "canal.swerex", "cryptography.x509",
 )
+# a read-only command takes no checkpoint and runs in no fork: it builds neither store
+READ_ONLY_NEEDS_NO = ("canal.host.checkpoints.store", "canal.host.forks.store", "pathspec")
 
 # the CLI's ``canal run`` in-process, up to the moment its sandbox would start (after the settings check)
 BEFORE_START = """
@@ -82,3 +84,8 @@ def test_a_command_loads_nothing_of_the_other_doors(project: Path) -> None:
     loaded = _loaded(WHOLE_COMMAND, project)
     assert "canal.runtime.run.pipeline" in loaded
     assert _among(loaded, OTHER_DOORS) == []
+
+
+def test_a_read_only_command_builds_no_checkpoint_or_fork_store(project: Path) -> None:
+    loaded = _loaded(WHOLE_COMMAND, project)  # ``true`` in a project whose workspace is rw
+    assert _among(loaded, READ_ONLY_NEEDS_NO) == []
