@@ -102,7 +102,7 @@ def _merged(spans: Spans) -> Spans:
 
 def _rest(rule: Rule) -> tuple[str, bool] | None:
     """The pattern after the rule's prefix, its counted repeats opened, and whether it is caseless."""
-    pattern = rule.pattern.pattern
+    pattern = rule.expression
     prefix = next((p for p in ANCHORED_PREFIXES if pattern.startswith(p)), None)
     if prefix is None or rule.prefix_limit != 50 or not pattern.isascii() or not portable(pattern):
         return None

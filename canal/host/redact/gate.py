@@ -26,7 +26,7 @@ class RuleGate(PatternSet):
     def __init__(self, rules: Sequence[Rule]) -> None:
         super().__init__(_FLAGS)
         self._wanted = tuple((i, p) for i, r in enumerate(rules) if r.keywords and not r.anchored
-                             and (p := _larger(r.pattern.pattern)) is not None)
+                             and (p := _larger(r.expression)) is not None)
         self._built = False
 
     def possible(self, text: str) -> frozenset[int] | None:

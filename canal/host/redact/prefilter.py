@@ -71,8 +71,8 @@ class RulePrefilter(PatternSet):
     def __init__(self, rules: Sequence[Rule]) -> None:
         super().__init__(_FLAGS)
         if hyperscan is not None:
-            self._use([(i, r.pattern.pattern) for i, r in enumerate(rules)
-                       if not r.keywords and r.pattern.pattern.isascii() and portable(r.pattern.pattern)])
+            self._use([(i, r.expression) for i, r in enumerate(rules)
+                       if not r.keywords and r.expression.isascii() and portable(r.expression)])
 
     def possible(self, text: str) -> frozenset[int] | None:
         """Indexes of covered rules that may match ``text``; None when the prefilter does not apply
