@@ -18,9 +18,11 @@ Start of match makes a scan ~8x slower, and most texts have no match at all: a s
 without it (each reporting its first match only) says so first, and the scan with it runs only for
 a text where some rest matches.
 
-Only ASCII text (Hyperscan's ``\w``, ``\s`` and ``\b`` are then those of the rules) and only rules
-whose rest Hyperscan compiles as written (no ``regex`` set operations, no lookaround, no back
-reference) are covered; the others are tried at every occurrence as before.
+Only ASCII text (Hyperscan's ``\w``, ``\s`` and ``\b`` are then those of the rules) of ``BATCH_MIN``
+characters or more, and only rules whose rest Hyperscan compiles as written (no ``regex`` set
+operations, no lookaround, no back reference) are covered; the others are tried at every occurrence
+as before. The databases are compiled with the first such text (30-50 ms: a process whose texts are
+all short, a new project's first command among them, never pays it; a short text has few occurrences).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
+from canal.host.redact.entropy import BATCH_MIN
 from canal.host.redact.keywords import hyperscan
 from canal.host.redact.prefilter import portable
 from canal.host.redact.relax import relaxed
@@ -41,13 +44,16 @@ Spans = list[tuple[int, int]]
 
 class AnchorFilter:
     def __init__(self, rules: Sequence[Rule]) -> None:
+        self._rules = rules
+        self._built = False
         self._db: Any = None
         self._any: Any = None  # the same rests without start of match: whether each matches at all
         self._ids: list[int] = []
         self._local = threading.local()  # a Hyperscan scratch space serves one scan at a time
-        self.covered: frozenset[int] = frozenset()
-        if hyperscan is None:
-            return
+        self.covered: frozenset[int] = frozenset()  # known once built (``spans`` of a long text)
+
+    def _build(self) -> None:
+        rules = self._rules
         rests = {i: rest for i, r in enumerate(rules) if r.anchored and (rest := _rest(r)) is not None}
         usable = [i for i, (rest, caseless) in rests.items() if _compiles(rest, caseless)]
         if usable:
@@ -55,11 +61,16 @@ class AnchorFilter:
             self._any = _database(tuple(rests[i] for i in usable), som=False)
             self._ids = usable
             self.covered = frozenset(usable)
+        self._built = True
 
     def spans(self, text: str) -> dict[int, Spans] | None:
         """For each covered rule, the spans of its rest's matches (merged where they overlap), in
         order; None when the filter does not apply to ``text`` (every occurrence is then tried)."""
-        if self._db is None or not text.isascii():
+        if hyperscan is None or len(text) < BATCH_MIN or not text.isascii():
+            return None
+        if not self._built:
+            self._build()
+        if self._db is None:
             return None
         found: dict[int, Spans] = {i: [] for i in self._ids}
         ids = self._ids

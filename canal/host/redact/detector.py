@@ -50,9 +50,7 @@ class Detector:
         self._prefilter = RulePrefilter(every)
         self._gate = RuleGate(every)
         self._anchors = AnchorFilter(every)
-        # for ASCII text the covered rules' occurrences are found near their spans only
-        self._ascii_scanner = KeywordScanner(keywords, positions=(
-            k for i in anchored if i not in self._anchors.covered for k in every[i].keywords))
+        self._ascii_scanner: KeywordScanner | None = None  # once the anchor filter applies (``_ascii``)
 
     def find(self, text: str) -> list[Finding]:
         """Non-overlapping findings, in text order.
@@ -69,9 +67,19 @@ class Detector:
             return []
         return _place(text, self._rule_findings(text), self._extra_spans(text))
 
+    def _ascii(self) -> KeywordScanner:
+        """For a text the anchor filter applies to: the covered rules' occurrences are found near their
+        spans only, so the scan leaves out their keywords' positions."""
+        if self._ascii_scanner is None:
+            every = self._rules.rules
+            self._ascii_scanner = KeywordScanner((k for r in every for k in r.keywords), positions=(
+                k for i, r in enumerate(every) if r.anchored and i not in self._anchors.covered
+                for k in r.keywords))
+        return self._ascii_scanner
+
     def _rule_findings(self, text: str) -> list[Finding]:
         spans = self._anchors.spans(text)
-        hits = (self._scanner if spans is None else self._ascii_scanner).scan(text)
+        hits = (self._scanner if spans is None else self._ascii()).scan(text)
         possible = self._prefilter.possible(text)
         gated = self._gate.possible(text) if hits.present else None
         out: list[Finding] = []

@@ -65,15 +65,18 @@ def test_the_generic_rule_is_covered_and_ordinary_output_gives_it_nowhere_to_try
     rules = builtin_rules().rules
     generic = next(i for i, r in enumerate(rules) if r.id == "generic-secret")
     anchors = AnchorFilter(rules)
-    assert generic in anchors.covered
-    log = "tests/test_a.py::test_key PASSED\nKeyError: 'user_1'\ntoken counts: 3\n" * 200
+    assert anchors.spans("db_password = hunter22") is None  # a short text: every occurrence is tried
+    assert anchors.covered == frozenset()  # and nothing was compiled for it (issue 33: 30-50 ms)
+    log = "tests/test_a.py::test_key PASSED\nKeyError: 'user_1'\ntoken counts: 3\n" * 300
+    assert len(log) >= BATCH_MIN
     spans = anchors.spans(log)
+    assert generic in anchors.covered
     assert spans is not None
     assert spans[generic] == []
     spans = anchors.spans(log + "db_password = hunter22\n")
     assert spans is not None
     assert len(spans[generic]) == 1
-    assert anchors.spans("non-ASCII é password=hunter22") is None  # every occurrence is tried
+    assert anchors.spans("non-ASCII é password=hunter22 " + log) is None  # every occurrence is tried
 
 
 def test_counted_repeats_open_outside_classes_only() -> None:
