@@ -10,7 +10,8 @@ server the client starts runs that tree's code). A round, for each tree in turn 
 for ``docker run``: the tree's server is stopped and waited for, a brand-new project folder is made
 (empty: the default settings, ``workspace: rw``), and ``canal run -- true`` is timed from the client's
 start until it exits, the server's start, imports, policy, the sandbox's creation and session included;
-its sandbox is removed afterwards. The client is ``python -c`` importing the thin client, as
+then its server is stopped (what it loads once quiet would land on the next measurement) and its
+sandbox removed. The client is ``python -c`` importing the thin client, as
 bench_server_cpu.py runs it, so both trees pay the same interpreter start.
 
 Nothing is warm but what a user's machine keeps between days: the key store, and the private cache
@@ -95,6 +96,9 @@ class Tree:
         done = self.canal("run", "--", "true", cwd=project)
         took = time.perf_counter() - start
         self.cpu.append(child_cpu() - before)
+        # stopped now: once quiet, a server loads what other doors need (the MCP SDK, 0.3-0.6 s of CPU),
+        # which would land on the next tree's command and on docker run
+        self.stop()
         subprocess.run(["docker", "rm", "-f", f"canal-{project_key(project)}-default"], capture_output=True,
                        check=False)
         if done.returncode != 0:
