@@ -42,8 +42,8 @@ def timed(self, conn):
             with open(out, "a") as fh:  # opened each time: the server closes what it inherited
                 fh.write(f"{time.thread_time() - start} ")
 d.Daemon._session = timed
-from canal.cli import serve
-serve.main(["--idle-timeout", "900"])
+from canal.server.main import main
+main(["--idle-timeout", "900"])
 """
 CLIENT = "import sys; from canal.cli.client import main; sys.argv[0] = 'canal'; main()"
 
