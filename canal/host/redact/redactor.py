@@ -2,7 +2,9 @@
 
 The id is a keyed HMAC of the secret value (not a plain hash, which would let anyone test guesses of
 a low-entropy password), so one value keeps one placeholder across outputs and runs under one key.
-The placeholder-to-value map is kept in memory for the caller, who seals it (``SealedStore`` does).
+The placeholder-to-value map goes to the caller who asked for it (``redact_with_map``, ``redact_many``:
+``SealedStore`` seals it); the redactor keeps no value it found. A server's redactor lives for days, and
+would otherwise hold every secret of every output in clear.
 """
 
 from __future__ import annotations
@@ -30,7 +32,6 @@ class Redactor:
         self._key = id_key or secrets.token_bytes(32)  # without a key: stable within this process
         self._inner, self._outer = _hmac_states(self._key)
         self._detector = detector or Detector()
-        self.secrets: dict[str, str] = {}
         # texts already scanned without a finding: a document saved again is mostly the same strings
         self._clean: set[str] = set()
 
@@ -54,7 +55,7 @@ class Redactor:
         by_value = self._values(text)
         if not by_value:
             return text, {}
-        return _replacer(by_value)(text), self._remember(by_value)
+        return _replacer(by_value)(text), _mapping(by_value)
 
     def redact_many(self, texts: Iterable[str]) -> tuple[Callable[[str], str], dict[str, str]]:
         """One detector pass over many short texts (a document's strings), then per-text replacement.
@@ -68,7 +69,7 @@ class Redactor:
         if len(self._clean) > CLEAN_CACHE:
             self._clean.clear()
         self._clean.update(t for t in fresh if not any(v in t for v in by_value))
-        mapping = self._remember(by_value)
+        mapping = _mapping(by_value)
         for value, placeholder in list(by_value.items()):
             for piece in value.split("\n") if "\n" in value else ():
                 if len(piece) >= MIN_PIECE:
@@ -84,11 +85,6 @@ class Redactor:
             if secret not in by_value:
                 by_value[secret] = self.placeholder(rule, secret)
         return by_value
-
-    def _remember(self, by_value: dict[str, str]) -> dict[str, str]:
-        mapping = {p: v for v, p in by_value.items()}
-        self.secrets.update(mapping)
-        return mapping
 
     def redact(self, text: str) -> str:
         # short texts come back often (a sandbox name, a working directory, a rule id in every audit
@@ -108,14 +104,17 @@ class Redactor:
         by_value = self._values(text)
         if not by_value:
             return text
-        # not kept in ``secrets``: nothing restores a saved output, and a long-lived server would keep
-        # every value of every output it saved (~110,000 for 8 MiB of base64)
         for value, placeholder in by_value.items():
             if "\n" in value:
                 by_value[value] = placeholder + "\n" * value.count("\n")
         return _replacer(by_value)(text)
 
     __call__ = redact
+
+
+def _mapping(by_value: dict[str, str]) -> dict[str, str]:
+    """Placeholder to value, for the caller only."""
+    return {p: v for v, p in by_value.items()}
 
 
 def _hmac_states(key: bytes) -> tuple[hashlib._Hash, hashlib._Hash]:
