@@ -50,8 +50,9 @@ def run(argv: list[str], resources: Resources | None) -> int:
 def preload() -> list[Callable[[], object]]:
     """What the server loads ahead, as steps in the order a first ``canal run`` needs them: the CLI and
     its ``run``; the API up to a sandbox's start (the settings' check, the Docker SDK); the pipeline, the
-    policy engine and cel-python's parser; then what other doors need (the MCP front end and its SDK)."""
-    return [_cli, _api, _pipeline, _mcp]
+    policy engine and cel-python's parser; then what other doors need (the MCP front end and its SDK),
+    and what the first big output would (the redactor's numpy and rule gate)."""
+    return [_cli, _api, _pipeline, _mcp, _redactor]
 
 
 def _cli() -> object:
@@ -77,3 +78,11 @@ def _mcp() -> object:
     from canal.cli.admin.mcp_cmd import front_end
 
     return front_end("mcp")
+
+
+def _redactor() -> object:
+    """What the first big output would pay for: the redactor's numpy and rule gate (0.2-0.5 s)."""
+    from canal.runtime.run.pipeline import warm_up
+
+    warm_up()
+    return None

@@ -4,7 +4,7 @@ by a stable placeholder ``[REDACTED_SECRET:<rule>:<id>]`` before text reaches st
 
 from canal.host.redact.detector import PLACEHOLDER, Detector, Finding
 from canal.host.redact.errors import REDACT_RULES_INVALID
-from canal.host.redact.redactor import ID_PURPOSE, Redactor, restore
+from canal.host.redact.redactor import ID_PURPOSE, Redactor, restore, warm_up
 from canal.host.redact.rules import (
            ENV_VAR,
            RuleSet,
@@ -28,4 +28,5 @@ __all__ = [
            "merge_rules",
            "parse_rules",
            "restore",
+           "warm_up",
 ]

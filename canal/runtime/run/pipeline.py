@@ -24,6 +24,7 @@ from canal.host.checkpoints import Checkpoint, CheckpointError
 from canal.host.files.errors import PathNotFound, PathOutsideWorkspace, SymlinkEscape
 from canal.host.forks import ForkError
 from canal.host.ports import Redactor
+from canal.host.redact import warm_up as warm_redactor
 from canal.host.trash.errors import CannotTrashWorkspace
 from canal.host.trash.limits import check_backup_size
 from canal.policy.decision import Decision
@@ -409,6 +410,12 @@ class Pipeline:
             return []  # nothing there yet, or not the workspace's to keep: nothing to back up
         # any other failure (disk full, unreadable file) propagates: no backup, so the command won't run
         return [BackupView(trash_id=entry.id, path=entry.rel_path)]
+
+
+def warm_up() -> None:
+    """What a command's first big output would pay for (the redactor's numpy and rule gate), done
+    ahead: a server calls this once no request waits."""
+    warm_redactor()
 
 
 def _host_targets(services: Services, targets: Sequence[str]) -> list[Path]:
