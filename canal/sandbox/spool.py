@@ -19,10 +19,23 @@ def private_spool_dir(parent: Path | None = None) -> Path:
     return Path(tempfile.mkdtemp(prefix="canal-spool-", dir=parent))
 
 
+def kept_as_it_came(max_bytes: int | None) -> int | None:
+    """How many bytes at the start of a stream its spool file holds as they came (None: all of it)."""
+    return None if max_bytes is None else max(1, max_bytes // 2)
+
+
+WRITE_BEHIND = 1024 * 1024  # bytes past the memory cap gathered before one digest update and write
+
+
 class Spool:
-    """Collects a stream; memory never holds more than ``cap`` bytes of it, and the spool file never
-    more than ``max_bytes``: past that, the first half and the last half are kept (the last in a ring
-    file) and the middle is dropped, with a marker line where it was."""
+    """Collects a stream; memory never holds more than ``cap`` bytes of it (and, past that, up to
+    ``WRITE_BEHIND`` bytes on their way to the file), and the spool file never more than ``max_bytes``:
+    past that, the first half and the last half are kept (the last in a ring file) and the middle is
+    dropped, with a marker line where it was.
+
+    Past the cap, chunks (64 KiB frames) are written a MiB at a time: each digest update and file write
+    lets go of the interpreter lock, and getting it back could wait for another thread's time slice
+    (the early save's, ``presenter/early.py``), once per frame."""
 
     def __init__(self, cap: int, spool_dir: Path | None, label: str, max_bytes: int | None = None) -> None:
         self.cap = cap
@@ -33,19 +46,29 @@ class Spool:
         self._mem: io.BytesIO | None = io.BytesIO()
         self._file: BinaryIO | None = None
         self.path: Path | None = None
-        self._head = None if max_bytes is None else max(1, max_bytes // 2)
+        self._head = kept_as_it_came(max_bytes)
         self._tail = None if max_bytes is None else max(1, max_bytes - max_bytes // 2)
         self._in_file = 0
         self._ring: BinaryIO | None = None
         self._ring_pos = 0
         self._ring_filled = 0
+        self._behind: list[bytes] = []
+        self._behind_size = 0
 
     def write(self, chunk: bytes | memoryview) -> None:
         self.size += len(chunk)
-        self._sha.update(chunk)
-        if self._mem is not None and self._mem.tell() + len(chunk) <= self.cap:
+        if self._mem is not None and not self._behind and self._mem.tell() + len(chunk) <= self.cap:
+            self._sha.update(chunk)
             self._mem.write(chunk)
             return
+        self._behind.append(bytes(chunk))
+        self._behind_size += len(chunk)
+        if self._behind_size >= WRITE_BEHIND:
+            self._flush()
+
+    def _flush(self) -> None:
+        chunk, self._behind, self._behind_size = b"".join(self._behind), [], 0
+        self._sha.update(chunk)
         if self._file is None:
             self._spill()
         assert self._file is not None
@@ -112,6 +135,8 @@ class Spool:
         return dropped
 
     def finish(self) -> CapturedOutput:
+        if self._behind:
+            self._flush()
         if self._file is not None:
             dropped = self._close_ring()
             self._file.close()

@@ -99,6 +99,7 @@ DEADLINE_GRACE_S = 10.0
 _HEADER = struct.Struct(">BxxxI")
 _FRAME = struct.Struct(">cI")
 MAX_FRAME = 4 * 1024 * 1024  # the agent sends at most 64 KiB at a time; more is out of protocol
+RECV_BYTES = 1024 * 1024  # one receive takes at most this (what the socket holds)
 
 
 MAX_STDIN = 16 * 1024 * 1024  # a streamed stdin past this is cut (the command sees end of file)
@@ -134,41 +135,55 @@ class Request:
 
 
 class _Demux:
-    """Reads Docker's multiplexed stream; stdout bytes are buffered, stderr kept for diagnostics."""
+    """Reads Docker's multiplexed stream; stdout bytes are buffered, stderr kept for diagnostics.
+
+    Each receive takes what the socket holds (up to ``RECV_BYTES``) and unpacks every whole frame in
+    it: a big output comes in a few large reads rather than four small ones per 64 KiB frame, each of
+    which waited for the interpreter lock while another thread (the early save) held it."""
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
         self.buf = bytearray()
+        self.raw = bytearray()  # received, not yet unpacked (the start of a frame)
         self.agent_stderr = bytearray()
         self.first = bytearray()  # the first bytes of stdout, to explain an agent that never spoke
 
-    def _recv_exact(self, n: int) -> bytes:
-        parts = []
-        while n:
-            try:
-                chunk = self.sock.recv(min(n, 1 << 20))
-            except TimeoutError as exc:
-                msg = "the session stopped answering"
-                raise SessionBroken(msg) from exc
-            except OSError as exc:
-                msg = f"the session connection failed: {exc}"
-                raise SessionBroken(msg) from exc
-            if not chunk:
-                msg = "the session ended"
-                raise SessionBroken(msg)
-            parts.append(chunk)
-            n -= len(chunk)
-        return b"".join(parts)
+    def _recv(self) -> None:
+        try:
+            chunk = self.sock.recv(RECV_BYTES)
+        except TimeoutError as exc:
+            msg = "the session stopped answering"
+            raise SessionBroken(msg) from exc
+        except OSError as exc:
+            msg = f"the session connection failed: {exc}"
+            raise SessionBroken(msg) from exc
+        if not chunk:
+            msg = "the session ended"
+            raise SessionBroken(msg)
+        self.raw += chunk
 
     def _fill(self) -> None:
-        stream, length = _HEADER.unpack(self._recv_exact(_HEADER.size))
-        payload = self._recv_exact(length)
-        if stream == 1:
-            self.buf += payload
-            if len(self.first) < 512:
-                self.first += payload[:512 - len(self.first)]
-        else:
-            self.agent_stderr = (self.agent_stderr + payload)[-8192:]
+        self._recv()
+        raw, at = self.raw, 0
+        while len(raw) - at >= _HEADER.size:
+            stream, length = _HEADER.unpack_from(raw, at)
+            end = at + _HEADER.size + length
+            if end > len(raw):
+                break
+            payload = raw[at + _HEADER.size:end]
+            if stream == 1:
+                self.buf += payload
+                if len(self.first) < 512:
+                    self.first += payload[:512 - len(self.first)]
+            else:
+                self.agent_stderr = (self.agent_stderr + payload)[-8192:]
+            at = end
+        del raw[:at]
+
+    @property
+    def pending(self) -> bool:
+        """Bytes received and not yet read."""
+        return bool(self.buf or self.raw)
 
     def read(self, n: int) -> bytes:
         while len(self.buf) < n:
@@ -363,7 +378,7 @@ class Session:
             readable, _, _ = select.select([self.sock], [], [], 0)
         except (OSError, ValueError):
             return False
-        return not readable and not self.demux.buf
+        return not readable and not self.demux.pending
 
     def close(self) -> None:
         if not self.closed:

@@ -8,6 +8,7 @@ real ones.
 from __future__ import annotations
 
 import json
+import random
 import re
 import socket
 import struct
@@ -32,6 +33,7 @@ from canal.sandbox.protocol import (
     run_command,
 )
 from canal.sandbox.result import EndReason
+from canal.sandbox.spool import Spool
 from tests.error_codes import raises_code
 
 STATE = {"cwd": "/workspace", "changed": [], "path": "", "digest": "d"}
@@ -122,7 +124,15 @@ def test_a_hello_reply_needs_the_agents_pid() -> None:
 
 # a scripted agent over a socket pair ----------------------------------------------------------------
 
-Answer = Callable[[dict[str, Any]], bytes]  # request header -> payload of its final frame
+Answer = Callable[[dict[str, Any]], "bytes | Raw"]  # request header -> payload of its final frame
+
+
+class Raw(bytes):
+    """What the agent's side sends as it is (its own framing), in pieces of random sizes."""
+
+
+class Whole(Raw):
+    """The same, in one piece."""
 
 
 def _frame(kind: bytes, payload: bytes) -> bytes:
@@ -148,7 +158,18 @@ def _agent(sock: socket.socket, answers: list[Answer], seen: list[dict[str, Any]
             header = json.loads(_recv_exact(sock, length))
             _recv_exact(sock, int(header.get("stdin_len") or 0))
             seen.append(header)
-            sock.sendall(_frame(b"o", b"hello\n") + _frame(b"x", answer(header)))
+            said = answer(header)
+            if isinstance(said, Whole):
+                sock.sendall(said)
+                continue
+            if isinstance(said, Raw):
+                rng, at = random.Random(len(said)), 0
+                while at < len(said):
+                    size = rng.choice([1, 7, 8, 9, 4096, 65536 + 13, 300_000])
+                    sock.sendall(said[at:at + size])
+                    at += size
+                continue
+            sock.sendall(_frame(b"o", b"hello\n") + _frame(b"x", said))
     except (EOFError, OSError):
         pass
 
@@ -193,6 +214,55 @@ def test_a_session_types_its_replies_and_keeps_the_state(agent: Any) -> None:
     assert [h["op"] for h in seen] == ["hello", "run"]
     assert seen[1]["argv"] == ["make"]
     assert len(seen[1]["id"]) == 16
+
+
+def _docker(stream: int, data: bytes, sizes: list[int]) -> bytes:
+    """``data`` in Docker's multiplexed frames of the given sizes (in turn), whatever the agent's framing."""
+    out, at, i = [], 0, 0
+    while at < len(data):
+        piece = data[at:at + sizes[i % len(sizes)]]
+        out.append(struct.pack(">BxxxI", stream, len(piece)) + piece)
+        at += len(piece)
+        i += 1
+    return b"".join(out)
+
+
+def test_output_arrives_whole_and_in_order_however_the_stream_is_cut(agent: Any, tmp_path: Path) -> None:
+    # Docker's frames cut the agent's frames anywhere, the agent's own stderr comes between them, and
+    # each receive takes what the socket holds: the command's bytes reach the spool and on_output in order
+    rng = random.Random(3)
+    chunks = [rng.randbytes(rng.choice([1, 100, 65536])) for _ in range(60)]
+    frames = [b"o" + struct.pack(">I", len(c)) + c for c in chunks] + [b"e" + struct.pack(">I", 4) + b"oops"]
+
+    def ran(header: dict[str, Any]) -> Raw:
+        body = b"".join(frames)
+        final = _reply(header["id"])
+        body += b"x" + struct.pack(">I", len(final)) + final
+        cut = len(body) // 2
+        return Raw(_docker(1, body[:cut], [5, 70_000, 3, 1 << 20]) + _docker(2, b"agent says hi\n", [4])
+                   + _docker(1, body[cut:], [32768, 1]))
+
+    session, _ = agent(_hello, ran)
+    out, err = Spool(1 << 16, tmp_path, "stdout"), Spool(1 << 16, tmp_path, "stderr")
+    seen: list[tuple[str, bytes]] = []
+    reply = session.request(Request(run_command("cat big")), out, err, lambda s, c: seen.append((s, c)))
+    assert reply.exit_code == 0
+    assert out.finish().read_bytes() == b"".join(chunks)
+    assert err.finish().read_bytes() == b"oops"
+    assert b"".join(c for s, c in seen if s == "stdout") == b"".join(chunks)
+    assert bytes(session.demux.agent_stderr) == b"agent says hi\n"
+    assert session.alive()  # nothing read ahead is left over
+
+
+def test_bytes_received_past_the_reply_mean_the_session_is_not_idle(agent: Any) -> None:
+    def ran(header: dict[str, Any]) -> Whole:
+        final = _reply(header["id"])
+        stray = struct.pack(">BxxxI", 1, 5)[:3]  # the start of a Docker frame after the reply: out of turn
+        return Whole(_docker(1, b"x" + struct.pack(">I", len(final)) + final, [1 << 20]) + stray)
+
+    session, _ = agent(_hello, ran)
+    assert session.request(Request(run_command("true")), None, None).exit_code == 0
+    assert not session.alive()
 
 
 def test_a_malformed_hello_fails_the_session_start_with_the_reason(agent: Any) -> None:
