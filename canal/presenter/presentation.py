@@ -10,6 +10,7 @@ from typing import Any
 from canal.core.next import Say
 from canal.host.ports import Redactor, no_redaction
 from canal.presenter.config import PresenterConfig
+from canal.presenter.early import EarlySave
 from canal.presenter.footer import end_reason, render_footer
 from canal.presenter.store import OutputStore
 from canal.presenter.success import fits, saved_copy, success_tail, wants_tail
@@ -48,7 +49,8 @@ def present(result: ExecResult, *, config: PresenterConfig, output_dir: Path,
             sandbox_output_dir: str = "/canal/output", redact: Redactor = no_redaction,
             file_owner: tuple[int, int] | None = None, name_hint: str = "",
             redact_saved: Redactor | None = None, footer_extra: Sequence[str] = (), command: str = "",
-            say: Say | None = None, notes: Sequence[str] = ()) -> Presentation:
+            say: Say | None = None, notes: Sequence[str] = (),
+            early: EarlySave | None = None) -> Presentation:
     """Render ``result``; full outputs that are cut short or binary are saved under ``output_dir``.
 
     ``output_dir`` is the host folder; ``sandbox_output_dir`` is where the sandbox sees it, and every
@@ -57,12 +59,13 @@ def present(result: ExecResult, *, config: PresenterConfig, output_dir: Path,
     a stream already spooled to disk is linked or copied as it is. ``command`` (as the agent typed it)
     tells whether a succeeding command's stderr is worth showing (presenter/success.py); ``say`` words
     the hints in the text for the front end's reader (a plain shell command without it). ``notes`` are
-    lines shown just before the footer (the pipeline's hints after a failure).
+    lines shown just before the footer (the pipeline's hints after a failure). ``early``: stdout's save
+    begun while it arrived (``early.py``, with ``redact_saved``), adopted when stdout is saved as text.
     """
     store = OutputStore(output_dir, sandbox_output_dir, file_owner=file_owner, name_hint=name_hint,
                         redact_saved=redact_saved)
     out = render_stream(result.stdout, config.stdout_limits(), config=config, store=store, redact=redact,
-                        name="output", say=say)
+                        name="output", say=say, early=early)
     err: StreamView | None = None
     shown_err = ""
     stderr_file: str | None = None

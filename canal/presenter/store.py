@@ -79,6 +79,22 @@ class OutputStore:
                 sink.write(block)
         return saved
 
+    def adopt(self, fd: int, suffix: str) -> SavedFile:
+        """Name a finished file that has none yet (``O_TMPFILE``, written by ``early``); closes ``fd``.
+        The name is new (a link never replaces a file), as with ``create``."""
+        try:
+            path, saved = self._target(suffix)
+            if self._owner is not None:
+                os.fchown(fd, *self._owner)
+            folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            try:  # with a folder descriptor, os.link is linkat(AT_SYMLINK_FOLLOW): the file, not the link
+                os.link(f"/proc/self/fd/{fd}", path.name, dst_dir_fd=folder, follow_symlinks=True)
+            finally:
+                os.close(folder)
+        finally:
+            os.close(fd)
+        return saved
+
     def link(self, source: Path, suffix: str) -> SavedFile | None:
         """Hard-link a finished spool file in: no copy at all. None when that is not possible (another
         filesystem, not a plain file, linked elsewhere too); the caller then copies."""

@@ -12,6 +12,7 @@ from canal.host.ports import Redactor
 from canal.presenter.binclean import NotRedactable
 from canal.presenter.config import PresenterConfig, StreamLimits
 from canal.presenter.copy import copy_while
+from canal.presenter.early import EarlySave
 from canal.presenter.footer import format_size
 from canal.presenter.overflow import render_overflow, runnable
 from canal.presenter.scan import Indexer, StreamIndex, scan
@@ -33,8 +34,10 @@ class StreamView:
 
 
 def render_stream(captured: CapturedOutput, limits: StreamLimits, *, config: PresenterConfig,
-                  store: OutputStore, redact: Redactor, name: str, say: Say | None = None) -> StreamView:
-    """``name`` is ``output`` or ``stderr``: it names the saved file and the binary notice."""
+                  store: OutputStore, redact: Redactor, name: str, say: Say | None = None,
+                  early: EarlySave | None = None) -> StreamView:
+    """``name`` is ``output`` or ``stderr``: it names the saved file and the binary notice. ``early``:
+    the stream's save begun while it arrived, adopted when it is saved as text from its spool file."""
     with captured.open() as src:
         kind = classify(src.read(config.binary_sample_bytes), config.binary_threshold)
         src.seek(0)
@@ -52,13 +55,14 @@ def render_stream(captured: CapturedOutput, limits: StreamLimits, *, config: Pre
             return _binary_view(name, kind, index, saved, error, say)
         spool = captured.path if config.link_spooled else None
         index, saved, error = save_stream(src, spool, store, suffix, (head, tail), config.chunk_bytes,
-                                    captured.data)
+                                          captured.data, early)
         overflow = render_overflow(src, index, limits, saved=saved, save_error=error, redact=redact, say=say)
         return StreamView(overflow.text(), index.total_bytes, index.total_lines, True, None, saved, error)
 
 
 def save_stream(src: BinaryIO, spool: Path | None, store: OutputStore, suffix: str, keep: tuple[int, int],
-          chunk: int, text: bytes | None = None) -> tuple[StreamIndex, str | None, str]:
+                chunk: int, text: bytes | None = None,
+                early: EarlySave | None = None) -> tuple[StreamIndex, str | None, str]:
     """Put the stream in the output folder, then index it: redacted when the store has a redactor
     (held in memory, or streamed from its spool file), else a link to its spool file or a copy.
 
@@ -72,6 +76,9 @@ def save_stream(src: BinaryIO, spool: Path | None, store: OutputStore, suffix: s
         if text is not None and store.redact_saved is not None:
             return index(), store.write_clean(text, suffix).sandbox_path, ""
         if store.redact_saved is not None:  # a spooled stream is never linked as it came
+            adopted = _adopted(early, src, store, suffix, keep)
+            if adopted is not None:
+                return adopted
             src.seek(0)
             indexer = Indexer(head=keep[0], tail=keep[1])  # indexed as it is read: one pass
             saved = store.write_text_clean(src, suffix, chunk, indexer.add)
@@ -85,6 +92,19 @@ def save_stream(src: BinaryIO, spool: Path | None, store: OutputStore, suffix: s
         return index(), None, str(exc)
     except OSError as exc:
         return index(), None, exc.strerror or exc.__class__.__name__
+
+
+def _adopted(early: EarlySave | None, src: BinaryIO, store: OutputStore, suffix: str,
+             keep: tuple[int, int]) -> tuple[StreamIndex, str | None, str] | None:
+    """The save ``early`` began, finished from the spool file and named; None when there is none to
+    adopt, or naming it failed (the whole stream is then saved again)."""
+    resumed = early.resume(src, store.redact_saved, keep) if early is not None else None
+    if resumed is None:
+        return None
+    try:
+        return resumed.index, store.adopt(resumed.fd, suffix).sandbox_path, ""
+    except OSError:
+        return None
 
 
 def _save_binary(src: BinaryIO, store: OutputStore, suffix: str,

@@ -30,6 +30,7 @@ from canal.host.trash.limits import check_backup_size
 from canal.policy.decision import Decision
 from canal.policy.engine import Policy
 from canal.presenter import Presentation, PresenterConfig, present
+from canal.presenter.early import EarlySave
 from canal.runtime.corpnet.offline import offline_footer
 from canal.runtime.errors import format_error
 from canal.runtime.recovery import recover_dangling
@@ -61,10 +62,11 @@ from canal.runtime.sandboxes.start import (
     uid_gid,
 )
 from canal.runtime.services import Services
-from canal.sandbox.backend import SandboxBackend
+from canal.sandbox.backend import OUTPUT_MEMORY_CAP, SandboxBackend
 from canal.sandbox.errors import SandboxError
 from canal.sandbox.images import BuildEvent
 from canal.sandbox.result import EMPTY, EndReason, ExecResult, SessionState
+from canal.sandbox.spool import kept_as_it_came
 
 
 @dataclass(frozen=True)
@@ -153,8 +155,20 @@ class Pipeline:
         admitted = self.admit(req)
         if isinstance(admitted, RunResult):
             return admitted
-        result = self._exec(req, admitted.state, admitted.git_env)
-        return self._complete(req, admitted, result)
+        saved = self._saved_redactor(req)
+        early = self._early_save(req, saved)
+        try:
+            result = self._exec(req, admitted.state, admitted.git_env, early)
+            return self._complete(req, admitted, result, saved, early)
+        finally:
+            early.close()
+
+    def _early_save(self, req: RunRequest, saved: Redactor) -> EarlySave:
+        """Stdout's save, begun while it arrives once it is longer than the sandbox layer holds in
+        memory (presenter/early.py), up to where its spool would drop the middle."""
+        return EarlySave(self.services.outputs_dir(req.ref.name), saved,
+                         req.presenter or self.services.config.presenter, start_after=OUTPUT_MEMORY_CAP,
+                         stop_at=kept_as_it_came(self.services.config.storage.output_per_stream))
 
     def admit(self, req: RunRequest) -> Admitted | RunResult:
         """Everything before the command runs: policy, confirmation, the sandbox, backups, checkpoint and
@@ -213,13 +227,14 @@ class Pipeline:
         self.backend.remove(req.ref.container)
         return [why]
 
-    def _complete(self, req: RunRequest, admitted: Admitted, result: ExecResult) -> RunResult:
+    def _complete(self, req: RunRequest, admitted: Admitted, result: ExecResult, saved: Redactor,
+                  early: EarlySave | None = None) -> RunResult:
         redact, view_cp, backups, say = admitted.redact, admitted.checkpoint, admitted.backups, req.say
         hints = failure_hints(req.text, result, cwd=admitted.state.cwd,
                               workdir=self.services.config.sandbox.workdir)
         notes = [redact(f"[Hint: {say_all(h.next, say, lead=h.text) if say else h.text}]") for h in hints]
         footer = checkpoint_footer(view_cp, say, notice=admitted.notice)
-        shown, result = self._present(req, result, redact, footer, notes)
+        shown, result = self._present(req, result, redact, saved, footer, notes, early)
         size, digest = _digest(result)
         audit_id = self.services.audit.append(RunCompleted.event, RunCompleted(
             started=admitted.started, sandbox=req.ref.name, exit_code=result.exit_code,
@@ -236,8 +251,9 @@ class Pipeline:
             sandbox=req.ref.name, notices=list(admitted.notices),
             audit_id=audit_id, text=text, exec_result=result)
 
-    def _present(self, req: RunRequest, result: ExecResult, redact: Redactor, footer: list[str],
-                 notes: list[str]) -> tuple[Presentation, ExecResult]:
+    def _present(self, req: RunRequest, result: ExecResult, redact: Redactor, saved: Redactor,
+                 footer: list[str], notes: list[str],
+                 early: EarlySave | None) -> tuple[Presentation, ExecResult]:
         """What the agent reads, and the result once its spool files are gone (runtime.run.spooled): they
         hold the output as printed, secrets and all, and go even when presenting fails."""
         folder = self.services.outputs_dir(req.ref.name)
@@ -246,8 +262,8 @@ class Pipeline:
             shown = present(result, config=req.presenter or self.services.config.presenter,
                             output_dir=folder, sandbox_output_dir=OUTPUT_MOUNT, redact=redact,
                             file_owner=_file_owner(self.services), name_hint=req.ref.name,
-                            redact_saved=self._saved_redactor(req), footer_extra=[*footer, *egress],
-                            command=req.text, say=req.say, notes=notes)
+                            redact_saved=saved, footer_extra=[*footer, *egress],
+                            command=req.text, say=req.say, notes=notes, early=early)
         except BaseException:
             drop_spools(result)
             raise
@@ -298,8 +314,18 @@ class Pipeline:
         mounted = self.services.config.workspace != "none"
         return guard_env(self.services.project_dir if mounted else None, workdir, starts, dirs, given)
 
-    def _exec(self, req: RunRequest, state: SessionState, git_env: Mapping[str, str]) -> ExecResult:
-        """Run it; an interrupt of the request (Ctrl-C, SIGTERM, a client gone) kills it in the sandbox."""
+    def _exec(self, req: RunRequest, state: SessionState, git_env: Mapping[str, str],
+              early: EarlySave) -> ExecResult:
+        """Run it; an interrupt of the request (Ctrl-C, SIGTERM, a client gone) kills it in the sandbox.
+        ``early`` is fed stdout as it arrives."""
+        live = req.on_output
+
+        def on_output(stream: str, chunk: bytes) -> None:
+            if stream == "stdout":
+                early.feed(chunk)
+            if live is not None:
+                live(stream, chunk)
+
         timeouts = self.services.config.timeouts
         container = req.ref.container
         with on_interrupt(lambda why: self.backend.interrupt(container, signal_name(why))):
@@ -310,7 +336,7 @@ class Pipeline:
             return self.backend.exec(
                 container, req.command, timeout_s=req.timeout_s or timeouts.command,
                 idle_timeout_s=req.idle_timeout_s or timeouts.idle, env={**(req.env or {}), **git_env},
-                stdin=req.stdin, spool_dir=self.services.outputs_dir(req.ref.name), on_output=req.on_output,
+                stdin=req.stdin, spool_dir=self.services.outputs_dir(req.ref.name), on_output=on_output,
                 expect_state=state.digest(), gate=self.services.audit.sync)
 
     def _decide(self, req: RunRequest, state: SessionState) -> Decision:
