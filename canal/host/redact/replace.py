@@ -32,29 +32,33 @@ LOOKUP_COST = 50  # one slice and set look-up against one character of ``str.fin
 def replacer(by_value: dict[str, str]) -> Callable[[str], str]:
     values = sorted(by_value, key=len, reverse=True)
     shaped: dict[int, set[str]] = defaultdict(set)
-    for value in values:
-        if len(value) >= MIN_SHAPED and TOKEN_CHARS.fullmatch(value):
+    long = [value for value in values if len(value) >= MIN_SHAPED]
+    every = TOKEN_CHARS.fullmatch("".join(long)) is not None  # one check when all are (base64)
+    for value in long:
+        if every or TOKEN_CHARS.fullmatch(value):
             shaped[len(value)].add(value)
     if sum(map(len, shaped.values())) < MIN_LOOKUPS:
         shaped.clear()  # a few searches of the text cost less than finding its runs
 
     def apply(text: str) -> str:
-        found = _shaped_occurrences(text, shaped) if shaped else {}
+        sizes, hits = _shaped_occurrences(text, shaped) if shaped else (set(), [])
         # every occurrence of every value, overlapping ones included: when no two overlap, each is
         # placed whatever the order, so they are rendered at once (thousands of values of base64)
-        occurrences = [(at, at + size, by_value[value]) for size, hits in found.items()
-                       for value, starts in hits.items() for at in starts]
+        occurrences = [(at, end, by_value[value]) for at, end, value in hits]
         for value in values:
-            if len(value) not in found or value not in shaped[len(value)]:
+            if len(value) not in sizes or value not in shaped[len(value)]:
                 occurrences += [(at, at + len(value), by_value[value]) for at in occurrences_of(text, value)]
         occurrences.sort()
         if all(a[1] <= b[0] for a, b in itertools.pairwise(occurrences)):
             return _render(text, occurrences)
+        found: dict[str, list[int]] = defaultdict(list)
+        for at, _, value in sorted(hits):
+            found[value].append(at)
         taken = Spans(len(text))
         placed: list[tuple[int, int, str]] = []
         for value in values:
-            if len(value) in found and value in shaped[len(value)]:
-                _place_known(found[len(value)].get(value, ()), value, by_value[value], taken, placed)
+            if len(value) in sizes and value in shaped[len(value)]:
+                _place_known(found.get(value, ()), value, by_value[value], taken, placed)
             else:
                 _place_searched(text, value, by_value[value], taken, placed)
         return _render(text, placed)
@@ -93,29 +97,32 @@ def _render(text: str, placed: list[tuple[int, int, str]]) -> str:
     if not placed:
         return text
     placed.sort()
-    out, pos = [], 0
-    for start, end, placeholder in placed:
-        out += [text[pos:start], placeholder]
-        pos = end
-    out.append(text[pos:])
+    ends = [0, *(end for _, end, _ in placed)]
+    out = [piece for (start, _, placeholder), pos in zip(placed, ends, strict=False)
+           for piece in (text[pos:start], placeholder)]
+    out.append(text[ends[-1]:])
     return "".join(out)
 
 
-def _shaped_occurrences(text: str, shaped: dict[int, set[str]]) -> dict[int, dict[str, list[int]]]:
-    """For each length worth looking up: every occurrence of each value of that length, in order."""
+def _shaped_occurrences(text: str,
+                        shaped: dict[int, set[str]]) -> tuple[set[int], list[tuple[int, int, str]]]:
+    """The lengths worth looking up, and every occurrence ``(start, end, value)`` of each value of
+    those lengths (overlapping ones included)."""
     starts, ends = run_spans(token_map(text), min(shaped))
     lengths = ends - starts
-    found: dict[int, dict[str, list[int]]] = {}
+    sizes: set[int] = set()
+    hits: list[tuple[int, int, str]] = []
     for size, group in shaped.items():
         fits = lengths >= size
         lookups = int((lengths[fits] - (size - 1)).sum())
         if lookups * LOOKUP_COST > len(group) * len(text):
             continue  # cheaper to search for each value of this length
-        hits: dict[str, list[int]] = {}
-        for start, end in zip(starts[fits].tolist(), ends[fits].tolist(), strict=True):
-            for at in range(start, end - size + 1):
-                piece = text[at:at + size]
-                if piece in group:
-                    hits.setdefault(piece, []).append(at)
-        found[size] = hits
-    return found
+        sizes.add(size)
+        exact = lengths == size  # a run that is one value at most (every line of base64): one look-up
+        hits += [(at, at + size, piece) for at in starts[exact].tolist()
+                 if (piece := text[at:at + size]) in group]
+        longer = fits & ~exact
+        for start, end in zip(starts[longer].tolist(), ends[longer].tolist(), strict=True):
+            hits += [(at, at + size, piece) for at in range(start, end - size + 1)
+                     if (piece := text[at:at + size]) in group]
+    return sizes, hits
