@@ -33,7 +33,7 @@ from canal.presenter.scan import Indexer, StreamIndex
 from canal.presenter.sniff import classify
 from canal.presenter.textclean import TextCleaner
 
-MAX_BACKLOG = 16 * 1024 * 1024  # bytes received but not yet cleaned: past this, no more are taken
+MAX_BACKLOG = 8 * 1024 * 1024  # bytes received but not yet cleaned: past this, no more are taken
 
 
 @dataclass(frozen=True)
