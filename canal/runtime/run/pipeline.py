@@ -24,7 +24,6 @@ from canal.host.checkpoints import Checkpoint, CheckpointError
 from canal.host.files.errors import PathNotFound, PathOutsideWorkspace, SymlinkEscape
 from canal.host.forks import ForkError
 from canal.host.ports import Redactor
-from canal.host.redact import warm_up as warm_redactor
 from canal.host.trash.errors import CannotTrashWorkspace
 from canal.host.trash.limits import check_backup_size
 from canal.policy.decision import Decision
@@ -441,6 +440,10 @@ class Pipeline:
 def warm_up() -> None:
     """What a command's first big output would pay for (the redactor's numpy and rule gate), done
     ahead: a server calls this once no request waits."""
+    # imported here: importing it with this module moved the server's start-up imports about, and a
+    # request importing the policy during them could meet a partly imported one (canal.policy)
+    from canal.host.redact import warm_up as warm_redactor
+
     warm_redactor()
 
 
