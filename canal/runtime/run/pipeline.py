@@ -160,13 +160,18 @@ class Pipeline:
             result = self._exec(req, admitted.state, admitted.git_env, early)
             return self._complete(req, admitted, result, saved, early)
         finally:
-            early.close()
+            if early is not None:
+                early.close()
 
-    def _early_save(self, req: RunRequest, saved: Redactor) -> EarlySave:
+    def _early_save(self, req: RunRequest, saved: Redactor) -> EarlySave | None:
         """Stdout's save, begun while it arrives once it is longer than the sandbox layer holds in
-        memory (presenter/early.py), up to where its spool would drop the middle."""
-        return EarlySave(self.services.outputs_dir(req.ref.name), saved,
-                         req.presenter or self.services.config.presenter, start_after=OUTPUT_MEMORY_CAP,
+        memory (presenter/early.py), up to where its spool would drop the middle; None when the
+        presenter config says not to (``save_while_running``)."""
+        config = req.presenter or self.services.config.presenter
+        if not config.saves_while_running():
+            return None
+        return EarlySave(self.services.outputs_dir(req.ref.name), saved, config,
+                         start_after=OUTPUT_MEMORY_CAP,
                          stop_at=kept_as_it_came(self.services.config.storage.output_per_stream))
 
     def admit(self, req: RunRequest) -> Admitted | RunResult:
@@ -314,16 +319,17 @@ class Pipeline:
         return guard_env(self.services.project_dir if mounted else None, workdir, starts, dirs, given)
 
     def _exec(self, req: RunRequest, state: SessionState, git_env: Mapping[str, str],
-              early: EarlySave) -> ExecResult:
+              early: EarlySave | None) -> ExecResult:
         """Run it; an interrupt of the request (Ctrl-C, SIGTERM, a client gone) kills it in the sandbox.
         ``early`` is fed stdout as it arrives."""
         live = req.on_output
-
-        def on_output(stream: str, chunk: bytes) -> None:
-            if stream == "stdout":
-                early.feed(chunk)
-            if live is not None:
-                live(stream, chunk)
+        on_output = live
+        if early is not None:
+            def on_output(stream: str, chunk: bytes) -> None:
+                if stream == "stdout":
+                    early.feed(chunk)
+                if live is not None:
+                    live(stream, chunk)
 
         timeouts = self.services.config.timeouts
         container = req.ref.container
