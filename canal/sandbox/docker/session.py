@@ -148,7 +148,7 @@ class _Demux:
         self.agent_stderr = bytearray()
         self.first = bytearray()  # the first bytes of stdout, to explain an agent that never spoke
 
-    def _recv(self) -> None:
+    def _recv(self) -> bytes:
         try:
             chunk = self.sock.recv(RECV_BYTES)
         except TimeoutError as exc:
@@ -160,25 +160,35 @@ class _Demux:
         if not chunk:
             msg = "the session ended"
             raise SessionBroken(msg)
-        self.raw += chunk
+        return chunk
 
     def _fill(self) -> None:
-        self._recv()
-        raw, at = self.raw, 0
-        while len(raw) - at >= _HEADER.size:
-            stream, length = _HEADER.unpack_from(raw, at)
-            end = at + _HEADER.size + length
-            if end > len(raw):
-                break
-            payload = raw[at + _HEADER.size:end]
-            if stream == 1:
-                self.buf += payload
-                if len(self.first) < 512:
-                    self.first += payload[:512 - len(self.first)]
-            else:
-                self.agent_stderr = (self.agent_stderr + payload)[-8192:]
-            at = end
-        del raw[:at]
+        chunk = self._recv()
+        data: bytes | bytearray = chunk
+        if self.raw:  # the start of a frame came with the last receive
+            self.raw += chunk
+            data = self.raw
+        at = self._unpack(data)
+        self.raw = bytearray(data[at:])
+
+    def _unpack(self, data: bytes | bytearray) -> int:
+        """Every whole frame of ``data`` into ``buf`` (stdout) or ``agent_stderr``; where the rest starts.
+        Payloads are copied once, into ``buf``."""
+        at = 0
+        with memoryview(data) as view:
+            while len(data) - at >= _HEADER.size:
+                stream, length = _HEADER.unpack_from(data, at)
+                start, end = at + _HEADER.size, at + _HEADER.size + length
+                if end > len(data):
+                    break
+                if stream == 1:
+                    self.buf += view[start:end]
+                    if len(self.first) < 512:
+                        self.first += view[start:min(end, start + 512 - len(self.first))]
+                else:
+                    self.agent_stderr = (self.agent_stderr + view[start:end])[-8192:]
+                at = end
+        return at
 
     @property
     def pending(self) -> bool:
