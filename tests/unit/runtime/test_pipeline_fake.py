@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
+from pathlib import Path, PurePosixPath
+from typing import Any, Literal
 
 import pytest
 
 from canal.host.audit import AuditLog
+from canal.presenter import PresenterConfig
+from canal.presenter.early import EarlySave
 from canal.runtime.api import Canal
 from canal.runtime.settings.config import CanalConfig
-from canal.sandbox.fake import FakeBackend
+from canal.sandbox.fake import FakeBackend, FakeReply
 from canal.sandbox.result import ExecResult
 from tests.error_codes import raises_code
 
@@ -239,3 +241,51 @@ def test_the_intent_is_on_disk_before_the_command_starts(tmp_path: Path, state_d
     backend.audit = canal._services.audit
     assert canal.run("echo hi").status == "ok"
     assert backend.seen == [(True, False)]
+
+
+# the early save (presenter/early.py) through the pipeline -------------------------------------------
+
+TOKEN = "ghp_" + "a1B2" * 9
+BIG = "".join(f"line {i} of the log{' token ' + TOKEN if i % 97 == 0 else ''}\n"
+              for i in range(120_000)).encode()  # ~2.8 MB: spooled past the 1 MiB the fake holds
+
+
+def saved(canal: Canal, mode: Literal["always", "never"], adopted: list[bool],
+          monkeypatch: pytest.MonkeyPatch) -> bytes:
+    resume = EarlySave.resume
+
+    def spy(self: EarlySave, *args: Any) -> Any:
+        done = resume(self, *args)
+        adopted.append(done is not None)
+        return done
+
+    monkeypatch.setattr(EarlySave, "resume", spy)
+    backend = canal.backend
+    assert isinstance(backend, FakeBackend)
+    backend.on("bigcat", lambda _call: FakeReply(stdout=BIG))
+    result = canal.run("bigcat", presenter=PresenterConfig(save_while_running=mode))
+    assert result.status == "ok", result.text
+    assert result.output_file is not None
+    return (canal._services.outputs_dir(result.sandbox) / PurePosixPath(result.output_file).name).read_bytes()
+
+
+def test_the_output_saved_while_it_arrives_is_the_one_saved_at_the_end(
+        canal: Canal, monkeypatch: pytest.MonkeyPatch) -> None:
+    ahead: list[bool] = []
+    at_end: list[bool] = []
+    early = saved(canal, "always", ahead, monkeypatch)
+    late = saved(canal, "never", at_end, monkeypatch)
+    assert ahead == [True]  # adopted
+    assert at_end == []  # no early save at all
+    assert early == late
+    assert TOKEN.encode() not in early
+    assert early.count(b"\n") == BIG.count(b"\n")
+
+
+@pytest.mark.parametrize(("cpus", "expected"), [(2, False), (4, True), (16, True)])
+def test_auto_saves_while_running_only_with_cores_to_spare(monkeypatch: pytest.MonkeyPatch, cpus: int,
+                                                          expected: bool) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(cpus)))
+    assert PresenterConfig().saves_while_running() is expected
+    assert PresenterConfig(save_while_running="always").saves_while_running() is True
+    assert PresenterConfig(save_while_running="never").saves_while_running() is False
