@@ -12,7 +12,8 @@ Targets (issue 33): 64 MiB of logs within 2x, 8 MiB of base64 within 3x, 1 MB wi
 
 ``--against WORKTREE`` adds the ``canal`` of that worktree's ``.venv`` (the code before a change): a
 second project with the same files, its own runtime, state and config folders and so its own server
-and sandbox, run in the same rounds, the order turning each round, so both sides meet the same load.
+and sandbox, run in the same rounds, the order turning each round, so both sides meet the same load;
+``docker exec`` runs in each side's sandbox in turn.
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def run(sides: list[Side], args: argparse.Namespace) -> None:
         for _ in range(2):  # sandbox made, server started, policy compiled
             timed([side.canal, "run", "--", "true"], side.env, side.project)
     project = sides[0].project
-    container = f"canal-{project_key(project)}-default"
+    containers = [f"canal-{project_key(side.project)}-default" for side in sides]
     print(f"python {sys.version.split()[0]}, rounds {args.rounds}")
     for spec, name in names:
         docker: list[float] = []
@@ -89,7 +90,10 @@ def run(sides: list[Side], args: argparse.Namespace) -> None:
         before = " ".join(f"{x:.2f}" for x in os.getloadavg())
         for r in range(args.rounds):
             steps = [(side.samples, [side.canal, "run", "--", "cat", name], side) for side in sides]
-            steps.append((docker, ["docker", "exec", "-w", "/workspace", container, "cat", name], sides[0]))
+            # docker exec in each side's sandbox in turn: neither side's is the only one it loads
+            which = r % len(sides)
+            docker_argv = ["docker", "exec", "-w", "/workspace", containers[which], "cat", name]
+            steps.append((docker, docker_argv, sides[which]))
             turn = r % len(steps)
             for samples, argv, side in steps[turn:] + steps[:turn]:
                 samples.append(timed(argv, side.env, side.project))

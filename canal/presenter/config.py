@@ -13,7 +13,6 @@ Per call: ``config.model_copy(update={"max_lines": 500})``.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Literal
 
@@ -22,7 +21,6 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from canal.presenter.runners import DEFAULT_RUNNERS
 
 KIB = 1024
-SAVE_AHEAD_CPUS = 4
 
 
 @dataclass(frozen=True)
@@ -69,10 +67,10 @@ class PresenterConfig(BaseModel):
     # A spooled output is hard-linked into the output folder when it is on the same filesystem
     # (no copy of a 1 GB log); false always copies (in the kernel when it can).
     link_spooled: bool = True
-    # Save a long text output redacted while it still arrives (presenter/early.py): a gain only with a
-    # core to spare. auto: when this process may run on SAVE_AHEAD_CPUS or more (on two busy cores it
-    # measured 9-14% slower: docs/benchmarks.md, "Big outputs")
-    save_while_running: Literal["auto", "always", "never"] = "auto"
+    # Save a long text output redacted while it still arrives (presenter/early.py). Off: on two shared
+    # cores it measured no faster, up to 14% slower under load (docs/benchmarks.md, "Big outputs"); it
+    # can only gain where a core is free for it while the output arrives
+    save_while_running: bool = False
 
     @model_validator(mode="after")
     def _fits(self) -> PresenterConfig:
@@ -86,11 +84,6 @@ class PresenterConfig(BaseModel):
             msg = "stderr_head_lines + stderr_tail_lines must not exceed stderr_max_lines"
             raise ValueError(msg)
         return self
-
-    def saves_while_running(self) -> bool:
-        if self.save_while_running != "auto":
-            return self.save_while_running == "always"
-        return len(os.sched_getaffinity(0)) >= SAVE_AHEAD_CPUS
 
     def stdout_limits(self) -> StreamLimits:
         return StreamLimits(self.max_lines, self.head_lines, self.tail_lines, self.max_bytes,

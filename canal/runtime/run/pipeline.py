@@ -168,7 +168,7 @@ class Pipeline:
         memory (presenter/early.py), up to where its spool would drop the middle; None when the
         presenter config says not to (``save_while_running``)."""
         config = req.presenter or self.services.config.presenter
-        if not config.saves_while_running():
+        if not config.save_while_running:
             return None
         return EarlySave(self.services.outputs_dir(req.ref.name), saved, config,
                          start_after=OUTPUT_MEMORY_CAP,

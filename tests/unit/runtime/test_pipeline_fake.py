@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal
+from typing import Any
 
 import pytest
 
@@ -250,7 +250,7 @@ BIG = "".join(f"line {i} of the log{' token ' + TOKEN if i % 97 == 0 else ''}\n"
               for i in range(120_000)).encode()  # ~2.8 MB: spooled past the 1 MiB the fake holds
 
 
-def saved(canal: Canal, mode: Literal["always", "never"], adopted: list[bool],
+def saved(canal: Canal, ahead: bool, adopted: list[bool],
           monkeypatch: pytest.MonkeyPatch) -> bytes:
     resume = EarlySave.resume
 
@@ -263,7 +263,7 @@ def saved(canal: Canal, mode: Literal["always", "never"], adopted: list[bool],
     backend = canal.backend
     assert isinstance(backend, FakeBackend)
     backend.on("bigcat", lambda _call: FakeReply(stdout=BIG))
-    result = canal.run("bigcat", presenter=PresenterConfig(save_while_running=mode))
+    result = canal.run("bigcat", presenter=PresenterConfig(save_while_running=ahead))
     assert result.status == "ok", result.text
     assert result.output_file is not None
     return (canal._services.outputs_dir(result.sandbox) / PurePosixPath(result.output_file).name).read_bytes()
@@ -273,19 +273,10 @@ def test_the_output_saved_while_it_arrives_is_the_one_saved_at_the_end(
         canal: Canal, monkeypatch: pytest.MonkeyPatch) -> None:
     ahead: list[bool] = []
     at_end: list[bool] = []
-    early = saved(canal, "always", ahead, monkeypatch)
-    late = saved(canal, "never", at_end, monkeypatch)
+    early = saved(canal, True, ahead, monkeypatch)
+    late = saved(canal, False, at_end, monkeypatch)
     assert ahead == [True]  # adopted
     assert at_end == []  # no early save at all
     assert early == late
     assert TOKEN.encode() not in early
     assert early.count(b"\n") == BIG.count(b"\n")
-
-
-@pytest.mark.parametrize(("cpus", "expected"), [(2, False), (4, True), (16, True)])
-def test_auto_saves_while_running_only_with_cores_to_spare(monkeypatch: pytest.MonkeyPatch, cpus: int,
-                                                          expected: bool) -> None:
-    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(cpus)))
-    assert PresenterConfig().saves_while_running() is expected
-    assert PresenterConfig(save_while_running="always").saves_while_running() is True
-    assert PresenterConfig(save_while_running="never").saves_while_running() is False
