@@ -161,7 +161,7 @@ WARMED = ("import sys; from canal.host.redact import prefilter; {call}; "
 
 @pytest.mark.parametrize("call", [
     "from canal.host.redact import warm_up; warm_up()",
-    "from canal.cli.served import preload_later; preload_later()",  # a server, once no request waits
+    "from canal.cli.served import preload; [step() for step in preload()]",  # a server, when no request runs
 ])
 def test_warming_up_does_what_the_first_long_text_would(call: str) -> None:
     # numpy's import and the rule gate's compile (0.2-0.4 s) are paid by whoever saves the first long
