@@ -54,6 +54,8 @@ class Daemon:
         self._listener: socket.socket | None = None
         self._sock_ino: int | None = None
         self._guard = threading.Lock()
+        # held while a step of loading ahead runs (when_quiet): a request's handler starts after it
+        self._loading = threading.Lock()
         self._active: set[Connection] = set()
         self._waiting: set[Connection] = set()  # kept connections between two requests
         self._last_activity = time.monotonic()
@@ -106,6 +108,16 @@ class Daemon:
             self.accepted += 1
             threading.Thread(target=self._connection, args=(sock,), name="canal-request", daemon=True).start()
         self._drain()
+
+    def when_quiet(self, step: Callable[[], object]) -> bool:
+        """Run ``step`` (loading ahead) now if no request is being served; False when one is (nothing
+        ran). A request arriving meanwhile starts its handler once the step is over: two threads
+        importing the same packages at once can be handed a partly imported one."""
+        with self._loading:
+            if not self.quiet():
+                return False
+            step()
+            return True
 
     def quiet(self) -> bool:
         """True while no request is being served (a kept connection waiting for its next is quiet)."""
@@ -217,6 +229,8 @@ class Daemon:
         keep = op == "api" and request.get("keep") is True
         conn.start_reader(kept=keep)
         current: dict[str, Any] | None = request
+        with self._loading:  # a step of loading ahead ends first (when_quiet)
+            pass
         while current is not None:
             self.served += 1
             code = handler(conn, current)

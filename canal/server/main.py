@@ -63,7 +63,7 @@ def _open_log(path: str) -> TextIO:
     return os.fdopen(fd, "w", buffering=1, encoding="utf-8", errors="backslashreplace")
 
 
-def _preload(quiet: Callable[[], bool], resources: Resources) -> None:
+def _preload(when_quiet: Callable[[Callable[[], object]], bool], resources: Resources) -> None:
     """Load what requests need (the CLI says what, in steps: ``cli_op.ServedCli.preload``), then make
     the warm pools (which remove what a crashed server left), each step only while no request runs. A
     request's own thread loads what it needs; a step beside it would take the CPU it waits for: a new
@@ -78,21 +78,20 @@ def _preload(quiet: Callable[[], bool], resources: Resources) -> None:
         log.exception("preloading failed (requests will load it)")
         return
     for step in steps:
-        _wait_quiet(quiet)
         try:
-            step()
+            _when_quiet(when_quiet, step)
         except Exception:
             log.exception("preloading failed (requests will load it)")
             return
-    _wait_quiet(quiet)
     try:
-        resources.pools()
+        _when_quiet(when_quiet, resources.pools)
     except Exception as exc:  # no engine yet: the first sandbox a pool can serve makes them
         log.info("the warm pools were not made ahead: %s", exc)
 
 
-def _wait_quiet(quiet: Callable[[], bool]) -> None:
-    while not quiet():
+def _when_quiet(when_quiet: Callable[[Callable[[], object]], bool], step: Callable[[], object]) -> None:
+    """``step``, once no request runs (a request arriving meanwhile waits for it: ``Daemon.when_quiet``)."""
+    while not when_quiet(step):
         time.sleep(PRELOAD_WAIT_S)
 
 
@@ -137,7 +136,7 @@ def main(argv: list[str] | None = None) -> None:
     faulthandler.register(signal.SIGUSR1, file=log_stream, all_threads=True)  # a stack dump on demand
     signal.signal(signal.SIGTERM, lambda *_: daemon.stop("SIGTERM"))
     signal.signal(signal.SIGINT, lambda *_: daemon.stop("SIGINT"))
-    preload = threading.Thread(target=_preload, args=(daemon.quiet, resources), name="canal-preload",
+    preload = threading.Thread(target=_preload, args=(daemon.when_quiet, resources), name="canal-preload",
                                daemon=True)
     preload.start()
     daemon.serve()

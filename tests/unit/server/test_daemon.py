@@ -251,3 +251,70 @@ def test_an_api_client_dropped_without_close_closes_its_connection(api_client: t
     while daemon._waiting and time.monotonic() < deadline:
         time.sleep(0.01)
     assert not daemon._waiting  # the server saw the connection end: its thread is gone
+
+
+def test_a_request_arriving_while_a_load_step_runs_waits_for_it(paths: ServerPaths) -> None:
+    """The server loads modules ahead in a thread, one step at a time while no request runs; a request
+    arriving during a step starts its handler only once the step is over, so two threads never import
+    the same packages at once (Python can then hand one of them a partly imported package)."""
+    order: list[str] = []
+    release = threading.Event()
+
+    def handler(conn: Connection, request: dict[str, Any]) -> int:
+        order.append("handler")
+        return 0
+
+    def step() -> None:
+        order.append("step started")
+        release.wait(10)
+        order.append("step done")
+
+    daemon = Daemon(paths, BUILD, {"cli": handler})
+    assert daemon.acquire()
+    serving = threading.Thread(target=daemon.serve, daemon=True)
+    serving.start()
+    loading = threading.Thread(target=lambda: daemon.when_quiet(step), daemon=True)
+    loading.start()
+    try:
+        while "step started" not in order:
+            time.sleep(0.01)
+        caller = threading.Thread(target=call, args=(paths, {"op": "cli", "argv": []}), daemon=True)
+        caller.start()
+        time.sleep(0.3)  # the request is in: its handler must not run beside the step
+        assert order == ["step started"]
+        release.set()
+        caller.join(10)
+        assert order == ["step started", "step done", "handler"]
+        assert daemon.when_quiet(step) is True  # quiet again: a step runs
+    finally:
+        release.set()
+        daemon.stop("test over")
+        serving.join(10)
+
+
+def test_no_load_step_starts_while_a_request_runs(paths: ServerPaths) -> None:
+    inside = threading.Event()
+    release = threading.Event()
+
+    def handler(conn: Connection, request: dict[str, Any]) -> int:
+        inside.set()
+        release.wait(10)
+        return 0
+
+    daemon = Daemon(paths, BUILD, {"cli": handler})
+    assert daemon.acquire()
+    serving = threading.Thread(target=daemon.serve, daemon=True)
+    serving.start()
+    try:
+        caller = threading.Thread(target=call, args=(paths, {"op": "cli", "argv": []}), daemon=True)
+        caller.start()
+        assert inside.wait(10)
+        ran: list[str] = []
+        assert daemon.when_quiet(lambda: ran.append("step")) is False
+        assert ran == []
+        release.set()
+        caller.join(10)
+    finally:
+        release.set()
+        daemon.stop("test over")
+        serving.join(10)
