@@ -5,6 +5,7 @@ later names it, so a command cannot hide files from the next checkpoint by editi
 from __future__ import annotations
 
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 
@@ -68,7 +69,25 @@ class Ignorer:
             text = os.read(fd, _MAX_IGNORE_BYTES).decode("utf-8", "replace")
         finally:
             os.close(fd)
-        return parent.child(rel, pathspec.GitIgnoreSpec.from_lines(text.splitlines()))
+        return parent.child(rel, _spec(text.splitlines()))
+
+
+def _spec(lines: list[str]) -> pathspec.GitIgnoreSpec:
+    """The rules of a .gitignore; a line git rejects (a pattern ending in a lone backslash, a range
+    such as ``[z-a]``) never matches in git and the others still apply: so here (the workspace's own
+    file, which the agent writes, must not make every checkpoint fail)."""
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines)
+    except (ValueError, re.error):  # pathspec's GitIgnorePatternError, or its regex's, at the first
+        return pathspec.GitIgnoreSpec.from_lines([line for line in lines if _valid(line)])
+
+
+def _valid(line: str) -> bool:
+    try:
+        pathspec.GitIgnoreSpec.from_lines([line])
+    except (ValueError, re.error):
+        return False
+    return True
 
 
 def _is_regular(fd: int) -> bool:

@@ -27,6 +27,20 @@ def test_gitignored_paths_are_named_not_covered(workspace: Path, make_store: Mak
     assert cp.not_covered_total == 2
 
 
+def test_a_gitignore_line_git_rejects_is_skipped_as_git_skips_it(workspace: Path,
+                                                                   make_store: MakeStore) -> None:
+    """A pattern ending in a lone backslash, or with a range backwards, is invalid: git never matches
+    it and keeps the others. A command writing one must not make every later checkpoint (and so every
+    command) fail."""
+    (workspace / ".gitignore").write_bytes(b"*.log\nfoo\\\n[z-a]\n")
+    (workspace / "x.log").write_text("log")
+    (workspace / "foo").write_text("not ignored")
+    (workspace / "z").write_text("not ignored")
+    cp = make_store().take(kind="run")
+    assert {n.path: n.reason for n in cp.not_covered} == {"x.log": ".gitignore"}
+    assert {"foo", "z"} <= set(make_store().manifest(cp))
+
+
 def test_a_covered_file_stays_covered_when_gitignore_later_names_it(workspace: Path,
                                                                     make_store: MakeStore) -> None:
     store = make_store()
