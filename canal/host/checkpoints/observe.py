@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from canal.host.checkpoints.objects import ObjectStore
@@ -62,8 +63,8 @@ class Observer:
             assert self.verify_later is not None
             self.verify_later()
         if not pending.folders and not pending.reread:
-            return ScanResult(index=state.index, not_covered=state.not_covered, files=state.files,
-                              bytes=state.bytes, frames=state.frames)
+            # the last state as it is (its dicts are never changed once stored), nothing touched
+            return replace(state, added_bytes=0, hashed=0, dirty=False, walked=[], touched=set())
         scanner = Scanner(self.workspace, self.settings, self.objects if store else None, items,
                           watch=watch, reread=frozenset(pending.reread))
         result = rescan(scanner, state, pending.folders)

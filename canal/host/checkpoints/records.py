@@ -17,9 +17,9 @@ import json
 import marshal
 import sys
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -106,14 +106,39 @@ def write_manifest(folder: Path, entries: Mapping[str, Entry],
     """Store ``entries``; returns (name, depth). With a ``parent`` (name, depth, its entries) and few
     differences, only the differences are written (a delta naming its parent by hash); every
     ``max_depth`` deltas (at most ``MAX_CHAIN``) a full manifest starts a new chain."""
-    if parent is not None and parent[1] < min(max_depth, MAX_CHAIN):
-        name, depth, prev = parent
-        changed = {p: e for p, e in entries.items() if prev.get(p) != e}
-        gone = sorted(p for p in prev if p not in entries)
-        if len(changed) + len(gone) <= max(16, len(entries) // 8):
-            doc = {"version": 1, "parent": name, "depth": depth + 1, "set": changed, "del": gone}
-            return _put(folder, doc, durable), depth + 1
-    return _put(folder, {"version": 1, "depth": 0, "entries": entries}, durable), 0
+    delta = None
+    if parent is not None and deltas_left(parent[1], max_depth):
+        prev = parent[2]
+        delta = Delta({p: e for p, e in entries.items() if prev.get(p) != e},
+                      [p for p in prev if p not in entries], len(entries))
+    return write_delta(folder, parent[:2] if parent else None, delta, lambda: entries, durable=durable)
+
+
+class Delta(NamedTuple):
+    """What differs from a parent state: the entries set (new or changed) and the paths gone, and how
+    many entries the new state has (a delta is written only when it is small beside that)."""
+
+    set: Mapping[str, Entry]
+    gone: list[str]
+    total: int
+
+
+def deltas_left(depth: int, max_depth: int = MAX_DEPTH) -> bool:
+    """Whether a delta may stand on a manifest of ``depth`` (else a full one starts a new chain)."""
+    return depth < min(max_depth, MAX_CHAIN)
+
+
+def write_delta(folder: Path, parent: tuple[str, int] | None, delta: Delta | None,
+                entries: Callable[[], Mapping[str, Entry]], *, durable: bool = True) -> tuple[str, int]:
+    """``write_manifest`` with the differences already known (the watched store finds them among the
+    paths its scan touched): a delta of ``parent`` (name, depth) when it is small enough, else the full
+    manifest of ``entries()``."""
+    small = delta is not None and len(delta.set) + len(delta.gone) <= max(16, delta.total // 8)
+    if parent is not None and delta is not None and small:
+        doc = {"version": 1, "parent": parent[0], "depth": parent[1] + 1, "set": dict(delta.set),
+               "del": sorted(delta.gone)}
+        return _put(folder, doc, durable), parent[1] + 1
+    return _put(folder, {"version": 1, "depth": 0, "entries": entries()}, durable), 0
 
 
 CHUNK = 1000  # entries per json.dumps call of a full manifest

@@ -6,6 +6,11 @@ or a file the watch saw written, is read again); folders new since are walked wh
 entries gone are dropped with everything below them. Every other path keeps its last entry: the watch
 vouches that nothing happened to it. ``None`` when a folder cannot be opened the safe way (it moved
 under us): the caller then walks everything.
+
+What it costs follows what changed, not the workspace's size: a folder's old entries are found in the
+state's list of them (``kids``), and the result names every path it removed or put back (``touched``),
+so the totals, ``dirty`` and the store's delta are worked out from those paths alone
+(tests/unit/checkpoints/test_incremental.py compares all of it with a walk of everything).
 """
 
 from __future__ import annotations
@@ -19,16 +24,17 @@ from canal.host.checkpoints.watch import parent
 
 
 def rescan(scanner: Scanner, last: ScanResult, folders: Iterable[str]) -> ScanResult | None:
-    known = frozenset(last.frames)
+    known = last.frames
     dirty = sorted((f for f in set(folders) if f in known), key=lambda f: (f.count("/"), f))
-    out = ScanResult(index=dict(last.index), not_covered=list(last.not_covered), frames=dict(last.frames))
-    scanner.known_dirs = known
+    out = ScanResult(index=dict(last.index), not_covered=list(last.not_covered), frames=dict(last.frames),
+                     kids=dict(last.kids))
+    scanner.known_dirs = frozenset(known)
     listed = set(dirty)
-    before = {p for p in last.index if p.rpartition("/")[0] in listed}  # (index paths: no trailing /)
-    children: dict[str, list[str]] = {}
-    for p in before:
-        del out.index[p]
-        children.setdefault(p.rpartition("/")[0], []).append(p)
+    touched: set[str] = set()
+    for rel in dirty:  # a listed folder's entries are what its listing finds now
+        for p in last.kids.get(rel, ()):
+            del out.index[p]
+            touched.add(p)
     out.not_covered = [n for n in out.not_covered if parent(n[0]) not in listed]
     for rel in dirty:
         if rel and rel not in out.frames:
@@ -40,14 +46,16 @@ def rescan(scanner: Scanner, last: ScanResult, folders: Iterable[str]) -> ScanRe
             scanner.watch.folder(fd, rel)  # known path is a new inode that no watch covers yet
         up = out.frames[parent(rel)] if rel else Frame("", None)
         scanner.walk(out, [(rel, fd, up)])
-        mine = children.get(rel, [])
-        if any(p in known and p in out.index and out.index[p][1][0] != "d" for p in mine):
+        before = last.kids.get(rel, [])
+        if any(p in known and p in out.index and out.index[p][1][0] != "d" for p in before):
             return None  # a folder replaced by a file or a link: walk everything
-        gone = sorted(p for p in mine if p not in out.index)
+        gone = [p for p in before if p not in out.index]
         if gone:
-            out.dirty = True
-            _drop(out, gone, scanner)
-    _totals(out, scanner)
+            _drop(out, gone, scanner, touched)
+    for folder in out.walked:  # what the listings put back (a folder new since: all of it)
+        touched.update(out.kids.get(folder, ()))
+    out.touched = touched
+    _totals(out, last, scanner)
     return out
 
 
@@ -68,29 +76,45 @@ def _open_below(scanner: Scanner, rel: str) -> int | None:
     return fd
 
 
-def _drop(out: ScanResult, gone: list[str], scanner: Scanner) -> None:
-    """Remove vanished entries and, for folders, everything that was below them."""
-    folders = tuple(f"{p}/" for p in gone if p in out.frames)
+def _drop(out: ScanResult, gone: list[str], scanner: Scanner, touched: set[str]) -> None:
+    """Remove vanished entries and, for folders, everything that was below them (found through the
+    state's ``kids``, not by searching every path)."""
     removed = list(gone)
+    stack = [p for p in gone if p in out.frames]
+    folders = tuple(f"{p}/" for p in stack)
+    while stack:
+        folder = stack.pop()
+        out.frames.pop(folder, None)
+        for p in out.kids.pop(folder, ()):
+            removed.append(p)
+            if p in out.frames:
+                stack.append(p)
     if folders:
-        removed += [p for p in out.index if p.startswith(folders)]
-        for f in [f for f in out.frames if f in gone or f.startswith(folders)]:
-            del out.frames[f]
         out.not_covered = [n for n in out.not_covered if not n[0].startswith(folders)]
     for p in removed:
         out.index.pop(p, None)
+    touched.update(removed)
     if scanner.watch is not None:
         scanner.watch.forget(removed)
 
 
-def _totals(out: ScanResult, scanner: Scanner) -> None:
-    files = 0
-    size = 0
-    for _, entry in out.index.values():
-        if entry[0] != "d":
+def _totals(out: ScanResult, last: ScanResult, scanner: Scanner) -> None:
+    """The last state's totals, amended at the touched paths; ``dirty`` when any of them differs."""
+    files, size, dirty = last.files, last.bytes, False
+    old_get, new_get = last.index.get, out.index.get
+    assert out.touched is not None
+    for p in out.touched:
+        old, new = old_get(p), new_get(p)
+        if old == new:
+            continue
+        dirty = True
+        if old is not None and old[1][0] != "d":
+            files -= 1
+            size -= old[1][2]
+        if new is not None and new[1][0] != "d":
             files += 1
-            size += entry[2]
-    out.files, out.bytes = files, size
+            size += new[1][2]
+    out.files, out.bytes, out.dirty = files, size, dirty
     settings = scanner.settings
     if files > settings.max_files:
         msg = f"more than {settings.max_files} files (checkpoints.max_files)"

@@ -42,6 +42,11 @@ class ScanResult:
     hashed: int = 0
     dirty: bool = False  # differs from the cache it started from (an entry or a stat key)
     frames: dict[str, Frame] = field(default_factory=dict)  # each walked folder's .gitignore rules
+    kids: dict[str, list[str]] = field(default_factory=dict)  # each covered folder's paths in ``index``
+    walked: list[str] = field(default_factory=list)  # the folders this scan listed
+    # the paths whose item may differ from the state a partial scan amended (rescan.py), so what
+    # changed is found among them alone; None after a walk of everything (compare every path)
+    touched: set[str] | None = None
 
     @property
     def entries(self) -> dict[str, Entry]:
@@ -110,13 +115,15 @@ class Scanner:
             items = list(it)
         frame = self.ignorer.frame_for(parent, rel, fd, {e.name for e in items})
         out.frames[rel] = frame
+        out.walked.append(rel)
         prefix = f"{rel}/" if rel else ""
         cached = self.cache.get
         index = out.index
         watch = self.watch
         reread = self.reread
-        for item in items:  # the fast path (an unchanged file) stays inline: it runs 20,000 times
-            path = prefix + item.name
+        paths = [prefix + item.name for item in items]
+        # the fast path (an unchanged file) stays inline: it runs 20,000 times
+        for path, item in zip(paths, items, strict=True):
             if watch is not None and not item.is_dir(follow_symlinks=False):
                 watch.file(fd, item.name, path)  # before looking: a later change raises an event
             try:
@@ -143,6 +150,8 @@ class Scanner:
                 self._dir(fd, item.name, path, st, frame, out, stack, old)
             else:
                 self._leaf(fd, item.name, path, st, old, out, start)
+        # (a partial scan removed the folder's old entries first: what is in the index is this listing)
+        out.kids[rel] = [path for path in paths if path in index]
 
     def _excluded(self, frame: Frame, path: str, is_dir: bool) -> str | None:
         return self.ignorer.configured_reason(path, is_dir) or (

@@ -52,9 +52,12 @@ from canal.host.checkpoints.picking import pick_undo, prune_refused, store_full,
 from canal.host.checkpoints.records import (
     MAX_CHAIN,
     MAX_DEPTH,
+    Delta,
     Keys,
+    deltas_left,
     read_index,
     read_record,
+    write_delta,
     write_index,
     write_manifest,
     write_record,
@@ -237,14 +240,32 @@ class CheckpointStore:
             return (*write_manifest(self.manifests_dir, result.entries, durable=False), [])
         if not result.dirty:
             return last, depth, []
+        max_depth = MAX_CHAIN if self._upkeep is not None else MAX_DEPTH
+        if result.touched is not None:  # a partial scan: what changed is among the paths it touched
+            return self._delta_for(result, result.touched, last, depth, items, max_depth)
         entries = result.entries
         prev = entries_of(items)
         if prev == entries:
             return last, depth, []
         private_dir(self.manifests_dir)
         name, new_depth = write_manifest(self.manifests_dir, entries, (last, depth, prev), durable=False,
-                                         max_depth=MAX_CHAIN if self._upkeep is not None else MAX_DEPTH)
+                                         max_depth=max_depth)
         return name, new_depth, compare.changes(prev, entries)
+
+    def _delta_for(self, result: ScanResult, touched: set[str], last: str, depth: int,
+                   items: dict[str, IndexItem], max_depth: int) -> tuple[str, int, builtins.list[Change]]:
+        """``_manifest_for`` from the touched paths alone: the same manifest, byte for byte."""
+        old = {p: items[p][1] for p in touched if p in items}
+        new = {p: result.index[p][1] for p in touched if p in result.index}
+        changed = {p: e for p, e in new.items() if old.get(p) != e}
+        gone = [p for p in old if p not in new]
+        if not changed and not gone:
+            return last, depth, []
+        private_dir(self.manifests_dir)
+        delta = Delta(changed, gone, len(result.index)) if deltas_left(depth, max_depth) else None
+        name, new_depth = write_delta(self.manifests_dir, (last, depth), delta, lambda: result.entries,
+                                      durable=False)
+        return name, new_depth, compare.changes(old, new)
 
     def _record(self, kind: Kind, command: str, actor: str, manifest: str, result: ScanResult,
                 found: builtins.list[Change], note: str, pinned: bool) -> Checkpoint:
