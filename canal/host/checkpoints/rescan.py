@@ -51,7 +51,10 @@ def rescan(scanner: Scanner, last: ScanResult, folders: Iterable[str]) -> ScanRe
             return None  # a folder replaced by a file or a link: walk everything
         gone = [p for p in before if p not in out.index]
         if gone:
-            _drop(out, gone, scanner, touched)
+            # a file still there but left out now (over the size cap, unreadable) keeps its watch, as a
+            # walk keeps it: its return under the cap raises no event in the folder
+            there = {n[0] for n in out.not_covered if parent(n[0]) == rel}
+            _drop(out, gone, scanner, touched, there)
     for folder in out.walked:  # what the listings put back (a folder new since: all of it)
         touched.update(out.kids.get(folder, ()))
     out.touched = touched
@@ -76,9 +79,10 @@ def _open_below(scanner: Scanner, rel: str) -> int | None:
     return fd
 
 
-def _drop(out: ScanResult, gone: list[str], scanner: Scanner, touched: set[str]) -> None:
+def _drop(out: ScanResult, gone: list[str], scanner: Scanner, touched: set[str], there: set[str]) -> None:
     """Remove vanished entries and, for folders, everything that was below them (found through the
-    state's ``kids``, not by searching every path)."""
+    state's ``kids``, not by searching every path). ``there``: paths still in the folder, left out now,
+    whose watch stays."""
     removed = list(gone)
     stack = [p for p in gone if p in out.frames]
     folders = tuple(f"{p}/" for p in stack)
@@ -95,7 +99,7 @@ def _drop(out: ScanResult, gone: list[str], scanner: Scanner, touched: set[str])
         out.index.pop(p, None)
     touched.update(removed)
     if scanner.watch is not None:
-        scanner.watch.forget(removed)
+        scanner.watch.forget([p for p in removed if p not in there])
 
 
 def _totals(out: ScanResult, last: ScanResult, scanner: Scanner) -> None:

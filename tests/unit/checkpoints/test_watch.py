@@ -325,3 +325,23 @@ def test_a_failed_walk_beside_the_commands_leaves_the_next_checkpoint_to_walk(
     folders_listed.clear()
     assert len(same_as_a_walk(tmp_path, ws, watched, folders_listed)) == 9  # a walk of everything
     assert "beside the commands failed" in watched.watch_note
+
+
+def test_a_file_back_under_the_size_cap_is_seen(tmp_path: Path, ws: Path) -> None:
+    """A file that grew past the cap is left out, but it is still there: its watch must stay, so that
+    its return under the cap is seen (it was forgotten with the paths gone, and the checkpoints after
+    missed the file until the minute's walk)."""
+    settings = CheckpointSettings(max_file_bytes=100)
+    store = CheckpointStore(tmp_path / "capped", ws, settings, KEYS, watch=True)
+    walked = CheckpointStore(tmp_path / "capped-walker", ws, settings, KEYS)
+    try:
+        store.take(kind="run")
+        (ws / "d1" / "f0.txt").write_bytes(b"x" * 500)
+        assert "d1/f0.txt" not in store.manifest(store.take(kind="run"))
+        (ws / "d1" / "f0.txt").write_bytes(b"back under the cap\n")
+        cp = store.take(kind="run")
+        assert store.watch_note == ""
+        assert store.manifest(cp) == walked.manifest(walked.take(kind="run"))
+        assert "d1/f0.txt" in store.manifest(cp)
+    finally:
+        store.close()
