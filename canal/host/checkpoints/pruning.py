@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 from canal.core.fsutil import atomic_write
 from canal.host.checkpoints import retention, sweep
 from canal.host.checkpoints.errors import CheckpointError
-from canal.host.checkpoints.records import read_record, write_manifest
+from canal.host.checkpoints.records import index_bytes, read_record, write_manifest
 from canal.host.checkpoints.scan import Over, Scanner, entries_of
 
 if TYPE_CHECKING:
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("canal.checkpoints")
 PRUNE, REBASE, VERIFY = "pruning", "writing a full manifest", "the minute's walk"
+INDEX = "writing the stat cache"
 
 
 class Upkeep:
@@ -74,7 +75,7 @@ class Upkeep:
 
     def _run(self) -> None:
         tasks: dict[str, Callable[[CheckpointStore], object]] = {PRUNE: prune, REBASE: rebase,
-                                                                  VERIFY: verify}
+                                                                  VERIFY: verify, INDEX: write_index}
         try:
             while True:
                 with self._guard:
@@ -116,6 +117,25 @@ def verify(store: CheckpointStore) -> None:
     moved += [path for path in items if path not in found]
     with store.locked():
         store.observer.verified(watch, moved)
+
+
+def write_index(store: CheckpointStore) -> None:
+    """Write the stat cache (index.json) of the last stored state: made without the lock (30-46 ms of
+    marshal and HMAC at 20,000 entries, once every 30 s on the command path before), written under it
+    if the manifest it names is still there (a prune on the command path could have swept it: the next
+    checkpoint's delta would stand on nothing). Commands gone on meanwhile leave it behind: asked again
+    30 s later, as a cache it only has to name a state that exists."""
+    with store.locked():
+        state = store._cache
+    if state is None:
+        return
+    manifest, depth, items = state
+    payload = index_bytes(store.settings_hash, manifest, items, store.keys, depth)
+    with store.locked():
+        if store._cache is None or not (store.manifests_dir / f"{manifest}.z").exists():
+            return
+        store._write_index(manifest, depth, items, payload)
+        store._index_behind = store._cache is not state
 
 
 def rebase(store: CheckpointStore) -> None:

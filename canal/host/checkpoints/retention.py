@@ -61,8 +61,9 @@ def due(store: CheckpointStore) -> bool:
     if not paths:
         return False
     with contextlib.suppress(CheckpointStoreCorrupt, ValueError):
-        oldest = read_record(paths[0], store.keys)
-        return _age_s(oldest.created_at) > max(settings.keep_days * DAY_S, settings.floor_hours * HOUR_S)
+        if store.oldest is None or store.oldest[0] != paths[0].name:  # read once, not at every command
+            store.oldest = (paths[0].name, read_record(paths[0], store.keys).created_at)
+        return _age_s(store.oldest[1]) > max(settings.keep_days * DAY_S, settings.floor_hours * HOUR_S)
     return False
 
 

@@ -326,3 +326,89 @@ def test_a_full_manifest_swept_before_it_is_stood_on_is_not_used(tmp_path: Path,
         assert all(cp.manifest != swept[0] for cp in store.list())
     finally:
         store.close()
+
+
+@pytest.fixture
+def index_writes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The thread that wrote each stat cache (index.json) of a store."""
+    from canal.host.checkpoints import store as store_module
+
+    threads: list[str] = []
+    real: Callable[..., Any] = store_module.CheckpointStore._write_index
+
+    def spy(self: CheckpointStore, *args: Any, **kwargs: Any) -> None:
+        threads.append(threading.current_thread().name)
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(store_module.CheckpointStore, "_write_index", spy)
+    return threads
+
+
+def index_is_the_state(store: CheckpointStore) -> None:
+    loaded = read_index(store.index_path, store.settings_hash, store.keys)
+    assert loaded is not None
+    assert store._cache is not None
+    assert loaded[0] == store._cache[0]
+    assert loaded[2] == store._cache[2]
+    assert read_manifest(store.manifests_dir, loaded[0]) == {p: it[1] for p, it in loaded[2].items()}
+
+
+@watching
+def test_the_stat_cache_is_written_off_the_command_path(tmp_path: Path, ws: Path, index_writes: list[str],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from canal.host.checkpoints import store as store_module
+
+    store = CheckpointStore(tmp_path / "store", ws, CheckpointSettings(), KEYS, watch=True)
+    try:
+        store.take(kind="run")
+        store.settle()
+        index_is_the_state(store)
+        monkeypatch.setattr(store_module, "INDEX_EVERY_S", 0.0)  # due at every checkpoint
+        for i in range(3):
+            (ws / "src" / "f3.txt").write_text(f"round {i}\n")
+            store.take(kind="run", command=f"step {i}")
+            store.settle()
+            index_is_the_state(store)
+        assert index_writes == ["canal-checkpoint-upkeep"] * 4
+    finally:
+        store.close()
+
+
+@watching
+def test_a_stat_cache_naming_a_swept_manifest_is_not_written(tmp_path: Path, ws: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Made without the lock, the stat cache is written under it only if the manifest it names is
+    still there: the next checkpoint after a restart writes its delta on that manifest."""
+    from canal.host.checkpoints import pruning
+    from canal.host.checkpoints import store as store_module
+
+    store = CheckpointStore(tmp_path / "store", ws, CheckpointSettings(), KEYS, watch=True)
+    real: Callable[..., Any] = pruning.index_bytes
+    swept: list[str] = []
+    sweeping = threading.Event()
+
+    def swept_meanwhile(settings_hash: str, manifest: str, *args: Any, **kwargs: Any) -> Any:
+        out = real(settings_hash, manifest, *args, **kwargs)
+        if sweeping.is_set() and not swept:  # what a prune on the command path could do meanwhile
+            (store.manifests_dir / f"{manifest}.z").unlink()
+            swept.append(manifest)
+        return out
+
+    monkeypatch.setattr(pruning, "index_bytes", swept_meanwhile)
+    try:
+        store.take(kind="run")
+        store.settle()
+        before = store.index_path.read_bytes()
+        sweeping.set()
+        monkeypatch.setattr(store_module, "INDEX_EVERY_S", 0.0)
+        (ws / "src" / "f4.txt").write_text("changed\n")
+        store.take(kind="run")
+        store.settle()
+        assert swept
+        assert store.index_path.read_bytes() == before  # not written: it would name nothing
+        (ws / "src" / "f5.txt").write_text("changed again\n")
+        store.take(kind="run")  # still behind, asked again: written for the state after
+        store.settle()
+        index_is_the_state(store)
+    finally:
+        store.close()
