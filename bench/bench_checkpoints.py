@@ -21,11 +21,10 @@ first checkpoint (every byte read, hashed and copied) is timed once for canal an
 Forks (``--fork-rounds``, root only: kernel overlayfs), side by side in the same run with ``cp -a`` of
 the same tree (the workspace and its gitignored ``.venv`` of ``--venv-mb`` MB, which a fork carries as
 hard links in a lower layer of its own, forks/ignored.py): ``ForkStore.create`` = a checkpoint + the
-lower layer (hard links to stored objects; built once per checkpoint, so measured both after a change
-and again from the same checkpoint) + the ignored layer + the overlay mount + the stat cache seed, on
-the watched store (as the server makes forks), interleaved with the baseline (``BaselineForks``: the
-steps as they were before the lower layer was built with plain strings and its stat keys kept beside
-it, and before forks carried the ignored folders). Starting the fork's container is not included
+lower layer (hard links to stored objects, stacked on the last layer: made once per checkpoint, so
+measured both after a change and again from the same checkpoint) + the ignored layer + the overlay
+mount, on the watched store (as the server makes forks). The code before a change is compared by
+bench_fork.py ``--against`` (50,000 small files). Starting the fork's container is not included
 (``docker run``, see the sandbox benchmarks).
 
 The load average is printed at the start and at the end: the figures mean little without it.
@@ -45,12 +44,8 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from canal.core.fsutil import private_dir
 from canal.host.checkpoints import CheckpointSettings, CheckpointStore, Keys
-from canal.host.checkpoints.records import write_index
-from canal.host.checkpoints.scan import Entry
-from canal.host.forks import Fork, ForkStore, overlay
-from canal.host.forks.ignored import Carried
+from canal.host.forks import ForkStore
 
 KEYS = Keys("bench", {"bench": b"b" * 32})
 GIT_ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null",
@@ -123,65 +118,24 @@ def stat_walk(ws: Path) -> int:
     return n
 
 
-class BaselineForks(ForkStore):
-    """Fork creation as it was before the lower layer was built with plain strings and the seed kept
-    beside it: pathlib for every entry, and an ``lstat`` of every entry through the fresh mount."""
-
-    def _make_workspace(self, fork: Fork, entries: dict[str, Entry],
-                        covered: dict[str, Entry] | None = None) -> Carried:
-        root_st = self.checkpoints.workspace.stat()
-        lower = self.lowers / fork.manifest
-        private_dir(self.lowers)
-        if not lower.is_dir():
-            tmp = lower.with_name(lower.name + ".tmp")
-            tmp.mkdir(parents=True)
-            for path in sorted(entries, key=lambda p: p.count("/")):
-                kind, mode, _size, _mtime, uid, gid, ref = entries[path]
-                target = tmp / path
-                if kind == "d":
-                    target.mkdir()
-                    os.chown(target, uid, gid)
-                    os.chmod(target, mode)
-                elif kind == "l":
-                    target.symlink_to(ref)
-                    os.lchown(target, uid, gid)
-                else:
-                    os.link(self.checkpoints.objects.path(ref), target)
-            os.rename(tmp, lower)
-        folder = self.folder(fork.name)
-        overlay.mount(lower, folder / "upper", folder / "work", folder / "merged", root_st)
-        return Carried("none", 0, 0)  # the baseline never carried the ignored folders
-
-    def _seed(self, fork: Fork, entries: dict[str, Entry]) -> None:
-        merged = self.workspace(fork.name)
-        items = {}
-        for path, entry in entries.items():
-            st = os.lstat(merged / path)
-            key = (st.st_mode, st.st_size, st.st_ino, st.st_ctime_ns, st.st_mtime_ns, st.st_uid, st.st_gid)
-            items[path] = (None if entry[0] == "d" else key, entry)
-        write_index(self.folder(fork.name) / "index", fork.manifest, fork.manifest, items,
-                    self.checkpoints.keys)
-
-
 def fork_rows(root: Path, ws: Path, store: CheckpointStore, paths: list[Path], rounds: int,
               rng: random.Random) -> None:
-    stores = {"": ForkStore(root / "forks", store),
-              "baseline (no .venv) ": BaselineForks(root / "forks", store)}
+    forks = ForkStore(root / "forks", store)
     rows: dict[str, list[float]] = {}
     for i in range(rounds):
         copy = root / "copy"
         argv = ["cp", "-a", str(ws), str(copy)]
         rows.setdefault("cp -a of the workspace", []).append(timed(partial(subprocess.run, argv, check=True)))
         shutil.rmtree(copy)
-        for label, forks in (list(stores.items()) if i % 2 else list(stores.items())[::-1]):
-            for path in rng.sample(paths, 10):  # a new checkpoint: its lower layer is built
-                path.write_bytes(os.urandom(25_000))
-            first, second, base = f"a{i}", f"b{i}", store.get().id
-            rows.setdefault(f"{label}fork after a change", []).append(timed(partial(forks.create, first)))
-            rows.setdefault(f"{label}fork, same checkpoint", []).append(
-                timed(partial(forks.create, second, from_id=base)))
-            forks.discard(f"a{i}")
-            forks.discard(f"b{i}")
+        for path in rng.sample(paths, 10):  # a new checkpoint: its lower layer is made
+            path.write_bytes(os.urandom(25_000))
+        first, second = f"a{i}", f"b{i}"
+        rows.setdefault("fork after a change", []).append(timed(partial(forks.create, first)))
+        base = forks.get(first).base
+        again = partial(forks.create, second, from_id=base)
+        rows.setdefault("fork, same checkpoint", []).append(timed(again))
+        forks.discard(first)
+        forks.discard(second)
     for label, xs in rows.items():
         print(f"{label:<44} {pct(xs)}")
 

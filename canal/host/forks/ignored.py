@@ -4,7 +4,7 @@ subagent in the fork can run the project's tests.
 
 Hard links to the project's own files where the fork's folder is on the same filesystem: they cost no
 data, and overlayfs copies a file up before its first write, so a fork never writes the project's file
-(in an overlay fork they are a lower layer of their own, under the checkpoint's). Otherwise (another
+(in an overlay fork they are a lower layer of their own, above the checkpoint's). Otherwise (another
 filesystem, or a fork that is a full copy) the bytes are copied, after checking they fit.
 
 The project is read through folder descriptors opened without following symlinks: the sandbox writes
@@ -18,7 +18,7 @@ import errno
 import os
 import shutil
 import stat
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Literal, NamedTuple
 
@@ -44,16 +44,19 @@ class _CrossDevice(Exception):
 
 
 def carry(project: Path, entries: Mapping[str, Entry], dest: Path, *, link: bool,
-          protected: Sequence[Path] = ()) -> Carried:
+          protected: Sequence[Path] = (), left: Iterable[tuple[str, str]] | None = None) -> Carried:
     """Put every path of ``project`` that ``entries`` (a checkpoint) does not hold under ``dest``, at the
     same relative path. ``link``: hard links when the filesystem allows (else a copy). ``protected``:
-    host folders (Canal's state, keys) never carried, nor a folder holding one."""
-    tops = [t for t in _uncovered(project, entries) if not _guarded(project, t, protected)]
+    host folders (Canal's state, keys) never carried, nor a folder holding one. ``left``: the paths the
+    scan that made ``entries`` left out (CheckpointStore.not_covered), the top-most of each (a folder
+    left out is not walked): they are those paths, without listing every covered folder again."""
+    found = _uncovered(project, entries) if left is None else sorted(_split(p) for p, _ in left)
+    tops = [t for t in found if not _guarded(project, t, protected)]
     if not tops:
         return Carried("none", 0, 0)
     if link:
         with contextlib.suppress(_CrossDevice):
-            return Carried("linked", *_put(project, tops, dest, link=True))
+            return Carried("linked", *_put(project, tops, dest, entries, link=True))
         _clear(dest, tops)
     files, size = _measure(project, tops)
     free = shutil.disk_usage(_existing(dest)).free
@@ -66,7 +69,13 @@ def carry(project: Path, entries: Mapping[str, Entry], dest: Path, *, link: bool
                           "filesystem, where they are linked, not copied), then fork again",
                           next=act("gc"), details={"files": files, "bytes": size, "free": free,
                                                    "paths": [t for t, _ in tops[:20]]})
-    return Carried("copied", *_put(project, tops, dest, link=False))
+    return Carried("copied", *_put(project, tops, dest, entries, link=False))
+
+
+def _split(path: str) -> tuple[str, str]:
+    """(parent, name) of a path as a scan names it (a folder with a slash at the end)."""
+    parent, _, name = path.rstrip("/").rpartition("/")
+    return parent, name
 
 
 def _guarded(project: Path, top: tuple[str, str], protected: Sequence[Path]) -> bool:
@@ -140,15 +149,36 @@ def _stats(fd: int, name: str) -> Iterator[os.stat_result]:
             os.close(sub)
 
 
-def _put(project: Path, tops: list[tuple[str, str]], dest: Path, *, link: bool) -> tuple[int, int]:
+def _put(project: Path, tops: list[tuple[str, str]], dest: Path, entries: Mapping[str, Entry], *,
+         link: bool) -> tuple[int, int]:
     as_root = os.geteuid() == 0
     counts = [0, 0]
     for rel, name in tops:
-        target = dest / rel if rel else dest
-        target.mkdir(parents=True, exist_ok=True)
+        target = _folders(dest, rel, entries, as_root)
         with contextlib.suppress(FileNotFoundError, NotADirectoryError), _parent(project, rel) as fd:
             _one(fd, name, str(target / name), link=link, as_root=as_root, counts=counts)
     return counts[0], counts[1]
+
+
+def _folders(dest: Path, rel: str, entries: Mapping[str, Entry], as_root: bool) -> Path:
+    """Folder ``rel`` under ``dest``, each folder made with the mode (never setuid or setgid) and owner
+    the checkpoint records: in an overlay fork this layer lies above the checkpoint's layers (a path a
+    later layer removed or made a file would otherwise hide what is carried below it), and a folder's
+    attributes are those of the top layer holding it."""
+    dest.mkdir(parents=True, exist_ok=True)
+    target = dest
+    parts = rel.split("/") if rel else []
+    for i, part in enumerate(parts):
+        target = target / part
+        if target.is_dir():
+            continue  # made for another path, or (a copy fork) restored from the checkpoint
+        target.mkdir(0o700)
+        entry = entries.get("/".join(parts[:i + 1]))
+        if entry is not None and entry[0] == "d":
+            if as_root:
+                os.chown(target, entry[4], entry[5])
+            os.chmod(target, unprivileged(entry[1]))
+    return target
 
 
 def _one(fd: int, name: str, out: str, *, link: bool, as_root: bool, counts: list[int]) -> None:

@@ -1,9 +1,11 @@
-"""The fork's workspace: a read-only lower layer (the checkpoint, hard links to its stored files) under a
+"""The fork's workspace: read-only lower layers (the checkpoint: hard links to its stored files) under a
 writable upper layer, joined by kernel overlayfs and bind-mounted into the fork's sandbox.
 
-The lower layer is never written (overlayfs copies a file up before the first write), so the stored
-objects it links to stay intact, and the real project is not part of the mount at all. One lower
-layer serves every fork made from the same checkpoint.
+A lower layer is never written (overlayfs copies a file up before the first write), so the stored
+objects it links to stay intact, and the real project is not part of the mount at all. A layer is
+either whole (every entry of a checkpoint) or a delta stacked on the layer of an earlier checkpoint:
+only the entries that differ, with a whiteout (a 0/0 character device, overlayfs's own mark) where a
+path of the layer below is gone (layers.py decides which; overlayfs stacks several lower folders).
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ import contextlib
 import errno
 import os
 import shutil
+import stat
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from canal.host.checkpoints.objects import ObjectStore
@@ -72,7 +75,10 @@ def _unlink_stale(top: int, root: str, old: Mapping[str, Entry], new: Mapping[st
             os.unlink(path, dir_fd=top)
 
 
-def _make(top: int, root: str, store: str, old: Mapping[str, Entry], new: Mapping[str, Entry]) -> None:
+def _make(top: int, root: str, store: str, old: Mapping[str, Entry], new: Mapping[str, Entry],
+          made: set[str] | None = None) -> None:
+    """Make each entry of ``new`` that ``old`` (what the folder holds already) does not have the same.
+    ``made``: the folders made so far (a folder in it is only given its mode and owner again)."""
     for path in sorted(new, key=lambda p: p.count("/")):
         entry = new[path]
         was = old.get(path)
@@ -80,8 +86,10 @@ def _make(top: int, root: str, store: str, old: Mapping[str, Entry], new: Mappin
             continue
         kind, mode, _size, _mtime, uid, gid, ref = entry
         if kind == "d":
-            if was is None or was[0] != "d":
+            if (was is None or was[0] != "d") and (made is None or path not in made):
                 os.mkdir(path, dir_fd=top)
+            if made is not None:
+                made.add(path)
             os.chown(path, uid, gid, dir_fd=top)
             os.chmod(path, unprivileged(mode), dir_fd=top)
         elif kind == "l":
@@ -89,6 +97,49 @@ def _make(top: int, root: str, store: str, old: Mapping[str, Entry], new: Mappin
             os.chown(path, uid, gid, dir_fd=top, follow_symlinks=False)
         else:
             _link(f"{store}/{ref[:2]}/{ref}", path, (top, root), uid, gid)
+
+
+def delta(layer: Path, below: Mapping[str, Entry], entries: Mapping[str, Entry], objects: ObjectStore,
+          owner: tuple[int, int]) -> int:
+    """Build at ``layer`` (a new folder) what turns the state ``below`` (the layers under it) into
+    ``entries``: each entry that differs, the folders holding them (with ``entries``' mode and owner:
+    the top layer's folder is the one shown), and a whiteout for each path gone whose folder stays.
+    Returns how many entries it holds."""
+    put = [p for p, e in entries.items() if (was := below.get(p)) != e and (was is None or not _same(was, e))]
+    gone = [p for p in below if p not in entries and _shown_in(_parent(p), entries)]
+    os.mkdir(layer, 0o700)
+    os.chown(layer, *owner)
+    top = os.open(layer, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        made: set[str] = set()
+        for path in sorted(put + gone, key=lambda p: p.count("/")):
+            _folders_for(top, path, entries, made)
+            if path in entries:
+                _make(top, str(layer), str(objects.root), {}, {path: entries[path]}, made)
+            else:
+                os.mknod(path, stat.S_IFCHR | 0o000, os.makedev(0, 0), dir_fd=top)
+    finally:
+        os.close(top)
+    return len(put) + len(gone)
+
+
+def _parent(path: str) -> str:
+    return path.rpartition("/")[0]
+
+
+def _shown_in(folder: str, entries: Mapping[str, Entry]) -> bool:
+    """Whether ``folder`` is a folder of ``entries`` (the root is): what the layers below hold in it
+    shows through unless a whiteout hides it."""
+    return not folder or ((e := entries.get(folder)) is not None and e[0] == "d")
+
+
+def _folders_for(top: int, path: str, entries: Mapping[str, Entry], made: set[str]) -> None:
+    """The folders above ``path`` in the layer, each with the mode and owner ``entries`` give it."""
+    parts = path.split("/")[:-1]
+    for i in range(len(parts)):
+        folder = "/".join(parts[:i + 1])
+        if folder not in made:
+            _make(top, "", "", {}, {folder: entries[folder]}, made)
 
 
 def _link(source: str, target: str, into: tuple[int, str], uid: int, gid: int) -> None:
@@ -102,42 +153,56 @@ def _link(source: str, target: str, into: tuple[int, str], uid: int, gid: int) -
         os.chown(target, uid, gid, dir_fd=top)
 
 
-def stat_keys(lower: Path, entries: Mapping[str, Entry]) -> dict[str, Key]:
-    """The scanner's stat key of each file and symlink of the lower layer. On one filesystem overlayfs
-    shows a lower file with the lower inode's own attributes and number, so these are the keys the
-    fork's workspace shows for every file it has not touched."""
-    top = os.open(lower, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        keys = {}
-        for path, entry in entries.items():
-            if entry[0] != "d":
-                st = os.lstat(path, dir_fd=top)
-                keys[path] = (st.st_mode, st.st_size, st.st_ino, st.st_ctime_ns, st.st_mtime_ns, st.st_uid,
-                              st.st_gid)
-        return keys
-    finally:
-        os.close(top)
+def layer_keys(layer: Path) -> dict[str, Key]:
+    """The scanner's stat key of each file and symlink the layer holds (not its folders, nor its
+    whiteouts). On one filesystem overlayfs shows a lower file with the lower inode's own attributes and
+    number, so these are the keys the fork's workspace shows for every file it has not touched."""
+    keys: dict[str, Key] = {}
+    stack = [("", os.open(layer, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC))]
+    while stack:
+        rel, fd = stack.pop()
+        try:
+            with os.scandir(fd) as listing:
+                items = list(listing)
+            for item in items:
+                path = f"{rel}/{item.name}" if rel else item.name
+                st = item.stat(follow_symlinks=False)
+                if stat.S_ISDIR(st.st_mode):
+                    stack.append((path, os.open(item.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+                                                | os.O_CLOEXEC, dir_fd=fd)))
+                elif stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
+                    keys[path] = (st.st_mode, st.st_size, st.st_ino, st.st_ctime_ns, st.st_mtime_ns,
+                                  st.st_uid, st.st_gid)
+        finally:
+            os.close(fd)
+    return keys
 
 
-def mount(lower: Path, upper: Path, work: Path, merged: Path, root_st: os.stat_result,
-          below: Path | None = None) -> None:
-    """Mount the overlay at ``merged``. The upper layer's root takes the project folder's owner and mode
-    before the mount: overlayfs reads the root's attributes once, when it mounts. ``below``: a second
-    lower layer under the checkpoint's (the paths no checkpoint holds, forks/ignored.py)."""
+def mount(layers: Sequence[Path], upper: Path, work: Path, merged: Path, root_st: os.stat_result,
+          ignored: Path | None = None) -> None:
+    """Mount the overlay at ``merged``. ``layers``: the checkpoint's lower layers, top first, all in one
+    folder (named relative to it, so a stack of them fits the mount options' page). The upper layer's
+    root takes the project folder's owner and mode before the mount: overlayfs reads the root's
+    attributes once, when it mounts. ``ignored``: a lower layer above the checkpoint's (the paths no
+    checkpoint holds, forks/ignored.py: above, so that no whiteout of a layer below hides them)."""
     for folder in (upper, work, merged):
         folder.mkdir(parents=True, exist_ok=True)
     if os.path.ismount(merged):
         return
     os.chown(upper, root_st.st_uid, root_st.st_gid)
     os.chmod(upper, root_st.st_mode & 0o7777)
-    for folder in (lower, upper, work, *([below] if below else [])):
-        if any(c in str(folder) for c in ",:\\"):
+    home = layers[0].parent
+    for folder in (upper, work, *layers, *([ignored] if ignored else [])):
+        if any(c in (str(folder) if folder.parent != home else folder.name) for c in ",:\\"):
             msg = f"The folder {folder} has a character overlayfs options cannot carry (, : or \\)."
             raise FORK_UNSUPPORTED(msg, hint="set CANAL_STATE_DIR to a plain path, then fork again")
-    lowers = f"{lower}:{below}" if below is not None else str(lower)
+    if any(layer.parent != home for layer in layers):
+        msg = "the lower layers of a fork are in one folder"
+        raise ValueError(msg)
+    lowers = ":".join([*([str(ignored)] if ignored is not None else []), *(layer.name for layer in layers)])
     options = f"lowerdir={lowers},upperdir={upper},workdir={work},{OPTIONS}"
     done = subprocess.run(["mount", "-t", "overlay", "overlay", "-o", options, str(merged)],
-                          capture_output=True, text=True, check=False)
+                          capture_output=True, text=True, check=False, cwd=home)
     if done.returncode != 0:
         why = done.stderr.strip() or f"mount exited {done.returncode}"
         msg = f"Could not mount the fork's copy-on-write workspace: {why}."

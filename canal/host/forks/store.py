@@ -25,7 +25,6 @@ from pydantic import ValidationError
 from canal.core.fsutil import atomic_write, private_dir
 from canal.core.next import act
 from canal.host.checkpoints import compare
-from canal.host.checkpoints.errors import CheckpointError
 from canal.host.checkpoints.models import Change, NotCovered
 from canal.host.checkpoints.records import (
     canonical,
@@ -36,18 +35,18 @@ from canal.host.checkpoints.records import (
     write_index,
     write_manifest,
 )
-from canal.host.checkpoints.restore import restore
+from canal.host.checkpoints.restore import restore, unprivileged
 from canal.host.checkpoints.scan import Entry, IndexItem, Scanner
 from canal.host.checkpoints.store import CheckpointStore
 from canal.host.forks import overlay
 from canal.host.forks.errors import FORK_CONFLICT, FORK_EXISTS, FORK_NOT_FOUND, FORK_OF_FORK, ForkError
 from canal.host.forks.ignored import Carried, carry
+from canal.host.forks.layers import Layers, shows
 from canal.host.forks.models import ApplyResult, Conflict, Fork, ForkChanges
 from canal.host.forks.plan import conflicts, selected
 from canal.host.forks.record import RECORD, is_fork
 
 RESERVED = ("default",)
-SPARE = "@spare-lower"  # the pin of the spare lower layer's manifest (no fork name has an @)
 
 
 class ForkStore:
@@ -56,7 +55,8 @@ class ForkStore:
         self.root = root
         self.checkpoints = checkpoints
         self.protected = protected  # host folders a fork never carries (Canal's state and keys)
-        self.lowers = checkpoints.root / "lowers"
+        self.layers = Layers(checkpoints)
+        self.lowers = self.layers.root
 
     # -- paths ----------------------------------------------------------------------------------
     def folder(self, name: str) -> Path:
@@ -89,8 +89,10 @@ class ForkStore:
               else self.checkpoints.take(kind="fork", command=f"fork {name}", actor=actor))
         entries = self.checkpoints.manifest(cp)
         # paths a later checkpoint covers are not "ignored": a fork of an old checkpoint does not get them
-        newest = self.checkpoints.manifest(self.checkpoints.get()) if from_id is not None else {}
-        covered = {**newest, **entries}
+        newest = self.checkpoints.get() if from_id is not None else cp
+        last = newest.manifest == cp.manifest
+        covered = entries if last else {**self.checkpoints.manifest(newest), **entries}
+        left = self.checkpoints.not_covered(cp.manifest) if last else None  # what the scan left out
         chosen = mode or ("overlay" if overlay.supported() is None else "copy")
         fork = Fork(name=name, base=cp.id, manifest=cp.manifest, created_at=_now(), mode=chosen,
                     note="" if chosen == "overlay" else f"a full copy: {overlay.supported() or 'as asked'}")
@@ -98,7 +100,7 @@ class ForkStore:
         self.checkpoints.pin(name, cp.manifest)
         try:
             with self._lowers_locked():  # no other process takes a lower layer before the record names it
-                carried = self._make_workspace(fork, entries, covered)
+                carried = self._make_workspace(fork, entries, covered, left)
                 fork = fork.model_copy(update={"ignored": carried.way, "ignored_files": carried.files,
                                                "ignored_bytes": carried.bytes})
                 self._seed(fork, entries)
@@ -142,26 +144,27 @@ class ForkStore:
         fork = self.get(name)
         with self._lowers_locked():
             self._remove(name)
-            self._collect_lowers()
+            self.layers.collect(f.manifest for f in self.list())
         return fork
 
     # -- changes and apply ----------------------------------------------------------------------
     def state(self, name: str) -> tuple[Fork, dict[str, Entry], dict[str, Entry], builtins.list[NotCovered]]:
-        """(fork, its base entries, its entries now, what apply cannot carry). Changed files are stored."""
+        """(fork, its base entries as the fork shows them, its entries now, what apply cannot carry).
+        Changed files are stored."""
         fork = self.get(name)
         merged = self.ensure_mounted(name)
-        base = self.checkpoints.read_manifest(fork.manifest)
+        base = as_shown(self.checkpoints.read_manifest(fork.manifest), fork.mode)
         index = self.folder(name) / "index"
+        cached = read_index(index, fork.manifest, self.checkpoints.keys)
+        items = cached[2] if cached else self._seed_items(fork, base)
         with self.checkpoints.locked():  # no pruning between storing the fork's files and pinning them
-            cached = read_index(index, fork.manifest, self.checkpoints.keys)
-            scanner = Scanner(merged, self.checkpoints.settings, self.checkpoints.objects,
-                              cached[2] if cached else {})
+            scanner = Scanner(merged, self.checkpoints.settings, self.checkpoints.objects, items)
             try:
                 result = scanner.scan()
             except BaseException:
                 self.checkpoints.objects.discard()
                 raise
-            if result.dirty:
+            if result.dirty or cached is None:
                 write_index(index, fork.manifest, fork.manifest, result.index, self.checkpoints.keys)
             self.checkpoints.objects.flush()  # on disk before a manifest names them
             state, _ = write_manifest(self.checkpoints.manifests_dir, result.entries)
@@ -192,7 +195,7 @@ class ForkStore:
             raise FORK_CONFLICT(msg, next=act("fork.changes", "review again, then apply", name=name))
         checkpoint = self.checkpoints.take(kind="apply", command=f"apply {name}", actor=actor)
         real = self.checkpoints.manifest(checkpoint)
-        clash = conflicts(chosen, compare.changes(base, real))
+        clash = conflicts(chosen, compare.changes(self.checkpoints.read_manifest(fork.manifest), real))
         if clash:
             raise _conflict(name, clash, checkpoint.id)
         target = dict(real)
@@ -211,10 +214,11 @@ class ForkStore:
     def _load(self, _: str, entry: Entry) -> bytes:
         return self.checkpoints.objects.open_verified(entry[6])
 
-    def _make_workspace(self, fork: Fork, entries: dict[str, Entry],
-                        covered: dict[str, Entry] | None = None) -> Carried:
+    def _make_workspace(self, fork: Fork, entries: dict[str, Entry], covered: dict[str, Entry] | None = None,
+                        left: builtins.list[tuple[str, str]] | None = None) -> Carried:
         """The fork's workspace; ``covered`` (when it is made, not mounted again): what the checkpoints
-        hold, so every other path of the project is carried too (forks/ignored.py)."""
+        hold, so every other path of the project is carried too (forks/ignored.py); ``left``: those
+        paths as the checkpoint's scan found them, when it knows."""
         project = self.checkpoints.workspace
         if fork.mode == "copy":
             merged = self.workspace(fork.name)
@@ -222,48 +226,46 @@ class ForkStore:
             restore(merged, entries, {}, self.checkpoints.objects)
             if covered is None:
                 return Carried(fork.ignored, fork.ignored_files, fork.ignored_bytes)
-            return carry(project, covered, merged, link=False, protected=self.protected())
+            return carry(project, covered, merged, link=False, protected=self.protected(), left=left)
         root_st = self.checkpoints.workspace.stat()
-        lower = self.lowers / fork.manifest
-        private_dir(self.lowers)
-        spare = None if lower.is_dir() else self._spare()
-        overlay.materialize(lower, entries, self.checkpoints.objects, (root_st.st_uid, root_st.st_gid), spare)
-        if spare is not None:
-            self.checkpoints.pin(SPARE, None)  # taken
+        used = [f.manifest for f in self.list() if f.name != fork.name]
+        stack = self.layers.ensure(fork.manifest, entries, (root_st.st_uid, root_st.st_gid), used)
         folder = self.folder(fork.name)
         carried = Carried(fork.ignored, fork.ignored_files, fork.ignored_bytes)
         if covered is not None:
             private_dir(folder / "ignored")
-            carried = carry(project, covered, folder / "ignored", link=True, protected=self.protected())
-        below = folder / "ignored" if carried.way != "none" else None
-        overlay.mount(lower, folder / "upper", folder / "work", folder / "merged", root_st, below)
+            carried = carry(project, covered, folder / "ignored", link=True, protected=self.protected(),
+                            left=left)
+        ignored = folder / "ignored" if carried.way != "none" else None
+        overlay.mount([self.layers.path(n) for n in stack], folder / "upper", folder / "work",
+                      folder / "merged", root_st, ignored)
         return carried
 
     def _seed(self, fork: Fork, entries: dict[str, Entry]) -> None:
-        """Stat keys of the fresh fork workspace, each paired with the checkpoint entry it shows.
+        """The fork's stat cache: stat keys of its fresh workspace, each paired with the checkpoint
+        entry it shows, so ``changes`` reads only what the fork touched.
 
-        In an overlay fork they are the lower layer's keys (one filesystem: overlayfs shows a lower
-        file's own inode), kept beside the lower layer while no lower layer was made or removed since
-        (a link or an unlink changes the shared objects' ctime). A key is a cache key: one that no
-        longer matches makes a file be read again, never skipped."""
+        In an overlay fork on one filesystem they are the lower layers' own keys (overlayfs shows an
+        untouched lower file with its inode's attributes and number): put together when ``changes``
+        first needs them (``_seed_items``), not here, so a fork costs what its new layer costs. Where
+        the workspace does not show them (layers on two filesystems), and in a copy, each key is read
+        through the workspace now, while the fork has touched nothing."""
         merged = self.workspace(fork.name)
-        items = self._lower_items(fork, entries) if fork.mode == "overlay" else None
-        if items is None or not _shows(merged, items):
-            items = _items(str(merged), entries)
+        if fork.mode == "overlay":
+            stack = self.layers.stack(fork.manifest)
+            if stack is not None and shows(merged, stack, self.lowers, entries):
+                return
         index = self.folder(fork.name) / "index"
+        items = _items(str(merged), as_shown(entries, fork.mode))
         write_index(index, fork.manifest, fork.manifest, items, self.checkpoints.keys)
 
-    def _lower_items(self, fork: Fork, entries: dict[str, Entry]) -> dict[str, IndexItem]:
-        cache = self.checkpoints.root / "lower-keys" / fork.manifest
-        generation = _generation(self.lowers)
-        cached = read_index(cache, generation, self.checkpoints.keys)
-        if cached is not None and cached[0] == fork.manifest:
-            return cached[2]
-        keys = overlay.stat_keys(self.lowers / fork.manifest, entries)
-        items: dict[str, IndexItem] = {p: (keys.get(p), e) for p, e in entries.items()}
-        private_dir(cache.parent)
-        write_index(cache, generation, fork.manifest, items, self.checkpoints.keys)
-        return items
+    def _seed_items(self, fork: Fork, entries: dict[str, Entry]) -> dict[str, IndexItem]:
+        """The seed of an overlay fork, from its layers' keys (none: every file is read)."""
+        if fork.mode != "overlay":
+            return {}
+        with self._lowers_locked():
+            stack = self.layers.stack(fork.manifest)
+            return self.layers.items(stack, entries) if stack is not None else {}
 
     def _write(self, fork: Fork) -> None:
         payload = sign_json(fork.model_dump(mode="json", exclude={"hmac"}), self.checkpoints.keys)
@@ -276,36 +278,6 @@ class ForkStore:
         with contextlib.suppress(FileNotFoundError):
             overlay.unmount(folder / "merged")
         shutil.rmtree(folder, ignore_errors=True)
-
-    def _collect_lowers(self) -> None:
-        """Remove the lower layers no fork uses, but the newest: it is kept as the spare the next new
-        lower layer is made from (only what differs is linked again). Its manifest stays pinned."""
-        used = {f.manifest for f in self.list()}
-        unused = sorted((p for p in self.lowers.iterdir() if p.name not in used),
-                        key=lambda p: p.stat().st_mtime_ns) if self.lowers.is_dir() else []
-        spare = next((p for p in reversed(unused) if p.is_dir() and not p.name.endswith(".tmp")), None)
-        self.checkpoints.pin(SPARE, spare.name if spare else None)
-        for lower in unused:
-            if lower != spare:
-                shutil.rmtree(lower, ignore_errors=True)
-        keys = self.checkpoints.root / "lower-keys"
-        if keys.is_dir():
-            for cache in keys.iterdir():
-                if cache.name not in used:
-                    cache.unlink(missing_ok=True)
-
-    def _spare(self) -> tuple[Path, dict[str, Entry]] | None:
-        """The spare lower layer and the entries it holds (None when there is none, or its manifest
-        cannot be read: the lower layer is then built whole)."""
-        path = self.checkpoints.root / "pins" / SPARE
-        with contextlib.suppress(OSError, CheckpointError):
-            manifest = path.read_text().strip()
-            if manifest and not self.is_used(manifest):
-                return self.lowers / manifest, self.checkpoints.read_manifest(manifest)
-        return None
-
-    def is_used(self, manifest: str) -> bool:
-        return any(f.manifest == manifest for f in self.list())
 
     @contextlib.contextmanager
     def _lowers_locked(self) -> Iterator[None]:
@@ -329,13 +301,16 @@ def _conflict(name: str, clash: list[Conflict], checkpoint: str) -> ForkError:
     return FORK_CONFLICT(msg, hint=hint, next=look, details={"conflicts": [c.model_dump() for c in clash]})
 
 
-def _generation(lowers: Path) -> str:
-    """Changes whenever a lower layer is made or removed: its rename or removal in ``lowers`` comes
-    after all its links or unlinks."""
-    with contextlib.suppress(FileNotFoundError):
-        st = os.stat(lowers)
-        return f"lowers-{st.st_ino}-{st.st_mtime_ns}"
-    return "lowers-none"
+def as_shown(entries: dict[str, Entry], mode: str) -> dict[str, Entry]:
+    """A checkpoint's entries as its fork shows them: never a setuid or setgid bit (restore.py), and in
+    an overlay fork a file is its stored object, which has its permission bits only. What the fork
+    did is what differs from this (a fork that never touched a setuid file has changed nothing)."""
+    out = {}
+    for path, entry in entries.items():
+        kind, perm = entry[0], entry[1]
+        shown = unprivileged(perm) if kind == "d" or mode == "copy" else perm & 0o777 if kind == "f" else perm
+        out[path] = entry if shown == perm else (kind, shown, *entry[2:])
+    return out
 
 
 def _key(st: os.stat_result) -> tuple[int, int, int, int, int, int, int]:
@@ -349,17 +324,6 @@ def _items(root: str, entries: dict[str, Entry]) -> dict[str, IndexItem]:
             key = _key(os.lstat(f"{root}/{path}"))
             items[path] = (None if entry[0] == "d" else key, entry)
     return items
-
-
-def _shows(merged: Path, items: dict[str, IndexItem]) -> bool:
-    """Whether the mounted workspace shows the keys ``items`` holds (checked on one file: on another
-    layout, layers on two filesystems say, overlayfs shows other inode numbers)."""
-    for path, (key, _) in items.items():
-        if key is not None:
-            with contextlib.suppress(OSError):
-                return _key(os.lstat(f"{merged}/{path}")) == key
-            return False
-    return True
 
 
 def _digest(data: object) -> str:

@@ -1,18 +1,19 @@
-"""A fork's stat cache is seeded from its lower layer's keys (kept beside it while no lower layer was
-made or removed since): every key must be what the fork's workspace shows, or ``changes`` reads again
-files the fork never touched. Kernel overlayfs, no container needed."""
+"""A fork's lower layers: each checkpoint forked gets a layer, a delta stacked on the newest layer there
+was (only what changed is linked), and the fork's stat cache is put together from the layers' keys:
+what the fork shows must be exactly the checkpoint, and every key what the fork's workspace shows, or
+``changes`` reads again files the fork never touched. Kernel overlayfs, no container needed."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from canal.host.checkpoints import CheckpointSettings, CheckpointStore, Keys
-from canal.host.checkpoints.records import read_index
 from canal.host.forks import ForkStore, overlay
 from tests.treesnap import tree
 
@@ -39,10 +40,10 @@ def forks(tmp_path: Path) -> Iterator[tuple[ForkStore, Path]]:
 
 def seeded_keys_shown(store: ForkStore, name: str) -> None:
     fork = store.get(name)
-    cached = read_index(store.folder(name) / "index", fork.manifest, store.checkpoints.keys)
-    assert cached is not None
-    items = cached[2]
-    assert set(items) == set(store.checkpoints.read_manifest(fork.manifest))
+    assert not (store.folder(name) / "index").exists()  # put together when changes first needs it
+    entries = store.checkpoints.read_manifest(fork.manifest)
+    items = store._seed_items(fork, entries)
+    assert set(items) == set(entries)
     merged = store.workspace(name)
     for path, (key, entry) in items.items():
         if entry[0] == "d":
@@ -58,19 +59,47 @@ def test_every_seeded_key_is_what_the_fork_shows_across_new_and_removed_lower_la
     store, ws = forks
     first = store.create("a")
     seeded_keys_shown(store, "a")
-    store.create("b", from_id=first.base)  # the lower layer's keys, kept from a
+    store.create("b", from_id=first.base)  # the same layers
     seeded_keys_shown(store, "b")
     (ws / "d1" / "f1.txt").write_text("changed\n")
-    store.create("c")  # a new lower layer links the shared objects again: their ctime moves
+    store.create("c")  # a new layer stacked on a's
     seeded_keys_shown(store, "c")
     store.create("d", from_id=first.base)
     seeded_keys_shown(store, "d")
-    store.discard("c")  # its lower layer goes: unlinks move the ctime again
-    store.create("e", from_id=first.base)
+    store.discard("c")  # its layer stays: the newest, the next one stacks on it
+    (ws / "d2" / "f2.txt").write_text("changed too\n")
+    store.create("e")
     seeded_keys_shown(store, "e")
-    for name in "abde":
+    store.discard("e")
+    store.discard("a")
+    store.create("f", from_id=first.base)
+    seeded_keys_shown(store, "f")
+    for name in "bdf":
         assert store.changes(name).changes == []
         store.discard(name)
+
+
+def test_a_key_gone_stale_is_read_again_never_trusted(forks: tuple[ForkStore, Path]) -> None:
+    """A layer linking an object the layers below link too (the same bytes at another path) moves that
+    inode's ctime: the keys kept for the older paths no longer match, and those files are read again."""
+    store, ws = forks
+    store.create("a")
+    store.changes("a")  # the layer's keys are read and kept
+    (ws / "d1" / "copy.txt").write_text("same\n")  # the bytes of every deep/same.txt: one object
+    store.create("b")
+    entries = store.checkpoints.read_manifest(store.get("b").manifest)
+    items = store._seed_items(store.get("b"), entries)
+    stale = sorted(p for p, (key, e) in items.items()
+                   if e[0] != "d" and key != _key(os.lstat(store.workspace("b") / p)))
+    assert stale == ["d0/deep/same.txt", "d1/deep/same.txt", "d2/deep/same.txt"]
+    (store.workspace("b") / "d2" / "deep" / "same.txt").write_text("same\n")  # rewritten, same bytes
+    assert store.changes("b").changes == []
+    (store.workspace("b") / "d0" / "deep" / "same.txt").write_text("other\n")
+    assert [c.path for c in store.changes("b").changes] == ["d0/deep/same.txt"]
+
+
+def _key(st: os.stat_result) -> tuple[int, ...]:
+    return st.st_mode, st.st_size, st.st_ino, st.st_ctime_ns, st.st_mtime_ns, st.st_uid, st.st_gid
 
 
 def reshape(ws: Path) -> None:
@@ -89,38 +118,74 @@ def reshape(ws: Path) -> None:
     (ws / "d3" / "new.txt").write_text("new\n")
 
 
-def test_a_lower_layer_made_from_the_spare_is_the_one_built_whole(
+def test_a_layer_stacked_on_the_last_one_shows_exactly_the_checkpoint(
         forks: tuple[ForkStore, Path], tmp_path: Path) -> None:
     store, ws = forks
     old = store.create("a")
     before = tree(store.workspace("a"))
-    store.discard("a")  # its lower layer is kept as the spare
-    assert (store.lowers / old.manifest).is_dir()
+    store.discard("a")  # its layer is kept: the next one stacks on it
     reshape(ws)
-    fork = store.create("b")  # made from the spare
-    assert not (store.lowers / old.manifest).exists()
+    fork = store.create("b")
+    assert store.layers.stack(fork.manifest) == [fork.manifest, old.manifest]
     seeded_keys_shown(store, "b")
     assert store.changes("b").changes == []
-    entries = store.checkpoints.read_manifest(fork.manifest)
-    whole = tmp_path / "whole"
-    overlay.materialize(whole, entries, store.checkpoints.objects, (0, 0))
-    lower = store.lowers / fork.manifest
-    assert tree(lower) == tree(whole)
-    for path, entry in entries.items():
-        if entry[0] == "f":  # the stored object itself, never a copy of other bytes
-            assert os.lstat(lower / path).st_ino == os.lstat(store.checkpoints.objects.path(entry[6])).st_ino
     assert tree(store.workspace("b")) == tree(ws)
     assert tree(store.workspace("b")) != before
+    delta = store.lowers / fork.manifest
+    held = sorted(str(p.relative_to(delta)) for p in delta.rglob("*"))
+    assert held == ["d0", "d0/deep", "d0/deep/same.txt", "d0/f0.txt", "d0/run.sh", "d1", "d2", "d2/deep",
+                    "d2/f2.txt", "d3", "d3/new.txt", "link", "link/in.txt"]  # what changed, and the folders
+    assert stat.S_ISCHR(os.lstat(delta / "d1").st_mode)  # gone: a whiteout
+    entries = store.checkpoints.read_manifest(fork.manifest)
+    for path, entry in entries.items():
+        if entry[0] == "f" and (delta / path).exists():  # the stored object itself, never a copy
+            assert os.lstat(delta / path).st_ino == os.lstat(store.checkpoints.objects.path(entry[6])).st_ino
+    whole = tmp_path / "whole"
+    overlay.materialize(whole, entries, store.checkpoints.objects, (0, 0))
+    assert tree(store.workspace("b")) == tree(whole)
 
 
-def test_a_spare_is_never_a_lower_layer_a_fork_uses(forks: tuple[ForkStore, Path]) -> None:
+def test_a_layer_a_fork_uses_is_never_changed(forks: tuple[ForkStore, Path]) -> None:
     store, ws = forks
     first = store.create("a")
     store.create("b", from_id=first.base)
-    store.discard("a")  # b still uses the lower layer: it is no spare
+    store.discard("a")  # b still uses the layer
     seen = tree(store.workspace("b"))
     reshape(ws)
-    store.create("c")
+    store.create("c")  # stacked on b's layer, which stays as it was
     assert tree(store.workspace("b")) == seen
     assert store.changes("b").changes == []
     assert (store.lowers / first.manifest).is_dir()
+    store.discard("b")
+    assert tree(store.workspace("c")) == tree(ws)
+    assert (store.lowers / first.manifest).is_dir()  # under c's layer
+
+
+def test_past_the_stack_a_whole_layer_is_made_from_one_no_fork_uses(
+        forks: tuple[ForkStore, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    from canal.host.forks import layers
+
+    monkeypatch.setattr(layers, "MAX_STACK", 3)
+    store, ws = forks
+    made: list[str] = []
+    whole = 0
+    for i in range(7):
+        (ws / "d0" / f"round{i}.txt").write_text(f"round {i}\n")
+        fork = store.create(f"r{i}")
+        made.append(fork.manifest)
+        if i == 0:
+            whole = os.stat(store.lowers / fork.manifest).st_ino
+        if i == 3:  # the stack was full: the whole layer no fork uses was taken and made this one
+            assert store.layers.stack(fork.manifest) == [fork.manifest]
+            assert os.stat(store.lowers / fork.manifest).st_ino == whole
+            assert not (store.lowers / made[0]).exists()
+        stack = store.layers.stack(fork.manifest)
+        assert stack is not None
+        assert len(stack) <= 3
+        assert tree(store.workspace(f"r{i}")) == tree(ws)
+        assert store.changes(f"r{i}").changes == []
+        store.discard(f"r{i}")
+    assert [len(store.layers.stack(m) or []) for m in made[-1:]] == [1 + (len(made) - 1) % 3]
+    assert len(store.layers.names()) <= 3  # the newest stack, nothing else
+    pins = {p.name for p in (store.checkpoints.root / "pins").iterdir()}
+    assert pins == {f"@lower-{m}" for m in store.layers.names()}

@@ -72,3 +72,41 @@ def test_a_copy_that_does_not_fit_is_refused_before_anything_is_made(tmp_path: P
     assert caught.value.code == "FORK_NO_SPACE"
     assert caught.value.next
     assert list(dest.iterdir()) == []
+
+
+@pytest.mark.parametrize("watch", [False, True])
+def test_the_paths_a_checkpoint_left_out_are_what_a_listing_finds(tmp_path: Path, watch: bool) -> None:
+    """A fork of the last checkpoint carries the paths its scan left out (CheckpointStore.not_covered)
+    instead of listing every covered folder again: the same paths, the same tree, in folders made with
+    the checkpoint's own modes."""
+    from canal.host.checkpoints import CheckpointSettings, CheckpointStore, Keys
+    from tests.treesnap import tree
+
+    project, _ = _project(tmp_path)
+    (project / ".gitignore").write_text(".venv/\n*.log\nbuild/\n")
+    (project / "src" / "deep" / "build").mkdir(parents=True)
+    (project / "src" / "deep").chmod(0o750)
+    (project / "src" / "deep" / "build" / "out.o").write_bytes(b"o")
+    (project / "src" / "run.log").write_text("log\n")
+    (project / "big.bin").write_bytes(b"b" * 200)
+    os.mkfifo(project / "src" / "pipe")
+    settings = CheckpointSettings(max_file_bytes=100, exclude=(".canal/",))
+    store = CheckpointStore(tmp_path / "state", project, settings, Keys("k", {"k": b"k" * 32}), watch=watch)
+    try:
+        store.take(kind="run")
+        (project / "src" / "deep" / "later.log").write_text("left out by the next checkpoint\n")
+        cp = store.take(kind="fork")  # (the watched store's state amended, not walked)
+        entries = store.manifest(cp)
+        left = store.not_covered(cp.manifest)
+        assert left is not None
+        protected = [project / ".canal"]
+        listed = carry(project, entries, tmp_path / "listed", link=True, protected=protected)
+        known = carry(project, entries, tmp_path / "known", link=True, protected=protected, left=left)
+        assert known == listed
+        assert tree(tmp_path / "known") == tree(tmp_path / "listed")
+        assert (tmp_path / "known" / "src" / "deep" / "build" / "out.o").read_bytes() == b"o"
+        assert (tmp_path / "known" / "src" / "deep" / "later.log").is_file()
+        assert os.lstat(tmp_path / "known" / "src" / "deep").st_mode & 0o777 == 0o750
+        assert not (tmp_path / "known" / ".canal").exists()
+    finally:
+        store.close()
