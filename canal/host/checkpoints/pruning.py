@@ -140,7 +140,8 @@ def write_index(store: CheckpointStore) -> None:
 
 def rebase(store: CheckpointStore) -> None:
     """Write the last stored state as a full manifest and stand the next delta on it."""
-    state = store._cache
+    with store.locked():  # (the checkpoint that asked for it is done first: its command does not share
+        state = store._cache  # the GIL with this thread's encoding)
     if state is None:
         return
     entries = entries_of(state[2])
