@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("canal.checkpoints")
 PRUNE, REBASE, VERIFY = "pruning", "writing a full manifest", "the minute's walk"
-INDEX = "writing the stat cache"
+INDEX, COPY = "writing the stat cache", "copying the index"
 
 
 class Upkeep:
@@ -75,7 +75,8 @@ class Upkeep:
 
     def _run(self) -> None:
         tasks: dict[str, Callable[[CheckpointStore], object]] = {PRUNE: prune, REBASE: rebase,
-                                                                  VERIFY: verify, INDEX: write_index}
+                                                                  VERIFY: verify, INDEX: write_index,
+                                                                  COPY: copy}
         try:
             while True:
                 with self._guard:
@@ -117,6 +118,15 @@ def verify(store: CheckpointStore) -> None:
     moved += [path for path in items if path not in found]
     with store.locked():
         store.observer.verified(watch, moved)
+
+
+def copy(store: CheckpointStore) -> None:
+    """Copy the last state's index for the next checkpoint's partial scan (Observer.prepare), once the
+    checkpoint that stored it is done: the lock is taken only to wait for it (the copy holds the GIL
+    for milliseconds)."""
+    with store.locked():
+        pass
+    store.observer.prepare()
 
 
 def write_index(store: CheckpointStore) -> None:

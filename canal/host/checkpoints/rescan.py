@@ -19,15 +19,18 @@ import os
 from collections.abc import Iterable
 
 from canal.host.checkpoints.ignore import Frame
-from canal.host.checkpoints.scan import _DIR, Over, Scanner, ScanResult
+from canal.host.checkpoints.scan import _DIR, IndexItem, Over, Scanner, ScanResult
 from canal.host.checkpoints.watch import parent
 
 
-def rescan(scanner: Scanner, last: ScanResult, folders: Iterable[str]) -> ScanResult | None:
+def rescan(scanner: Scanner, last: ScanResult, folders: Iterable[str],
+           index: dict[str, IndexItem] | None = None) -> ScanResult | None:
+    """``index``: a copy of ``last.index`` made beforehand (the store's upkeep thread makes it), changed
+    here; else one is made."""
     known = last.frames
     dirty = sorted((f for f in set(folders) if f in known), key=lambda f: (f.count("/"), f))
-    out = ScanResult(index=dict(last.index), not_covered=list(last.not_covered), frames=dict(last.frames),
-                     kids=dict(last.kids))
+    out = ScanResult(index=dict(last.index) if index is None else index, not_covered=list(last.not_covered),
+                     frames=dict(last.frames), kids=dict(last.kids))
     scanner.known_dirs = frozenset(known)
     listed = set(dirty)
     touched: set[str] = set()

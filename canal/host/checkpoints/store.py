@@ -106,6 +106,7 @@ class CheckpointStore:
         self._upkeep = pruning.Upkeep(self) if watch else None
         if self._upkeep is not None:
             self.observer.verify_later = functools.partial(self._upkeep.start, pruning.VERIFY)
+            self.observer.copy_later = functools.partial(self._upkeep.start, pruning.COPY)
 
     @property
     def watch_note(self) -> str:

@@ -345,3 +345,24 @@ def test_a_file_back_under_the_size_cap_is_seen(tmp_path: Path, ws: Path) -> Non
         assert "d1/f0.txt" in store.manifest(cp)
     finally:
         store.close()
+
+
+def test_the_next_checkpoint_amends_a_copy_made_off_the_command_path(tmp_path: Path, ws: Path,
+                                                                      watched: CheckpointStore) -> None:
+    """The copy of the last state's index that a partial scan changes is made by the upkeep thread
+    after the checkpoint (4-8 ms at 50,000 entries): the state itself stays as it was stored."""
+    for i in range(3):
+        watched.settle()
+        assert watched.observer._copy is not None
+        stored = watched.observer._state
+        assert stored is not None
+        source, made = watched.observer._copy
+        assert source is stored.index
+        assert made == stored.index
+        assert made is not stored.index
+        before = dict(stored.index)
+        (ws / "d2" / f"f{i}.txt").write_text(f"changed {i}\n")
+        same_as_a_walk(tmp_path, ws, watched)
+        assert watched.observer._state is not None
+        assert watched.observer._state.index is made  # amended, not copied again
+        assert stored.index == before  # the state stored before is untouched
