@@ -181,6 +181,25 @@ def _folders(dest: Path, rel: str, entries: Mapping[str, Entry], as_root: bool) 
     return target
 
 
+def match_folders(dest: Path, entries: Mapping[str, Entry]) -> None:
+    """Give the folders of a carried layer that the checkpoint also has its mode and owner, going down
+    only through those (a fork made before the carried layer lay above the checkpoint's has them as
+    ``mkdir`` made them; they would show over the checkpoint's when it is mounted again)."""
+    as_root = os.geteuid() == 0
+    stack = [""]
+    while stack:
+        rel = stack.pop()
+        with contextlib.suppress(OSError):
+            for item in os.scandir(dest / rel if rel else dest):
+                path = f"{rel}/{item.name}" if rel else item.name
+                entry = entries.get(path)
+                if entry is not None and entry[0] == "d" and item.is_dir(follow_symlinks=False):
+                    if as_root:
+                        os.chown(item.path, entry[4], entry[5])
+                    os.chmod(item.path, unprivileged(entry[1]))
+                    stack.append(path)
+
+
 def _one(fd: int, name: str, out: str, *, link: bool, as_root: bool, counts: list[int]) -> None:
     try:
         st = os.stat(name, dir_fd=fd, follow_symlinks=False)

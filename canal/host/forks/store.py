@@ -40,7 +40,7 @@ from canal.host.checkpoints.scan import Entry, IndexItem, Scanner
 from canal.host.checkpoints.store import CheckpointStore
 from canal.host.forks import overlay
 from canal.host.forks.errors import FORK_CONFLICT, FORK_EXISTS, FORK_NOT_FOUND, FORK_OF_FORK, ForkError
-from canal.host.forks.ignored import Carried, carry
+from canal.host.forks.ignored import Carried, carry, match_folders
 from canal.host.forks.layers import Layers, shows
 from canal.host.forks.models import ApplyResult, Conflict, Fork, ForkChanges
 from canal.host.forks.plan import conflicts, selected
@@ -236,6 +236,8 @@ class ForkStore:
             private_dir(folder / "ignored")
             carried = carry(project, covered, folder / "ignored", link=True, protected=self.protected(),
                             left=left)
+        elif carried.way != "none":  # mounted again: its folders as the checkpoint has them
+            match_folders(folder / "ignored", entries)
         ignored = folder / "ignored" if carried.way != "none" else None
         overlay.mount([self.layers.path(n) for n in stack], folder / "upper", folder / "work",
                       folder / "merged", root_st, ignored)

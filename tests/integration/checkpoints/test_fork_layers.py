@@ -157,3 +157,25 @@ def test_a_fork_of_a_tree_removed_and_made_again_hides_what_was_in_it(forks: tup
     assert store.layers.stack(fork.manifest) == [fork.manifest, store.get("a").manifest]
     assert tree(store.workspace("b")) == tree(ws)
     assert tree(store.workspace("a"))["d/deep/old.txt"][4] == b"old\n"
+
+
+def test_a_fork_mounted_again_shows_the_checkpoints_folders(forks: tuple[ForkStore, Path]) -> None:
+    """The carried layer lies above the checkpoint's: its folders must have the checkpoint's mode, also
+    when a fork made before that (its folders as mkdir made them) is mounted again after a reboot."""
+    from canal.host.forks import overlay
+
+    store, ws = forks
+    (ws / "src").mkdir()
+    (ws / "src").chmod(0o750)
+    (ws / "src" / "a.py").write_text("a\n")
+    (ws / "src" / "run.log").write_text("gitignored: carried\n")
+    store.create("a")
+    carried = store.folder("a") / "ignored" / "src"
+    assert carried.stat().st_mode & 0o7777 == 0o750
+    assert (store.workspace("a") / "src").stat().st_mode & 0o7777 == 0o750
+    overlay.unmount(store.workspace("a"))
+    carried.chmod(0o755)  # as mkdir made it before the carried layer lay above
+    store.ensure_mounted("a")
+    assert (store.workspace("a") / "src").stat().st_mode & 0o7777 == 0o750
+    assert (store.workspace("a") / "src" / "run.log").read_text() == "gitignored: carried\n"
+    assert store.changes("a").changes == []
