@@ -153,7 +153,8 @@ class Layers:
             below = self.entries(name)
             if below is None:
                 continue
-            self._remove([d for d in self.names() if d != name and name in (self.stack(d) or [name])])
+            self._remove([d for d in self.names()
+                          if d != name and d not in held and name in (self.stack(d) or [name])])
             self._remove_keys_and_pin(name)
             return self.path(name), below
         return None

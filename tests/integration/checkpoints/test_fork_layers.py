@@ -179,3 +179,23 @@ def test_a_fork_mounted_again_shows_the_checkpoints_folders(forks: tuple[ForkSto
     assert (store.workspace("a") / "src").stat().st_mode & 0o7777 == 0o750
     assert (store.workspace("a") / "src" / "run.log").read_text() == "gitignored: carried\n"
     assert store.changes("a").changes == []
+
+
+def test_a_spare_layer_never_takes_a_held_layer_with_it(forks: tuple[ForkStore, Path]) -> None:
+    """Making a whole layer from a spare removes the deltas stacked on that spare; a layer a fork holds
+    whose own stack cannot be read (what it stands on is gone) is not one of them and stays."""
+    store, ws = forks
+    (ws / "a.txt").write_text("a\n")
+    store.create("a")
+    spare = store.list()[0].manifest
+    store.discard("a")  # its layer stays: the newest layer's stack is kept for the next fork
+    assert store.layers.path(spare).is_dir()
+    held = "f" * 64
+    store.layers.path(held).mkdir()
+    (store.layers.root / f"{held}.below").write_text("e" * 64)  # stands on a layer that is gone
+    os.utime(store.layers.path(held), ns=(1, 1))  # older than the spare: the spare is looked at first
+    assert store.layers.stack(held) is None
+    found = store.layers._spare(store.layers._held([held]))
+    assert found is not None
+    assert found[0] == store.layers.path(spare)
+    assert store.layers.path(held).is_dir()
