@@ -71,12 +71,14 @@ def fsync_dir(path: Path) -> None:
 
 
 def atomic_write(path: Path, data: bytes, mode: int = FILE_MODE, *, private_folder: bool = True,
-                 durable: bool = True) -> None:
+                 durable: bool = True, sync_folder: bool = True) -> None:
     """Write ``data`` to ``path`` atomically: temp file in the same folder, fsync, rename, fsync folder.
 
     ``private_folder``: create or tighten the folder to 0700 first (host state). A file written into a
     folder of the user's project (``private_folder=False``) leaves that folder as the user made it.
     ``durable=False``: no fsync (still all or nothing): a cache, or a file the caller syncs itself.
+    ``sync_folder=False``: the data is synced, the rename is not: after a crash the path holds the old
+    file or the new one, whole; the next durable write in the same folder makes the rename last.
     """
     folder = path.parent
     if private_folder:
@@ -96,7 +98,7 @@ def atomic_write(path: Path, data: bytes, mode: int = FILE_MODE, *, private_fold
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    if durable:
+    if durable and sync_folder:
         fsync_dir(folder)
 
 

@@ -81,9 +81,11 @@ def check_json(raw: dict[str, Any], keys: Keys) -> bool:
     return keys.check(key_id, canonical(body), mac) or keys.check(key_id, first_release, mac)
 
 
-def write_record(path: Path, record: Checkpoint, keys: Keys) -> Checkpoint:
+def write_record(path: Path, record: Checkpoint, keys: Keys, *, sync_folder: bool = True) -> Checkpoint:
+    """``sync_folder=False``: a record rewritten in place whose old version is whole and may stand after
+    a crash (atomic_write)."""
     payload = sign_json(record.model_dump(mode="json", exclude={"hmac"}), keys)
-    atomic_write(path, payload)
+    atomic_write(path, payload, sync_folder=sync_folder)
     return Checkpoint.model_validate(json.loads(payload))
 
 

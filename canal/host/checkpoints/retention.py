@@ -50,19 +50,19 @@ def add_usage(store: CheckpointStore, added: int) -> None:
 def due(store: CheckpointStore) -> bool:
     """Cheap check: over the count, the oldest past its age, or the store over its size."""
     settings = store.settings
-    paths = store._record_paths()
+    names = store._record_names()
     # a tenth of slack past `keep`, or past what the last prune had to keep (the floor, pins), so a busy
     # project prunes every few checkpoints, and one whose floor holds many does not prune at every one
     kept = max(settings.keep, settings.floor_count, _last_kept(store))
-    if len(paths) > kept + max(settings.keep // 10, kept // 10):
+    if len(names) > kept + max(settings.keep // 10, kept // 10):
         return True
     if usage(store) > settings.max_store_bytes:
         return True
-    if not paths:
+    if not names:
         return False
     with contextlib.suppress(CheckpointStoreCorrupt, ValueError):
-        if store.oldest is None or store.oldest[0] != paths[0].name:  # read once, not at every command
-            store.oldest = (paths[0].name, read_record(paths[0], store.keys).created_at)
+        if store.oldest is None or store.oldest[0] != names[0]:  # read once, not at every command
+            store.oldest = (names[0], read_record(store.records_dir / names[0], store.keys).created_at)
         return _age_s(store.oldest[1]) > max(settings.keep_days * DAY_S, settings.floor_hours * HOUR_S)
     return False
 

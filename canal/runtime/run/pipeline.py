@@ -37,6 +37,7 @@ from canal.runtime.run import notices, uncovered
 from canal.runtime.run.hints import failure_hints, soft_deletes
 from canal.runtime.run.interrupt import current as current_interrupt
 from canal.runtime.run.interrupt import on_interrupt, signal_name
+from canal.runtime.run.link import Link
 from canal.runtime.run.outputs_cap import outputs_note
 from canal.runtime.run.result import (
     BackupView,
@@ -119,6 +120,7 @@ class Admitted:
     git_env: Mapping[str, str]  # overrides that keep git from running what its configuration names
     notice: bool = False  # the footer says what the checkpoint did not cover (news for this session)
     notices: tuple[str, ...] = ()  # for the result's notices (a sandbox made again, and why)
+    link: Link | None = None  # the checkpoint's link to ``started``, being written (admit's ``link_later``)
 
 
 def _shown(command: str) -> str:
@@ -151,17 +153,23 @@ class Pipeline:
         return result.model_copy(update={"notices": [*notices, *result.notices]}) if notices else result
 
     def _run(self, req: RunRequest) -> RunResult:
-        admitted = self.admit(req)
+        admitted = self.admit(req, link_later=True)
         if isinstance(admitted, RunResult):
             return admitted
-        saved = self._saved_redactor(req)
-        early = self._early_save(req, saved)
+        unlinked: str | None = None
         try:
-            result = self._exec(req, admitted.state, admitted.git_env, early)
-            return self._complete(req, admitted, result, saved, early)
+            saved = self._saved_redactor(req)
+            early = self._early_save(req, saved)
+            try:
+                result = self._exec(req, admitted.state, admitted.git_env, early)
+                done = self._complete(req, admitted, result, saved, early)
+            finally:
+                if early is not None:
+                    early.close()
         finally:
-            if early is not None:
-                early.close()
+            if admitted.link is not None:
+                unlinked = admitted.link.wait()
+        return done if unlinked is None else done.model_copy(update={"notices": [*done.notices, unlinked]})
 
     def _early_save(self, req: RunRequest, saved: Redactor) -> EarlySave | None:
         """Stdout's save, begun while it arrives once it is longer than the sandbox layer holds in
@@ -174,9 +182,11 @@ class Pipeline:
                          start_after=OUTPUT_MEMORY_CAP,
                          stop_at=kept_as_it_came(self.services.config.storage.output_per_stream))
 
-    def admit(self, req: RunRequest) -> Admitted | RunResult:
+    def admit(self, req: RunRequest, *, link_later: bool = False) -> Admitted | RunResult:
         """Everything before the command runs: policy, confirmation, the sandbox, backups, checkpoint and
-        the intent record. A refusal (denied, confirmation required) comes back as its ``RunResult``."""
+        the intent record. A refusal (denied, confirmation required) comes back as its ``RunResult``.
+        ``link_later``: the checkpoint's link to the intent record is written while the command runs
+        (``Admitted.link``: the caller waits for it), not before it starts."""
         replaced = self._drop_replaced(req)  # first: a sandbox made again has a new session's state
         state = self.session(req)
         cwd = state.cwd
@@ -213,13 +223,18 @@ class Pipeline:
             checkpoint=None if checkpoint is None else checkpoint.id, runner=runner(), task=req.task,
             env={k: redact(v) for k, v in sorted((req.env or {}).items())} or None).data(),
             actor=req.actor, durable=False)  # on disk before the command starts: the gate of _exec
+        link: Link | None = None
         if checkpoint is not None:
-            self.services.checkpoints.attach(checkpoint, started)
+            store = self.services.checkpoints
+            if link_later:
+                link = Link(lambda: store.attach(checkpoint, started), checkpoint.id)
+            else:
+                store.attach(checkpoint, started)
         shown = _checkpoint_view(checkpoint)
         return Admitted(state=state, decision=view, backups=backups, redact=redact, checkpoint=shown,
                         started=started, git_env=git_env,
                         notice=notices.due(self.services.state_dir, req.ref.name, info.id, shown),
-                        notices=tuple(replaced))
+                        notices=tuple(replaced), link=link)
 
     def _drop_replaced(self, req: RunRequest) -> list[str]:
         """Remove the sandbox when its live session sees a project folder since replaced; the notice.

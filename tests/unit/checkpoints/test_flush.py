@@ -50,3 +50,30 @@ def test_a_user_checkpoints_a_file_it_reads_through_its_other_bits() -> None:
         assert os.waitstatus_to_exitcode(status) == 0, why
     finally:
         shutil.rmtree(base)
+
+
+def test_a_record_is_durable_before_the_command_and_its_link_never_half_written(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The take syncs the record and its folder (the command runs only then); linking the audit record
+    syncs the new record's data (after a crash the file is the old record or the new one, whole, never
+    empty) but not the folder's rename, which the next checkpoint's folder sync makes last."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("a\n")
+    store = CheckpointStore(tmp_path / "state", ws, CheckpointSettings(), KEYS)
+    synced: list[str] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        path = os.readlink(f"/proc/self/fd/{fd}")
+        synced.append("folder" if os.path.isdir(path) else Path(path).parent.name)
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    cp = store.take(kind="run")
+    assert synced[-2:] == ["records", "folder"]
+    synced.clear()
+    linked = store.attach(cp, "a-1")
+    assert synced == ["records"]  # the data, not the rename
+    assert store.list()[-1].audit_id == "a-1"
+    assert linked.audit_id == "a-1"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
@@ -280,3 +281,32 @@ def test_the_output_saved_while_it_arrives_is_the_one_saved_at_the_end(
     assert early == late
     assert TOKEN.encode() not in early
     assert early.count(b"\n") == BIG.count(b"\n")
+
+
+def test_the_checkpoint_is_linked_to_its_command_when_the_run_returns(canal: Canal) -> None:
+    """The link is written while the command runs; by the time ``run`` returns it is on disk."""
+    wrote = canal.run("echo hello > listing.txt")
+    assert wrote.checkpoint is not None
+    [record] = canal._services.checkpoints.list()
+    started = [json.loads(line) for line in canal._services.audit.path.read_text().splitlines()
+               if '"run.started"' in line][-1]
+    assert record.audit_id == f"a-{started['seq']:06d}"
+    assert started["data"]["checkpoint"] == record.id
+
+
+def test_a_link_that_cannot_be_written_keeps_the_result_and_says_so(
+        canal: Canal, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command has run when the link fails: its result is kept, and a notice says what happened."""
+    from canal.host.checkpoints import CheckpointStore
+
+    def broken(self: CheckpointStore, checkpoint: object, audit_id: str) -> object:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(CheckpointStore, "attach", broken)
+    wrote = canal.run("echo hello > listing.txt")
+    assert wrote.status == "ok", wrote.text
+    assert wrote.checkpoint is not None
+    [notice] = [n for n in wrote.notices if "not linked" in n]
+    assert wrote.checkpoint.id in notice
+    assert "No space left on device" in notice
+    assert "canal checkpoints" in notice
