@@ -116,6 +116,22 @@ def write_manifest(folder: Path, entries: Mapping[str, Entry],
     return write_delta(folder, parent[:2] if parent else None, delta, lambda: entries, durable=durable)
 
 
+class RecordSpan(NamedTuple):
+    """The records folder at a glance: how many records, the oldest's and the newest's file names."""
+
+    records: int
+    oldest: str
+    newest: str
+
+    @property
+    def next_seq(self) -> int:
+        return int(self.newest[:-5]) + 1 if self.records else 1
+
+    def adding(self, name: str) -> RecordSpan:
+        """The span once the newest record ``name`` is written."""
+        return RecordSpan(self.records + 1, self.oldest or name, name)
+
+
 class Delta(NamedTuple):
     """What differs from a parent state: the entries set (new or changed) and the paths gone, and how
     many entries the new state has (a delta is written only when it is small beside that)."""

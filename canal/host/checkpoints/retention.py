@@ -18,7 +18,7 @@ from canal.core.fsutil import atomic_write
 from canal.host.checkpoints import sweep
 from canal.host.checkpoints.errors import CheckpointStoreCorrupt
 from canal.host.checkpoints.models import Checkpoint
-from canal.host.checkpoints.records import read_record
+from canal.host.checkpoints.records import RecordSpan, read_record
 
 if TYPE_CHECKING:
     from canal.host.checkpoints.store import CheckpointStore
@@ -47,22 +47,23 @@ def add_usage(store: CheckpointStore, added: int) -> None:
         atomic_write(store.root / USAGE, str(usage(store) + added).encode(), durable=False)  # a trigger
 
 
-def due(store: CheckpointStore) -> bool:
-    """Cheap check: over the count, the oldest past its age, or the store over its size."""
+def due(store: CheckpointStore, span: RecordSpan | None = None) -> bool:
+    """Cheap check: over the count, the oldest past its age, or the store over its size. ``span``: the
+    records folder as the caller just saw it (under the lock), else listed here."""
     settings = store.settings
-    names = store._record_names()
+    span = span if span is not None else store.span()
     # a tenth of slack past `keep`, or past what the last prune had to keep (the floor, pins), so a busy
     # project prunes every few checkpoints, and one whose floor holds many does not prune at every one
     kept = max(settings.keep, settings.floor_count, _last_kept(store))
-    if len(names) > kept + max(settings.keep // 10, kept // 10):
+    if span.records > kept + max(settings.keep // 10, kept // 10):
         return True
     if usage(store) > settings.max_store_bytes:
         return True
-    if not names:
+    if not span.records:
         return False
     with contextlib.suppress(CheckpointStoreCorrupt, ValueError):
-        if store.oldest is None or store.oldest[0] != names[0]:  # read once, not at every command
-            store.oldest = (names[0], read_record(store.records_dir / names[0], store.keys).created_at)
+        if store.oldest is None or store.oldest[0] != span.oldest:  # read once, not at every command
+            store.oldest = (span.oldest, read_record(store.records_dir / span.oldest, store.keys).created_at)
         return _age_s(store.oldest[1]) > max(settings.keep_days * DAY_S, settings.floor_hours * HOUR_S)
     return False
 
