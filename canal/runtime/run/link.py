@@ -13,6 +13,8 @@ import queue
 import threading
 from collections.abc import Callable
 
+from canal.core.next import Say, act, say_all
+
 _jobs: queue.SimpleQueue[Link] = queue.SimpleQueue()
 _worker: tuple[int, threading.Thread] | None = None  # (the process it runs in, the thread)
 _starting = threading.Lock()
@@ -51,12 +53,13 @@ class Link:
         finally:
             self._done.set()
 
-    def wait(self) -> str | None:
-        """Wait for the link; a notice when it could not be written (None when it was)."""
+    def wait(self, say: Say | None = None) -> str | None:
+        """Wait for the link; a notice when it could not be written (None when it was), with what to
+        run next in the words of ``say`` (the front end's)."""
         self._done.wait()
         if self._error is None:
             return None
         why = getattr(self._error, "message", None) or f"{type(self._error).__name__}: {self._error}"
-        return (f"checkpoint {self._checkpoint_id} was taken, but not linked to this command's audit record "
-                f"({why}); the audit record names the checkpoint. Check the state folder's disk, then "
-                f"run: canal checkpoints")
+        lead = (f"checkpoint {self._checkpoint_id} was taken, but not linked to this command's audit record "
+                f"({why}); the audit record names the checkpoint. Check the state folder's disk")
+        return say_all([act("checkpoints")], say, lead=lead) if say is not None else lead

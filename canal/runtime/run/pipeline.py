@@ -168,7 +168,7 @@ class Pipeline:
                     early.close()
         finally:
             if admitted.link is not None:
-                unlinked = admitted.link.wait()
+                unlinked = admitted.link.wait(req.say)
         return done if unlinked is None else done.model_copy(update={"notices": [*done.notices, unlinked]})
 
     def _early_save(self, req: RunRequest, saved: Redactor) -> EarlySave | None:

@@ -309,4 +309,3 @@ def test_a_link_that_cannot_be_written_keeps_the_result_and_says_so(
     [notice] = [n for n in wrote.notices if "not linked" in n]
     assert wrote.checkpoint.id in notice
     assert "No space left on device" in notice
-    assert "canal checkpoints" in notice
