@@ -45,15 +45,17 @@ def project_key(project_dir: Path) -> str:
     return f"{resolved.name or 'root'}-{digest}"
 
 
-def state_path_for(project_dir: Path) -> Path:
-    """Where the project's host-side state folder is (nothing is created, nothing migrated)."""
-    return state_root() / PROJECTS / project_key(project_dir)
+def state_path_for(project_dir: Path, root: Path | None = None) -> Path:
+    """Where the project's host-side state folder is (nothing is created, nothing migrated). ``root``:
+    the state root as read earlier (default: now)."""
+    return (state_root() if root is None else root) / PROJECTS / project_key(project_dir)
 
 
-def state_dir_for(project_dir: Path) -> Path:
+def state_dir_for(project_dir: Path, root: Path | None = None) -> Path:
     """The project's host-side state folder (created 0700). A state root in the old flat layout (one
     project's folder) is moved into its project's folder first, or refused (``STATE_DIR_MIXED``)."""
     from canal.host.state_layout import settle_layout
 
-    settle_layout(state_root())
-    return private_dir(state_path_for(project_dir))
+    root = state_root() if root is None else root
+    settle_layout(root)
+    return private_dir(state_path_for(project_dir, root))

@@ -20,7 +20,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from canal.host.paths import config_dir, project_key
+from canal.host.paths import project_key
 from canal.runtime.sandboxes.early import started_early
 from canal.runtime.sandboxes.resources import Owned, Resources, policy_key
 from canal.runtime.sandboxes.start import DEFAULT_SANDBOX, SandboxRef, ensure_sandbox, sandbox_ref
@@ -120,7 +120,7 @@ class Canal:
     def host_folders(self) -> dict[str, Path]:
         """Canal's own folders on the host: ``config`` (its settings and keys) and ``state`` (this
         project's state), for a front end that must not show an agent where they are."""
-        return {"config": config_dir(), "state": self._services.state_dir}
+        return {"config": self._services.config_dir, "state": self._services.state_dir}
 
     @property
     def project_id(self) -> str:

@@ -4,6 +4,7 @@ redactor, sealed store. CLI commands and the Python API both get them from here,
 from __future__ import annotations
 
 import hashlib
+import os
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -58,6 +59,11 @@ class Services:
         self.resources = Owned() if resources is None else resources
         self._config = config
         self._keys = keys
+        # where the state, settings and keys are: read once, now (a variable changed later by the
+        # process moves nothing of this object's)
+        self.state_root = state_root()
+        self.config_dir = config_dir()
+        self._env = dict(os.environ)
         self._profile = profile
 
     @property
@@ -135,11 +141,11 @@ class Services:
 
     @cached_property
     def state_dir(self) -> Path:
-        return state_dir_for(self.project_dir)
+        return state_dir_for(self.project_dir, self.state_root)
 
     @cached_property
     def keys(self) -> KeyStore:
-        return self._keys or KeyStore()
+        return self._keys or KeyStore(self.config_dir / "keys", env=self._env)
 
     @cached_property
     def redactor(self) -> Redactor:
@@ -233,7 +239,7 @@ class Services:
         inner += [part for fork in (forks.iterdir() if forks.is_dir() else ()) if fork.is_dir()
                   for part in fork.iterdir() if part.name != "merged"]
         fixed = [self.state_dir / name for name in ("audit", "trash", "approvals", "state", "checkpoints")]
-        return [config_dir(), *fixed, *inner]
+        return [self.config_dir, *fixed, *inner]
 
     def all_state_dirs(self) -> list[Path]:
         """This project's state folder and every other project's under the state root that holds
@@ -242,7 +248,7 @@ class Services:
 
     def project_state_dirs(self) -> list[Path]:
         """Every project's folder under the state root, whatever it holds (this one's included)."""
-        projects = state_root() / PROJECTS
+        projects = self.state_root / PROJECTS
         found = {self.state_dir}
         if projects.is_dir():
             found.update(p for p in projects.iterdir() if p.is_dir())

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from canal.core.next import act
 from canal.host.paths import DEFAULT_SANDBOX as DEFAULT_SANDBOX  # re-exported: the CLI and api use it
-from canal.host.paths import config_dir, project_key
+from canal.host.paths import project_key
 from canal.runtime.errors import SANDBOX_LIMIT_REACHED, STATE_DIR_UNUSABLE, ConfigError
 from canal.runtime.sandboxes.gitguard import guard_env
 from canal.runtime.sandboxes.images import ensure_project_image
@@ -129,7 +129,7 @@ def settings_mounts(project_dir: Path, workdir: str) -> list[Mount]:
 
 def _state_outside(services: Services) -> None:
     """The workspace mount must not carry Canal's host state or keys into the sandbox."""
-    for what, folder in (("state", services.state_dir), ("config and keys", config_dir())):
+    for what, folder in (("state", services.state_dir), ("config and keys", services.config_dir)):
         if folder.resolve().is_relative_to(services.project_dir):
             msg = (f"Canal's {what} folder {folder} is inside the project {services.project_dir}, "
                    "which the sandbox mounts at /workspace; nothing was started.")
