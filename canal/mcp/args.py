@@ -14,9 +14,9 @@ import shlex
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, WithJsonSchema
+from pydantic import BeforeValidator, ValidationInfo, WithJsonSchema
 
-SANDBOX_WORKDIR = "/workspace"
+SANDBOX_WORKDIR = "/workspace"  # the default; a project's canal.yaml may move it (``sandbox.workdir``)
 _SECONDS = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|secs|seconds?|m|min|mins|minutes?)?\s*$", re.IGNORECASE)
 _RANGE = re.compile(r"^\s*(\d*)\s*(?::|-|,|\.\.)\s*(\d*)\s*$")
 
@@ -53,22 +53,40 @@ def to_str_list(value: Any) -> Any:
     return value
 
 
-def to_project_path(value: Any) -> Any:
-    """A sandbox path under /workspace becomes the same path relative to the project folder."""
+def in_workdir(text: str, workdir: str) -> str:
+    """``text`` (a description the agent reads) with the default folder named as the project's own."""
+    if workdir == SANDBOX_WORKDIR:
+        return text
+    # not where the name goes on (/workspaces, /workspace.d); a dot that ends a sentence does not
+    return re.sub(re.escape(SANDBOX_WORKDIR) + r"(?![\w-]|\.[\w.-])", lambda _: workdir, text)
+
+
+def workdir_of(info: ValidationInfo) -> str:
+    """The project's folder in the sandbox: the validation context's ``workdir`` (``parse_args``), else
+    the default."""
+    context = info.context
+    found = context.get("workdir") if isinstance(context, Mapping) else None
+    return (found.rstrip("/") or "/") if isinstance(found, str) and found.startswith("/") else SANDBOX_WORKDIR
+
+
+def to_project_path(value: Any, info: ValidationInfo) -> Any:
+    """A sandbox path under the project's folder in the sandbox (``/workspace`` unless canal.yaml moved
+    it) becomes the same path relative to the project folder."""
     if not isinstance(value, str):
         return value
     text = value.strip()
-    if text == SANDBOX_WORKDIR or text == SANDBOX_WORKDIR + "/":
+    workdir = workdir_of(info)
+    if text == workdir or text == workdir + "/":
         return "."
-    if text.startswith(SANDBOX_WORKDIR + "/"):
-        return text[len(SANDBOX_WORKDIR) + 1:] or "."
+    if text.startswith(workdir + "/"):
+        return text[len(workdir) + 1:] or "."
     return text
 
 
-def to_path_list(value: Any) -> Any:
+def to_path_list(value: Any, info: ValidationInfo) -> Any:
     listed = to_str_list(value)
     if isinstance(listed, list):
-        return [to_project_path(v) for v in listed]
+        return [to_project_path(v, info) for v in listed]
     return listed
 
 

@@ -28,6 +28,7 @@ from canal.core.errors import CanalError
 from canal.core.next import act
 from canal.mcp import approval, capabilities
 from canal.mcp import schemas as s
+from canal.mcp.args import SANDBOX_WORKDIR, in_workdir
 from canal.mcp.descriptions import INSTRUCTIONS
 from canal.mcp.errors import CONFIRMATION_DECLINED, TOOL_UNKNOWN
 from canal.mcp.hostpaths import HostPaths
@@ -61,6 +62,7 @@ class CanalMcp:
         self.canal = canal
         self.options = options or ServerOptions()
         self._lock = anyio.Lock()
+        self._workdir: str | None = None
         ops = Operations(canal)
         self._handlers: dict[str, Callable[[Any], Reply]] = {
             "run_command": ops.run_command, "view": ops.view, "edit": ops.edit, "remove": ops.remove,
@@ -76,6 +78,21 @@ class CanalMcp:
         tasks = TaskTools(canal)
         self._handlers.update({"task_start": tasks.start, "task_list": tasks.list, "task_show": tasks.show,
                                "task_wait": tasks.wait, "task_cancel": tasks.cancel})
+
+    @property
+    def workdir(self) -> str:
+        """The project's folder in the sandbox (canal.yaml's ``sandbox.workdir``); the default while the
+        settings cannot be read (the first call reports why)."""
+        if self._workdir is None:
+            try:
+                self._workdir = self.canal.config.sandbox.workdir
+            except CanalError:
+                return SANDBOX_WORKDIR
+        return self._workdir
+
+    def tools(self) -> list[types.Tool]:
+        """The tools as listed, their texts naming this project's folder in the sandbox."""
+        return [t.to_mcp(self.workdir) for t in TOOLS]
 
     async def blocking(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` in a worker thread, one at a time (``Canal`` is not thread-safe).
@@ -145,7 +162,7 @@ class CanalMcp:
             msg = f"there is no tool {name!r}. Tools: {', '.join(BY_NAME)}"
             raise TOOL_UNKNOWN(msg, hint='call list_capabilities {} for the project\'s own tools',
                               details={"tool": name})
-        args = parse_args(spec, arguments)
+        args = parse_args(spec, arguments, workdir=self.workdir)
         handler = self._handlers[name]
         reply = await self.with_progress(ctx, lambda: self.blocking(lambda: handler(args)))
         if reply.confirmation is not None and self._should_ask(ctx, reply):
@@ -229,11 +246,9 @@ def _version() -> str:
 
 
 def build_server(app: CanalMcp) -> Server[Any]:
-    tools = [t.to_mcp() for t in TOOLS]
-
     async def list_tools(ctx: ServerRequestContext[Any],
                          params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tools)
+        return types.ListToolsResult(tools=app.tools())
 
     async def call_tool(ctx: ServerRequestContext[Any],
                         params: types.CallToolRequestParams) -> types.CallToolResult:
@@ -246,7 +261,8 @@ def build_server(app: CanalMcp) -> Server[Any]:
             yield {}
             tg.cancel_scope.cancel()
 
-    return Server("canal", version=_version(), title="Canal", instructions=INSTRUCTIONS, lifespan=lifespan,
+    instructions = in_workdir(INSTRUCTIONS, app.workdir)
+    return Server("canal", version=_version(), title="Canal", instructions=instructions, lifespan=lifespan,
                   on_list_tools=list_tools, on_call_tool=call_tool)
 
 

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from canal.mcp import descriptions as d
 from canal.mcp import schemas as s
 from canal.mcp import tasks as t
+from canal.mcp.args import SANDBOX_WORKDIR, in_workdir
 from canal.mcp.errors import ARGUMENT_INVALID, ARGUMENT_MISSING, ARGUMENT_UNKNOWN, McpToolError
 
 
@@ -28,12 +29,16 @@ class ToolSpec:
     destructive: bool = False
     idempotent: bool = False
 
-    def to_mcp(self) -> types.Tool:
+    def to_mcp(self, workdir: str = SANDBOX_WORKDIR) -> types.Tool:
+        """The tool as listed; ``workdir``: the project's folder in the sandbox, named in the texts."""
         hints = types.ToolAnnotations(title=self.title, read_only_hint=self.read_only,
                                       destructive_hint=self.destructive, idempotent_hint=self.idempotent,
                                       open_world_hint=False)
-        return types.Tool(name=self.name, title=self.title, description=self.description,
-                          input_schema=input_schema(self.args), annotations=hints)
+        schema = input_schema(self.args)
+        if workdir != SANDBOX_WORKDIR:
+            schema = json.loads(in_workdir(json.dumps(schema), workdir))
+        return types.Tool(name=self.name, title=self.title, description=in_workdir(self.description, workdir),
+                          input_schema=schema, annotations=hints)
 
     def example_call(self) -> str:
         return f"{self.name} {json.dumps(dict(self.example))}"
@@ -125,10 +130,13 @@ def _json_schema_keywords(node: Any) -> Any:
     return out
 
 
-def parse_args(spec: ToolSpec, raw: Mapping[str, Any] | None) -> s.ToolArgs:
-    """Validated arguments, or the first problem as ARGUMENT_MISSING / ARGUMENT_UNKNOWN / ARGUMENT_INVALID."""
+def parse_args(spec: ToolSpec, raw: Mapping[str, Any] | None, *,
+               workdir: str = SANDBOX_WORKDIR) -> s.ToolArgs:
+    """Validated arguments, or the first problem as ARGUMENT_MISSING / ARGUMENT_UNKNOWN / ARGUMENT_INVALID.
+    ``workdir``: the project's folder in the sandbox (canal.yaml's ``sandbox.workdir``), whose paths
+    become project paths."""
     try:
-        return spec.args.model_validate(dict(raw or {}))
+        return spec.args.model_validate(dict(raw or {}), context={"workdir": workdir})
     except ValidationError as exc:
         raise _argument_error(spec, exc) from None
 

@@ -115,3 +115,16 @@ def test_workflow_action_is_one_of_three() -> None:
     with raises_code(ARGUMENT_INVALID) as caught:
         parse_args(BY_NAME["workflow"], {"action": "stop"})
     assert "start (needs name), advance" in caught.value.message
+
+
+def test_sandbox_paths_under_a_moved_workdir_become_project_paths() -> None:
+    """canal.yaml's ``sandbox.workdir`` moves the project in the sandbox: paths under it are the
+    project's, and ``/workspace`` is then just another folder (not the project)."""
+    def under(raw: dict[str, Any]) -> dict[str, Any]:
+        return parse_args(BY_NAME["view"], raw, workdir="/src").model_dump()
+
+    assert under({"file_path": "/src/pkg/app.py"})["path"] == "pkg/app.py"
+    assert under({"path": "/src/"})["path"] == "."
+    assert under({"path": "/workspace/app.py"})["path"] == "/workspace/app.py"  # refused later: outside
+    removed = parse_args(BY_NAME["remove"], {"paths": ["/src/a", "b"]}, workdir="/src").model_dump()
+    assert removed["path"] == ["a", "b"]
