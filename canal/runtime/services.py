@@ -212,8 +212,13 @@ class Services:
         root = self.state_dir / "checkpoints"
         key = (str(root), str(self.project_dir), settings.model_dump_json(), keys.primary_id,
                tuple(sorted((k, hashlib.sha256(v).hexdigest()) for k, v in derived.items())))
+        audit = self.audit
+
+        def retired(ids: list[str]) -> None:  # before they go: every prune is in the audit log
+            audit.append("checkpoint.pruned", {"pruned": ids, "by": "retention"}, actor="canal")
+
         return self.resources.checkpoints(key, lambda watch: CheckpointStore(
-            root, self.project_dir, settings, Keys(keys.primary_id, derived), watch=watch))
+            root, self.project_dir, settings, Keys(keys.primary_id, derived), watch=watch, on_prune=retired))
 
     @cached_property
     def forks(self) -> ForkStore:

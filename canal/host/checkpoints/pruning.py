@@ -183,7 +183,12 @@ def prune(store: CheckpointStore) -> list[str]:
         retention.write_kept(store, len(decision.kept))
         if not decision.doomed:
             return []
-        pruned = decision.unlink()
+        try:
+            pruned = decision.unlink(store.on_prune)
+        except retention.PruneNotRecorded as exc:
+            log.warning("checkpoints of %s: a prune of %s could not be recorded, nothing removed: %s",
+                        store.workspace, ", ".join(exc.args[0]), exc.__cause__)
+            return []
         names = decision.names() | sweep.roots(store)
         counted = retention.usage(store)  # takes from here on add to it
     found = sweep.survey(store, names)

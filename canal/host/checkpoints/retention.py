@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -77,6 +78,10 @@ def in_floor(store: CheckpointStore, paths: list[Path], i: int, created_at: str 
     return _age_s(created_at) < settings.floor_hours * HOUR_S
 
 
+class PruneNotRecorded(Exception):
+    """The prune's record could not be written: nothing was removed."""
+
+
 @dataclass
 class Decision:
     """What retention keeps and what goes, record by record (oldest first)."""
@@ -97,10 +102,18 @@ class Decision:
         self.doomed.append(gone)
         return True
 
-    def unlink(self) -> list[str]:
+    def unlink(self, announce: Callable[[list[str]], object] | None = None) -> list[str]:
+        """Remove the doomed records; ``announce`` (the store's ``on_prune``) is told their ids first,
+        and when it raises nothing is removed (a prune is never unrecorded)."""
+        ids = [f"cp-{int(p.stem)}" for p in sorted(self.doomed)]
+        if ids and announce is not None:
+            try:
+                announce(ids)
+            except Exception as exc:
+                raise PruneNotRecorded(ids) from exc
         for path in self.doomed:
             path.unlink(missing_ok=True)
-        return [f"cp-{int(p.stem)}" for p in sorted(self.doomed)]
+        return ids
 
 
 def decide(store: CheckpointStore, keep_newest: int, *, before: int | None = None) -> Decision:
@@ -137,9 +150,12 @@ def decide(store: CheckpointStore, keep_newest: int, *, before: int | None = Non
     return decision
 
 
-def prune(store: CheckpointStore, keep_newest: int, *, before: int | None = None) -> list[str]:
+def prune(store: CheckpointStore, keep_newest: int, *, before: int | None = None,
+          automatic: bool = True) -> list[str]:
     """Delete what retention no longer keeps (under the caller's lock); returns the pruned checkpoint
-    ids. Objects and manifests no kept state uses go with them (sweep.py)."""
+    ids. Objects and manifests no kept state uses go with them (sweep.py). ``automatic``: retention's
+    own act, announced to the store's ``on_prune`` before anything goes (a person's prune is recorded
+    by its caller)."""
     decision = decide(store, keep_newest, before=before)
     if not decision.doomed and usage(store) <= store.settings.max_store_bytes:
         # nothing goes and the store is under its size (the count only grows between prunes): the
@@ -149,7 +165,10 @@ def prune(store: CheckpointStore, keep_newest: int, *, before: int | None = None
     found = sweep.survey(store, decision.names() | sweep.roots(store))
     while found.usage() > store.settings.max_store_bytes and decision.push_out():
         found = sweep.survey(store, decision.names() | sweep.roots(store))
-    pruned = decision.unlink()
+    try:
+        pruned = decision.unlink(store.on_prune if automatic else None)
+    except PruneNotRecorded:
+        return []  # nothing removed, nothing swept; past the store's cap the checkpoint is refused
     kept_bytes = sweep.sweep(store, found)
     atomic_write(store.root / USAGE, str(kept_bytes).encode(), durable=False)
     write_kept(store, len(decision.kept))

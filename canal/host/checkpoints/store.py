@@ -83,8 +83,11 @@ class CheckpointStore:
     nothing at all when nothing did; whenever the watch cannot vouch, everything is walked (watch.py)."""
 
     def __init__(self, root: Path, workspace: Path, settings: CheckpointSettings, keys: Keys, *,
-                 watch: bool = False) -> None:
+                 watch: bool = False, on_prune: Callable[[builtins.list[str]], object] | None = None) -> None:
+        """``on_prune``: told the ids of the checkpoints retention is about to remove (the audit log);
+        when it raises, they stay."""
         self.root = root
+        self.on_prune = on_prune
         self.workspace = workspace
         self.settings = settings
         self.keys = keys
@@ -485,7 +488,7 @@ class CheckpointStore:
                 inside = retention.floor_ids(self, limit)
                 if inside and not person:
                     raise prune_refused(inside, before)
-            return retention.prune(self, newest or 0, before=limit)
+            return retention.prune(self, newest or 0, before=limit, automatic=False)  # the caller records it
 
     # -- plumbing -------------------------------------------------------------------------------
     def _record_path(self, seq: int) -> Path:

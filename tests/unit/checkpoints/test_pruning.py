@@ -412,3 +412,35 @@ def test_a_stat_cache_naming_a_swept_manifest_is_not_written(tmp_path: Path, ws:
         index_is_the_state(store)
     finally:
         store.close()
+
+
+@watching
+def test_the_background_prune_announces_what_it_removes_first(tmp_path: Path, ws: Path) -> None:
+    """The server's store tells ``on_prune`` (the audit log) the ids before they go; a refusal keeps them."""
+    told: list[list[str]] = []
+    store = CheckpointStore(tmp_path / "store", ws, SETTINGS, KEYS, watch=True, on_prune=told.append)
+    try:
+        taken = []
+        for i in range(12):
+            (ws / "src" / "f1.txt").write_text(f"change {i}\n")
+            taken.append(store.take(kind="run", command=f"c{i}").id)
+            store.settle()
+        kept = {c.id for c in store.list()}
+        assert [cp for ids in told for cp in ids] == [cp for cp in taken if cp not in kept]
+        assert told
+    finally:
+        store.close()
+
+    def refuse(ids: list[str]) -> None:
+        raise OSError(28, "No space left on device")
+
+    refusing = CheckpointStore(tmp_path / "store", ws, SETTINGS, KEYS, watch=True, on_prune=refuse)
+    try:
+        before = [c.id for c in refusing.list()]
+        for i in range(6):
+            (ws / "src" / "f1.txt").write_text(f"more {i}\n")
+            before.append(refusing.take(kind="run", command=f"m{i}").id)
+            refusing.settle()
+        assert [c.id for c in refusing.list()] == before  # nothing went unrecorded
+    finally:
+        refusing.close()
