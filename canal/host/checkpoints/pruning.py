@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 from canal.core.fsutil import atomic_write
 from canal.host.checkpoints import retention, sweep
 from canal.host.checkpoints.errors import CheckpointError
-from canal.host.checkpoints.records import index_bytes, read_record, write_manifest
+from canal.host.checkpoints.records import index_bytes, write_manifest
 from canal.host.checkpoints.scan import Over, Scanner, entries_of
 
 if TYPE_CHECKING:
@@ -205,5 +205,5 @@ def _since(store: CheckpointStore, newest: int) -> set[str]:
     names = sweep.roots(store)
     for path in store._record_paths():
         if int(path.stem) > newest:
-            names.add(read_record(path, store.keys).manifest)
+            names.add(store.verified.read(path).manifest)
     return names

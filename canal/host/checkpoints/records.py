@@ -15,6 +15,7 @@ import hashlib
 import hmac
 import json
 import marshal
+import os
 import sys
 import zlib
 from collections.abc import Callable, Mapping
@@ -89,9 +90,10 @@ def write_record(path: Path, record: Checkpoint, keys: Keys, *, sync_folder: boo
     return Checkpoint.model_validate(json.loads(payload))
 
 
-def read_record(path: Path, keys: Keys) -> Checkpoint:
+def read_record(path: Path, keys: Keys, data: bytes | None = None) -> Checkpoint:
+    """The record at ``path`` (its bytes ``data`` when the caller read them), its HMAC checked."""
     try:
-        raw = json.loads(path.read_bytes())
+        raw = json.loads(path.read_bytes() if data is None else data)
         record = Checkpoint.model_validate(raw)
     except (OSError, ValueError, ValidationError) as exc:
         msg = f"record {path.name}"
@@ -100,6 +102,41 @@ def read_record(path: Path, keys: Keys) -> Checkpoint:
         msg = f"record {record.id}"
         raise corrupt(msg, "its HMAC does not match", record=record.id)
     return record
+
+
+class VerifiedRecords:
+    """Records read and checked before, each kept with the identity of the file it came from (inode,
+    size, mtime, ctime: a change of the file, or a new file in its place, moves its ctime, which no
+    process can set back): one is read and checked again only when its file changed. Retention reads
+    every record at each prune; this makes a prune of unchanged records cost a stat each."""
+
+    def __init__(self, keys: Keys) -> None:
+        self.keys = keys
+        self._kept: dict[str, tuple[tuple[int, int, int, int], Checkpoint]] = {}
+
+    def read(self, path: Path) -> Checkpoint:
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            return read_record(path, self.keys)  # raises the record's error
+        try:
+            st = os.fstat(fd)
+            identity = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+            kept = self._kept.get(path.name)
+            if kept is not None and kept[0] == identity:
+                return kept[1]
+            with os.fdopen(os.dup(fd), "rb") as fh:
+                data = fh.read()
+        finally:
+            os.close(fd)
+        record = read_record(path, self.keys, data)
+        self._kept[path.name] = (identity, record)
+        return record
+
+    def forget_others(self, names: set[str]) -> None:
+        """Keep only the records named (the others were removed)."""
+        for name in [n for n in self._kept if n not in names]:
+            self._kept.pop(name, None)
 
 
 def write_manifest(folder: Path, entries: Mapping[str, Entry],

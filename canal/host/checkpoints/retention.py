@@ -19,7 +19,7 @@ from canal.core.fsutil import atomic_write
 from canal.host.checkpoints import sweep
 from canal.host.checkpoints.errors import CheckpointStoreCorrupt
 from canal.host.checkpoints.models import Checkpoint
-from canal.host.checkpoints.records import RecordSpan, read_record
+from canal.host.checkpoints.records import RecordSpan
 
 if TYPE_CHECKING:
     from canal.host.checkpoints.store import CheckpointStore
@@ -64,7 +64,7 @@ def due(store: CheckpointStore, span: RecordSpan | None = None) -> bool:
         return False
     with contextlib.suppress(CheckpointStoreCorrupt, ValueError):
         if store.oldest is None or store.oldest[0] != span.oldest:  # read once, not at every command
-            store.oldest = (span.oldest, read_record(store.records_dir / span.oldest, store.keys).created_at)
+            store.oldest = (span.oldest, store.verified.read(store.records_dir / span.oldest).created_at)
         return _age_s(store.oldest[1]) > max(settings.keep_days * DAY_S, settings.floor_hours * HOUR_S)
     return False
 
@@ -122,11 +122,12 @@ def decide(store: CheckpointStore, keep_newest: int, *, before: int | None = Non
     sequence number goes too, floor and pins included."""
     settings = store.settings
     paths = store._record_paths()
+    store.verified.forget_others({p.name for p in paths})
     decision = Decision()
     for i, path in enumerate(paths):
         seq = int(path.stem)
         try:
-            record: Checkpoint | None = read_record(path, store.keys)
+            record: Checkpoint | None = store.verified.read(path)
         except CheckpointStoreCorrupt:
             record = None  # a record that fails its check is kept, so `verify` can name it
         manifest = record.manifest if record is not None else None
@@ -188,7 +189,7 @@ def floor_ids(store: CheckpointStore, before: int) -> list[str]:
         if int(path.stem) >= before:
             break
         try:
-            record: Checkpoint | None = read_record(path, store.keys)
+            record: Checkpoint | None = store.verified.read(path)
         except CheckpointStoreCorrupt:
             record = None
         if record is None or record.pinned or in_floor(store, paths, i, record.created_at):

@@ -55,9 +55,9 @@ from canal.host.checkpoints.records import (
     Delta,
     Keys,
     RecordSpan,
+    VerifiedRecords,
     deltas_left,
     read_index,
-    read_record,
     write_delta,
     write_index,
     write_manifest,
@@ -93,6 +93,7 @@ class CheckpointStore:
         self.keys = keys
         self.objects = ObjectStore(root / "objects")
         self.records_dir = root / "records"
+        self.verified = VerifiedRecords(keys)  # records read and checked, kept while their files stay
         self.manifests_dir = root / "manifests"
         self.index_path = root / "index.json"
         # (manifest, its delta depth, stat cache): kept between calls in one process
@@ -316,7 +317,7 @@ class CheckpointStore:
         bad: builtins.list[CorruptRecord] = []
         for path in self._record_paths():
             try:
-                good.append(read_record(path, self.keys))
+                good.append(self.verified.read(path))
             except CheckpointStoreCorrupt as exc:
                 bad.append(CorruptRecord(id=f"{ID_PREFIX}{int(path.stem)}", record=path.name,
                                          why=str(exc.details.get("why", exc.message))))
@@ -326,7 +327,7 @@ class CheckpointStore:
         """The kept checkpoints whose records verify, newest first, each read when it is reached."""
         for path in reversed(self._record_paths()):
             try:
-                record = read_record(path, self.keys)
+                record = self.verified.read(path)
             except CheckpointStoreCorrupt:
                 continue
             yield record
@@ -338,12 +339,12 @@ class CheckpointStore:
             if not paths:
                 msg = "This project has no checkpoint yet."
                 raise CHECKPOINT_NOT_FOUND(msg, hint="run a command first: a checkpoint is taken before it")
-            return read_record(paths[-1], self.keys)
+            return self.verified.read(paths[-1])
         seq = parse_id(cp_id)
         path = self._record_path(seq) if seq is not None else None
         if path is None or not path.exists():
             raise _not_found(cp_id, seq, paths)
-        return read_record(path, self.keys)
+        return self.verified.read(path)
 
     def history(self) -> History:
         """Every kept checkpoint, oldest first, with what changed after it; corrupt records named."""
