@@ -66,6 +66,7 @@ def due(store: CheckpointStore, span: RecordSpan | None = None) -> bool:
         if store.oldest is None or store.oldest[0] != span.oldest:  # read once, not at every command
             store.oldest = (span.oldest, store.verified.read(store.records_dir / span.oldest).created_at)
         return _age_s(store.oldest[1]) > max(settings.keep_days * DAY_S, settings.floor_hours * HOUR_S)
+    store.forget_span()  # the oldest it knew is gone or unreadable (another process pruned): list again
     return False
 
 
@@ -123,6 +124,7 @@ def decide(store: CheckpointStore, keep_newest: int, *, before: int | None = Non
     settings = store.settings
     paths = store._record_paths()
     store.verified.forget_others({p.name for p in paths})
+    store.forget_span()  # what it removes, and what others removed, is listed again at the next take
     decision = Decision()
     for i, path in enumerate(paths):
         seq = int(path.stem)

@@ -93,6 +93,7 @@ class CheckpointStore:
         self.keys = keys
         self.objects = ObjectStore(root / "objects")
         self.records_dir = root / "records"
+        self._span: RecordSpan | None = None  # the records folder as this store left it (span())
         self.verified = VerifiedRecords(keys)  # records read and checked, kept while their files stay
         self.manifests_dir = root / "manifests"
         self.index_path = root / "index.json"
@@ -152,7 +153,7 @@ class CheckpointStore:
             span = self.span()
             record = self._record(kind, command, actor, manifest, result, found, note, pinned, span.next_seq)
             record = write_record(self._record_path(record.seq), record, self.keys)
-            span = span.adding(self._record_path(record.seq).name)
+            span = self._span = span.adding(self._record_path(record.seq).name)
             self._cache = (manifest, depth, result.index)
             self._left = (manifest, result.not_covered)
             self.observer.stored(result)
@@ -176,6 +177,7 @@ class CheckpointStore:
         """The floor and the pins alone are past the store's cap: this checkpoint is dropped (its files
         collected) and the command does not run, rather than older damage made permanent."""
         self._record_path(record.seq).unlink(missing_ok=True)
+        self._span = None
         self._cache = None
         self.observer.drop()
         newest = self._record_paths()
@@ -505,11 +507,21 @@ class CheckpointStore:
         except (FileNotFoundError, NotADirectoryError):
             return []
 
+    def forget_span(self) -> None:
+        self._span = None
+
     def span(self) -> RecordSpan:
-        """How many records there are, the oldest's and the newest's names: one listing, no sort, no path
-        objects (a checkpoint needs no more; at 500 records a sorted listing of paths cost ~1 ms)."""
+        """How many records there are, the oldest's and the newest's names (under the lock). What this
+        store knew after its last take is used while it holds: its newest record is there and no newer
+        one (a record another process took makes it list again, so no sequence number repeats; a prune
+        forgets it). Otherwise one listing, no sort, no path objects: O(records), ~1.5 ms at 5,000."""
+        known = self._span
+        if (known is not None and known.records and self._record_path(known.next_seq - 1).exists()
+                and not self._record_path(known.next_seq).exists()):
+            return known
         names = self._listed()
-        return RecordSpan(len(names), min(names), max(names)) if names else RecordSpan(0, "", "")
+        self._span = RecordSpan(len(names), min(names), max(names)) if names else RecordSpan(0, "", "")
+        return self._span
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
