@@ -17,9 +17,13 @@ from tests.integration.mcp.conftest import text_of
 def sleeping(docker_client: Any, container: str) -> bool:
     try:
         box = docker_client.containers.get(container)
+        found = box.exec_run(["pgrep", "-f", "sleep 123"])
     except docker.errors.NotFound:  # the server is still making it
         return False
-    found = box.exec_run(["pgrep", "-f", "sleep 123"])
+    except docker.errors.APIError as exc:  # made, not started yet (409: "is not running")
+        if exc.status_code == 409:
+            return False
+        raise
     return bool(found.exit_code == 0)
 
 
