@@ -63,9 +63,8 @@ def due(store: CheckpointStore, span: RecordSpan | None = None) -> bool:
     if not span.records:
         return False
     with contextlib.suppress(CheckpointStoreCorrupt, ValueError):
-        if store.oldest is None or store.oldest[0] != span.oldest:  # read once, not at every command
-            store.oldest = (span.oldest, store.verified.read(store.records_dir / span.oldest).created_at)
-        return _age_s(store.oldest[1]) > max(settings.keep_days * DAY_S, settings.floor_hours * HOUR_S)
+        oldest = store.verified.read(store.records_dir / span.oldest)  # checked once, then a stat
+        return _age_s(oldest.created_at) > max(settings.keep_days * DAY_S, settings.floor_hours * HOUR_S)
     store.forget_span()  # the oldest it knew is gone or unreadable (another process pruned): list again
     return False
 

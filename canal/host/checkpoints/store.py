@@ -106,7 +106,6 @@ class CheckpointStore:
         self._excluded = Ignorer.make(settings.exclude, False)
         self._index_known: tuple[tuple[int, ...], str | None] | None = None  # (index.json's stat, manifest)
         self._manifests = Manifests(self.manifests_dir)  # what was read last, kept
-        self.oldest: tuple[str, str] | None = None  # the oldest record's file and its time (retention.due)
         self._left: tuple[str, builtins.list[tuple[str, str]]] | None = None  # the last state's not_covered
         # a long-lived process prunes, starts new chains and verifies off the command path (pruning.py)
         self._upkeep = pruning.Upkeep(self) if watch else None
@@ -177,7 +176,7 @@ class CheckpointStore:
         """The floor and the pins alone are past the store's cap: this checkpoint is dropped (its files
         collected) and the command does not run, rather than older damage made permanent."""
         self._record_path(record.seq).unlink(missing_ok=True)
-        self._span = None
+        self.forget_span()
         self._cache = None
         self.observer.drop()
         newest = self._record_paths()
