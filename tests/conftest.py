@@ -4,6 +4,7 @@ without one they are skipped, unless CANAL_REQUIRE_DOCKER=1 (CI), where a missin
 
 from __future__ import annotations
 
+import base64
 import os
 import shutil
 import tempfile
@@ -77,3 +78,13 @@ def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     d.mkdir(mode=0o700)
     monkeypatch.setenv("CANAL_STATE_DIR", str(d))
     return d
+
+
+@pytest.fixture
+def canal_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Canal's host folders for one test: its own state and config folders under ``tmp_path`` and a
+    key in the environment (no key ring file)."""
+    monkeypatch.setenv("CANAL_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("CANAL_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("CANAL_KEY", base64.b64encode(b"k" * 32).decode())
+    return tmp_path

@@ -4,7 +4,6 @@ over the fake backend; the real sandbox's side is tests/integration/pipeline/tes
 
 from __future__ import annotations
 
-import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -19,11 +18,8 @@ from canal.sandbox.fake import FakeBackend
 
 
 @pytest.fixture
-def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CanalMcp:
-    monkeypatch.setenv("CANAL_STATE_DIR", str(tmp_path / "state"))
-    monkeypatch.setenv("CANAL_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setenv("CANAL_KEY", base64.b64encode(b"k" * 32).decode())
-    project = tmp_path / "project"
+def app(canal_home: Path) -> CanalMcp:
+    project = canal_home / "project"
     (project / "pkg").mkdir(parents=True)
     (project / "pkg" / "app.py").write_text("def answer():\n    return 1\n")
     config = CanalConfig.model_validate({"sandbox": {"workdir": "/src"}})
