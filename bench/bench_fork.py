@@ -32,7 +32,7 @@ from pathlib import Path
 
 from bench_checkpoints import generate
 from bench_prune import KEYS
-from benchstats import alternate, pct, without
+from benchstats import alternate, pct, print_rows, without
 
 import canal
 from canal.host.checkpoints import CheckpointSettings, CheckpointStore
@@ -130,10 +130,8 @@ def main() -> None:
         print(f"first checkpoint {time.perf_counter() - t0:.2f} s")
         first, after, same, copies = run_rounds(forks, ws, paths, args, rng)
         print(f"first fork (a whole layer) {first * 1000:.0f} ms")
-        for name, xs in (("fork after a change", after), ("fork, same checkpoint", same),
-                         ("cp -a of the workspace", copies)):
-            print(f"{name:>24}: p50 {pct(xs, 0.5):8.1f} ms  p90 {pct(xs, 0.9):8.1f} ms  "
-                  f"max {max(xs) * 1000:8.1f} ms")
+        print_rows([("fork after a change", after), ("fork, same checkpoint", same),
+                    ("cp -a of the workspace", copies)], digits=1)
         print(f"{args.rounds} rounds, the fork checked against the project; load {_loadavg()}")
         if args.json:
             print(json.dumps({"after_p50_ms": pct(after, 0.5), "same_p50_ms": pct(same, 0.5),

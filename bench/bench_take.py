@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from bench_prune import KEYS, workspace
-from benchstats import alternate, pct, without
+from benchstats import alternate, pct, print_rows, without
 
 import canal
 from canal.host.checkpoints import CheckpointSettings, CheckpointStore
@@ -82,9 +82,7 @@ def main() -> None:
             time.sleep(args.interval)
         store.close()
         adds = pct(one, 0.5) - pct(none, 0.5)
-        for name, xs in (("nothing changed", none), ("one file changed", one)):
-            print(f"{name:>17}: p50 {pct(xs, 0.5):7.2f} ms  p90 {pct(xs, 0.9):7.2f} ms  "
-                  f"p99 {pct(xs, 0.99):7.2f} ms")
+        print_rows([("nothing changed", none), ("one file changed", one)], last="p99")
         print(f"one changed file adds {adds:.2f} ms (p50 - p50); walked everything in {walks} of "
               f"{2 * args.rounds} checkpoints; load {_loadavg()}")
         if args.json:

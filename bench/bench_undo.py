@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from bench_prune import KEYS, workspace, workspace_args
-from benchstats import alternate, pct, without
+from benchstats import alternate, pct, print_rows, without
 
 import canal
 from canal.host.checkpoints import CheckpointSettings, CheckpointStore
@@ -75,10 +75,8 @@ def main() -> None:
             undos.append(t2 - t1)
             afters.append(t3 - t2)
         store.close()
-        for name, xs in (("checkpoint after a write", takes), ("undo of that write", undos),
-                         ("checkpoint after the undo", afters), ("copy the file back (floor)", copies)):
-            print(f"{name:>28}: p50 {pct(xs, 0.5):8.2f} ms  p90 {pct(xs, 0.9):8.2f} ms  "
-                  f"max {max(xs) * 1000:8.2f} ms")
+        print_rows([("checkpoint after a write", takes), ("undo of that write", undos),
+                    ("checkpoint after the undo", afters), ("copy the file back (floor)", copies)])
         print(f"{args.rounds} rounds, every undo restored the file; load {_loadavg()}")
         if args.json:
             print(json.dumps({"undo_p50_ms": pct(undos, 0.5), "undo_p90_ms": pct(undos, 0.9),

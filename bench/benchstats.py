@@ -21,6 +21,16 @@ def pct(samples: list[float], q: float) -> float:
     return quantile(samples, q) * 1000
 
 
+def print_rows(rows: list[tuple[str, list[float]]], *, digits: int = 2, last: str = "max") -> None:
+    """One line per series of durations (seconds): its p50, p90 and its ``last`` (``max`` or ``p99``)
+    in milliseconds, the names right-aligned."""
+    width = max(len(name) for name, _ in rows)
+    for name, xs in rows:
+        end = max(xs) * 1000 if last == "max" else pct(xs, 0.99)
+        print(f"{name:>{width}}: p50 {pct(xs, 0.5):8.{digits}f} ms  p90 {pct(xs, 0.9):8.{digits}f} ms  "
+              f"{last} {end:8.{digits}f} ms")
+
+
 def alternate(script: str, argv: list[str], baseline: Path, rounds: int, keys: tuple[str, ...]) -> None:
     """Run ``script`` in turns against a checkout of the baseline (``PYTHONPATH`` pointed at it) and
     against this checkout, ``rounds`` times each, and print each run's output and, for every key of the
