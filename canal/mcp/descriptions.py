@@ -154,12 +154,14 @@ Defaults: arguments {} (no fields); no confirm_token.
 Example: {"name": "list_files", "arguments": {"path": "src"}}"""
 
 CHECKPOINTS = """\
-List the workspace's checkpoints, oldest first: id, time, the command that followed, and which files \
-changed after it. Canal takes one before every command that may change the project, so anything a \
-command did can be undone. What a checkpoint did not cover (.gitignore'd paths, files over the size \
-cap) is listed under it: changes there cannot be undone. Read-only.
+List the workspace's newest checkpoints (Default: 20; limit asks for up to 500), oldest first: id, \
+time, the command that followed, and which files changed after it; how many older ones were left out \
+is said. \
+Canal takes one before every command that may change the project, so anything a command did can be \
+undone. What a checkpoint did not cover (.gitignore'd paths, files over the size cap) is listed under \
+it: changes there cannot be undone. Read-only.
 
-Example: {}"""
+Example: {"limit": 5}"""
 
 DIFF = """\
 Show what changed in the project since a checkpoint: a unified diff of text files, then binary, mode, \

@@ -20,10 +20,14 @@ class Reversible:
     def __init__(self, canal: Canal) -> None:
         self.canal = canal
 
-    def checkpoints(self, _: s.CheckpointsArgs) -> Reply:
-        history = self.canal.checkpoints()
+    def checkpoints(self, args: s.CheckpointsArgs) -> Reply:
+        history = self.canal.checkpoints(args.limit)
         rows = history.rows
         lines = [f"{c.id} CORRUPT record {c.record}: {c.why}; never restored from" for c in history.corrupt]
+        if history.older:
+            plural = "s" if history.older > 1 else ""
+            lines.append(f"{history.older} older checkpoint{plural} not listed: call checkpoints with a "
+                         f"higher limit (at most {s.MAX_LISTED})")
         for row in rows:
             cp, after = row.checkpoint, row.changed_after
             counts = f"+{after.added} ~{after.modified} -{after.deleted}"
@@ -32,7 +36,8 @@ class Reversible:
             lines.extend(f"    not covered: {visible(n.path)} ({n.reason})" for n in cp.not_covered[:5])
         text = "\n".join(lines) if lines else "no checkpoints yet (one is taken before each command)"
         return Reply(text, {"status": "ok", "checkpoints": [r.model_dump(mode="json") for r in rows],
-                            "corrupt": [c.model_dump(mode="json") for c in history.corrupt]})
+                            "corrupt": [c.model_dump(mode="json") for c in history.corrupt],
+                            "older": history.older})
 
     def diff(self, args: s.DiffArgs) -> Reply:
         result = self.canal.diff(args.checkpoint)

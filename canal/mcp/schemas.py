@@ -128,8 +128,12 @@ class CallCapabilityArgs(ToolArgs):
     confirm_token: Token | None = _f(TOKEN_DOC, "confirm_token", "confirm", "token", default=None)
 
 
+MAX_LISTED = 500
+
+
 class CheckpointsArgs(ToolArgs):
-    pass
+    limit: int = _f(f"How many of the newest checkpoints to list, 1 to {MAX_LISTED}. Default: 20.",
+                    "limit", "count", "n", default=20, ge=1, le=MAX_LISTED)
 
 
 class DiffArgs(ToolArgs):

@@ -329,10 +329,11 @@ class Canal:
                           unattended=self.unattended if unattended is None else unattended, **fields)
 
     # -- checkpoints ----------------------------------------------------------------------------
-    def checkpoints(self) -> History:
+    def checkpoints(self, limit: int | None = None) -> History:
         """The workspace's checkpoints, oldest first, each with what changed after it (``rows``), and
-        the records that failed their check (``corrupt``: named, never restored from)."""
-        return self._services.checkpoints.history()
+        the records that failed their check (``corrupt``: named, never restored from). ``limit``: the
+        newest ``limit`` only (``older`` counts the kept ones not read); CHECKPOINT_LIMIT_INVALID below 1."""
+        return self._services.checkpoints.history(limit)
 
     def latest_checkpoint(self) -> Checkpoint | None:
         """The newest checkpoint whose record verifies (None: none yet), with nothing compared."""

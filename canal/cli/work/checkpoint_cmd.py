@@ -8,31 +8,40 @@ from canal.cli.shared import App, change_lines, echo_json, json_option, pass_app
 from canal.core.display import visible
 from canal.runtime.surface import HistoryRow, UndoResult
 
+SHOWN = 20  # checkpoints listed unless asked for more: a day of commands keeps thousands
+
 
 @click.command("checkpoints")
 @click.option("--prune", is_flag=True, help="Apply retention now (never inside the floor; the newest is "
               "always kept).")
 @click.option("--before", metavar="CHECKPOINT", help="With --prune: also drop every checkpoint older than "
               "this one (inside the floor, only a person at a terminal may).")
+@click.option("--limit", type=click.IntRange(min=1), default=None, metavar="N",
+              help=f"Show the newest N (default {SHOWN}).")
+@click.option("--all", "show_all", is_flag=True, help="Show every kept checkpoint.")
 @json_option()
 @pass_app
-def checkpoints_cmd(app: App, prune: bool, before: str | None, as_json: bool) -> None:
-    """List the workspace's checkpoints: time, the command that followed, files changed after it.
+def checkpoints_cmd(app: App, prune: bool, before: str | None, limit: int | None, show_all: bool,
+                    as_json: bool) -> None:
+    """List the workspace's newest checkpoints: time, the command that followed, files changed after it.
 
     A checkpoint is taken before every command that may change the workspace. What one did not cover
-    (.gitignore'd paths, files over the size cap) is listed under it. Example: canal checkpoints
+    (.gitignore'd paths, files over the size cap) is listed under it. Example: canal checkpoints --limit 5
     """
     canal = app.canal
     if before is not None and not prune:
         msg = "--before goes with --prune"
         raise click.UsageError(msg)
+    if show_all and limit is not None:
+        msg = "--limit and --all: give one of them"
+        raise click.UsageError(msg)
     pruned = canal.prune_checkpoints(before=before, person=app.is_person()) if prune else []
-    history = canal.checkpoints()
+    history = canal.checkpoints(None if show_all else limit or SHOWN)
     rows = history.rows
     if as_json:
         echo_json({"status": "ok", "pruned": pruned,
                    "checkpoints": [r.model_dump(mode="json") for r in rows],
-                   "corrupt": [c.model_dump(mode="json") for c in history.corrupt]})
+                   "corrupt": [c.model_dump(mode="json") for c in history.corrupt], "older": history.older})
         return
     if pruned:
         click.echo(f"pruned {', '.join(pruned)}")
@@ -42,6 +51,9 @@ def checkpoints_cmd(app: App, prune: bool, before: str | None, as_json: bool) ->
     if not rows:
         click.echo("no checkpoints yet (one is taken before each command: canal run -- CMD)")
         return
+    if history.older:
+        click.echo(f"{history.older} older checkpoint{'s' if history.older > 1 else ''} not shown: "
+                   f"canal checkpoints --all (or --limit N)")
     for row in rows:
         click.echo(_row(row))
     click.echo(f"undo the last command that changed something: canal undo   |   "

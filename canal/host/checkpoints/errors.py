@@ -44,6 +44,10 @@ CHECKPOINT_STORE_FULL = register(CheckpointError, "CHECKPOINT_STORE_FULL", """
     the retention floor or pinned; the command did not run and no older checkpoint was dropped.
     """)
 
+CHECKPOINT_LIMIT_INVALID = register(CheckpointError, "CHECKPOINT_LIMIT_INVALID", """
+    A listing of checkpoints was asked for fewer than one (``limit``); nothing was read.
+    """, exit_code=ExitCode.USAGE)
+
 CHECKPOINT_PRUNE_REFUSED = register(CheckpointError, "CHECKPOINT_PRUNE_REFUSED", """
     Pruning inside the retention floor is a person's act (at a terminal); nothing was pruned.
     """, exit_code=ExitCode.USAGE)

@@ -87,10 +87,12 @@ class CorruptRecord(_Model):
 
 
 class History(_Model):
-    """``canal checkpoints``: the kept checkpoints that verify, oldest first, and the records that do not."""
+    """``canal checkpoints``: the kept checkpoints that verify, oldest first, and the records that do not
+    (of the newest only, when a limit was given: ``older`` counts the records not read)."""
 
     rows: list[HistoryRow]
     corrupt: list[CorruptRecord] = Field(default_factory=list)
+    older: int = 0  # kept records older than the rows, not read (a listing of the newest only)
 
 
 class UndoResult(_Model):

@@ -25,6 +25,7 @@ from canal.core.next import act
 from canal.host.checkpoints import compare, pruning, retention
 from canal.host.checkpoints.errors import (
     CHECKPOINT_FAILED,
+    CHECKPOINT_LIMIT_INVALID,
     CHECKPOINT_NOT_FOUND,
     CHECKPOINT_PRUNED,
     WORKSPACE_TOO_BIG,
@@ -320,8 +321,7 @@ class CheckpointStore:
             try:
                 good.append(self.verified.read(path))
             except CheckpointStoreCorrupt as exc:
-                bad.append(CorruptRecord(id=f"{ID_PREFIX}{int(path.stem)}", record=path.name,
-                                         why=str(exc.details.get("why", exc.message))))
+                bad.append(_corrupt(path, exc))
         return good, bad
 
     def newest_first(self) -> Iterator[Checkpoint]:
@@ -347,9 +347,15 @@ class CheckpointStore:
             raise _not_found(cp_id, seq, paths)
         return self.verified.read(path)
 
-    def history(self) -> History:
-        """Every kept checkpoint, oldest first, with what changed after it; corrupt records named."""
-        records, bad = self.records()
+    def history(self, limit: int | None = None) -> History:
+        """Every kept checkpoint, oldest first, with what changed after it; corrupt records named.
+        ``limit``: the newest ``limit`` that verify only (and the corrupt records among them), read
+        newest first: a day of commands keeps thousands, and a listing should not read them all."""
+        older = 0
+        if limit is None:
+            records, bad = self.records()
+        else:
+            records, bad, older = self._newest(limit)
         skipped = {c.id for c in bad}
         rows = [HistoryRow(checkpoint=a, changed_after=self._between(a, b, skipped))
                 for a, b in itertools.pairwise(records)]
@@ -357,7 +363,26 @@ class CheckpointStore:
             newest = records[-1]
             now = compare.changes(self.manifest(newest), self.current().entries)
             rows.append(HistoryRow(checkpoint=newest, changed_after=compare.summary(now)))
-        return History(rows=rows, corrupt=bad)
+        return History(rows=rows, corrupt=bad, older=older)
+
+    def _newest(self, limit: int) -> tuple[builtins.list[Checkpoint], builtins.list[CorruptRecord], int]:
+        """(the newest ``limit`` records that verify, the corrupt ones between them, how many records
+        are older than those read), each list oldest first."""
+        if limit < 1:
+            msg = f"A listing of checkpoints needs a limit of at least 1 (got {limit}). Nothing was read."
+            raise CHECKPOINT_LIMIT_INVALID(msg, hint="ask for 1 or more, or for all of them (no limit)")
+        paths = self._record_paths()
+        good: builtins.list[Checkpoint] = []
+        bad: builtins.list[CorruptRecord] = []
+        left = len(paths)
+        while left and len(good) < limit:
+            left -= 1
+            path = paths[left]
+            try:
+                good.append(self.verified.read(path))
+            except CheckpointStoreCorrupt as exc:
+                bad.append(_corrupt(path, exc))
+        return good[::-1], bad[::-1], left
 
     def _between(self, a: Checkpoint, b: Checkpoint, corrupt: set[str]) -> ChangeSummary:
         """What changed from ``a`` to the next good record ``b``: ``b``'s own summary, unless a corrupt
@@ -534,6 +559,11 @@ class CheckpointStore:
             yield
         finally:
             os.close(fd)
+
+
+def _corrupt(path: Path, exc: CheckpointStoreCorrupt) -> CorruptRecord:
+    return CorruptRecord(id=f"{ID_PREFIX}{int(path.stem)}", record=path.name,
+                         why=str(exc.details.get("why", exc.message)))
 
 
 def _not_found(cp_id: str, seq: int | None, paths: builtins.list[Path]) -> CheckpointError:

@@ -39,11 +39,15 @@ def test_files_checkpoints_and_undo_through_the_server(api: Canal, shared: Serve
     asked = api.run("rm -rf notes")
     assert asked.status == "confirmation_required", asked.text
     assert asked.confirmation is not None
+    assert api.run("echo first > notes/c.txt").status == "ok"
     step = api.run("echo gone > notes/b.txt")
     assert step.status == "ok", step.text
     assert step.checkpoint is not None
     history = api.checkpoints()
     assert step.checkpoint.id in [row.checkpoint.id for row in history.rows]
+    newest = api.checkpoints(limit=1)  # the newest only, the others counted
+    assert [row.checkpoint.id for row in newest.rows] == [step.checkpoint.id]
+    assert newest.older == len(history.rows) - 1 > 0
     assert "notes/b.txt" in [c.path for c in api.diff(step.checkpoint.id).changes]
     undone = api.undo(step.checkpoint.id)
     assert "notes/b.txt" in [c.path for c in undone.changes]
