@@ -17,10 +17,14 @@ from canal.client import wire
 from canal.client.lifecycle import connect, hello, holds_lock
 from canal.client.paths import ServerPaths, all_servers, build_id, server_paths
 
-USAGE = """Usage: canal server status|stop|logs [--json] [--all] [-n LINES]
+EXIT_WAIT_S = 120.0  # ``stop --wait``: how long a server may take to close its warm state
+
+USAGE = """Usage: canal server status|stop|logs [--json] [--all] [--wait] [-n LINES]
 
   status   is the server for this environment running? its pid, build, uptime, calls and warm state
-  stop     stop it (--all: every Canal server of yours in the runtime folder); the next call starts one
+  stop     stop it (--all: every Canal server of yours in the runtime folder); the next call starts one.
+           It returns once the server lets go of its socket; the server then removes its spare
+           sandboxes. --wait: return once its process has exited (spares removed)
   logs     the last lines of its log (-n LINES, default 50)
 
 The server starts by itself at the first `canal` call and stops after 15 idle minutes
@@ -33,6 +37,7 @@ def server_command(args: list[str]) -> int:
     parser.add_argument("action", nargs="?", choices=["status", "stop", "logs"])
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--all", action="store_true")
+    parser.add_argument("--wait", action="store_true")
     parser.add_argument("-n", type=int, default=50)
     parser.add_argument("-h", "--help", action="store_true")
     try:
@@ -47,7 +52,7 @@ def server_command(args: list[str]) -> int:
     if opts.action == "status":
         return _status(paths, opts.json)
     if opts.action == "stop":
-        return _stop(all_servers(paths.folder) if opts.all else [paths], opts.json)
+        return _stop(all_servers(paths.folder) if opts.all else [paths], opts.json, wait=opts.wait)
     return _logs(paths, opts.n)
 
 
@@ -90,8 +95,8 @@ def _status(paths: ServerPaths, as_json: bool) -> int:
     return 0
 
 
-def _stop(targets: list[ServerPaths], as_json: bool) -> int:
-    stopped = []
+def _stop(targets: list[ServerPaths], as_json: bool, *, wait: bool = False) -> int:
+    stopped: list[dict[str, Any]] = []
     for paths in targets:
         data = ask(paths, "stop")
         if data is None:
@@ -99,7 +104,11 @@ def _stop(targets: list[ServerPaths], as_json: bool) -> int:
         deadline = time.monotonic() + 15.0
         while holds_lock(paths) and time.monotonic() < deadline:
             time.sleep(0.02)
-        stopped.append({"pid": data.get("pid"), "socket": str(paths.socket)})
+        entry: dict[str, Any] = {"pid": data.get("pid"), "socket": str(paths.socket)}
+        if wait:
+            entry["exited"] = _exited(data.get("pid"))
+        stopped.append(entry)
+    late = [s for s in stopped if s.get("exited") is False]
     if as_json:
         sys.stdout.write(json.dumps({"stopped": stopped}, indent=2) + "\n")
     elif stopped:
@@ -107,7 +116,33 @@ def _stop(targets: list[ServerPaths], as_json: bool) -> int:
             sys.stdout.write(f"Stopped the Canal server pid {s['pid']} ({s['socket']}).\n")
     else:
         sys.stdout.write("No Canal server was running.\n")
-    return 0
+    for s in late:
+        sys.stderr.write(f"The Canal server pid {s['pid']} let go of its socket but is still closing after "
+                         f"{EXIT_WAIT_S:.0f} s (removing its spare sandboxes): see canal server logs\n")
+    return 1 if late else 0
+
+
+def _exited(pid: object) -> bool:
+    """Whether the server process ``pid`` is gone, waiting up to ``EXIT_WAIT_S`` (it is not our child:
+    its /proc entry is polled)."""
+    if not isinstance(pid, int) or pid <= 0:
+        return True
+    deadline = time.monotonic() + EXIT_WAIT_S
+    while _alive(pid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def _alive(pid: int) -> bool:
+    """Running, not a zombie (a daemon's parent is whatever adopted it, which may be slow to reap)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            state = fh.read().rpartition(b")")[2].split()[:1]
+    except OSError:
+        return False
+    return state not in ([b"Z"], [b"X"])
 
 
 def _logs(paths: ServerPaths, lines: int) -> int:

@@ -69,11 +69,16 @@ def test_a_new_projects_first_sandbox_comes_from_the_pool(two_projects: list[Ser
     # the output folder moved into this project's state, and the sandbox's mount followed it
     assert second.run("run", "--", f"tail -1 {path}").stdout.startswith("50\n")
     pool_owner = labels["canal.owner"]
-    second.run("server", "stop")  # it lets go of its socket at once, then removes its spares
+    server_pid = status(second)["pid"]
+    # it lets go of its socket at once (a new server may start), then removes its spares: --wait
+    # returns once its process is gone, so a script may count containers right after
+    stopped = second.run("server", "stop", "--wait", "--json")
+    assert stopped.returncode == 0, stopped.stderr
+    [entry] = json.loads(stopped.stdout)["stopped"]
+    assert (entry["pid"], entry["exited"]) == (server_pid, True)
+    stat = Path(f"/proc/{server_pid}/stat")  # gone, or a zombie its adopting parent has not reaped yet
+    assert not stat.exists() or stat.read_bytes().rpartition(b")")[2].split()[0] == b"Z"
     pooled = {"label": [f"canal.owner={pool_owner}", f"{LABEL_POOL}=1"]}
-    deadline = time.monotonic() + 60
-    while len(docker_client.containers.list(all=True, filters=pooled)) > 1 and time.monotonic() < deadline:
-        time.sleep(0.5)
     left = docker_client.containers.list(all=True, filters=pooled)
     assert [c.name for c in left] == [container]  # the spare is gone; the handed-out one is the project's
 
