@@ -43,9 +43,9 @@ def run(fn: Fn, facts: Mapping[str, Any]) -> bool | None:
     return result if type(result) is bool else None
 
 
-def translate(tree: Tree[Any], literal: Callable[[str], Any]) -> Fn | None:
+def translate(tree: Tree[Any], literal: Callable[[Token], Any]) -> Fn | None:
     """Closures for ``tree``, or None when it uses anything outside the subset.
-    ``literal`` turns a literal token's text into its value exactly as the interpreter does."""
+    ``literal`` turns a literal token into its value exactly as the interpreter does."""
     try:
         return _Translator(literal).node(tree, frozenset())
     except Unsupported:
@@ -53,7 +53,7 @@ def translate(tree: Tree[Any], literal: Callable[[str], Any]) -> Fn | None:
 
 
 class _Translator:
-    def __init__(self, literal: Callable[[str], Any]) -> None:
+    def __init__(self, literal: Callable[[Token], Any]) -> None:
         self.literal = literal
 
     def node(self, tree: Any, bound: frozenset[str]) -> Fn:
@@ -139,7 +139,7 @@ class _Translator:
     def t_literal(self, ch: list[Any], bound: frozenset[str]) -> Fn:
         if len(ch) != 1 or not isinstance(ch[0], Token) or ch[0].type not in _LITERALS:
             raise Unsupported
-        value = self.literal(str(ch[0]))
+        value = self.literal(ch[0])
         if type(value) not in (bool, int, str):
             raise Unsupported
         return lambda f, s: value
