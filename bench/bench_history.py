@@ -34,7 +34,7 @@ import json, sys
 from pathlib import Path
 from canal.mcp.reversible import Reversible
 from canal.mcp.tools import BY_NAME, parse_args
-from canal.runtime.api import Canal
+from canal import Canal
 reply = Reversible(Canal(Path(sys.argv[1]))).checkpoints(parse_args(BY_NAME["checkpoints"], {}))
 print(len(reply.text.encode()), len(json.dumps(reply.data).encode()))
 """
