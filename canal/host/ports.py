@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Protocol
 
 # Replaces secrets in text by stable placeholders ``[REDACTED_SECRET:<rule>:<id>]``.
 Redactor = Callable[[str], str]
+PLACEHOLDER_START = "[REDACTED_SECRET:"
 
 
 def no_redaction(text: str) -> str:
     return text
+
+
+# An ordered map of texts through one redactor's ``redact_keep_lines``, redacting ahead elsewhere
+# (``host.redact.pool``); it raises ``SpreadFailed`` when it cannot go on.
+Spread = Callable[[Iterable[str]], Iterator[str]]
+
+
+class SpreadFailed(Exception):
+    """The redacting ahead stopped (its workers gone, or never started): the caller redacts itself."""
 
 
 class AuditSink(Protocol):

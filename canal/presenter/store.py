@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
 from canal.core.fsutil import FILE_MODE, private_dir
-from canal.host.ports import Redactor, no_redaction
+from canal.host.ports import Redactor, Spread, no_redaction
 from canal.presenter.binclean import clean_binary_stream
 from canal.presenter.textclean import clean_text_stream
 
@@ -30,6 +30,14 @@ _OPEN_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXE
 class SavedFile:
     host_path: Path
     sandbox_path: str
+
+
+def spread_for(redact: Redactor) -> Spread | None:
+    """Worker processes for the texts of a long output dense with findings, when this process runs
+    them (the server: ``host.redact.pool``); None: every text is redacted here."""
+    from canal.host.redact.pool import spread_for as workers_for
+
+    return workers_for(redact)
 
 
 class OutputStore:
@@ -66,8 +74,9 @@ class OutputStore:
         """Save a text stream of any size with secrets replaced, block by block (``textclean``: line
         numbers kept); ``seen`` is given each block of ``src`` as read."""
         assert self.redact_saved is not None
+        spread = spread_for(self.redact_saved)
         with self.create(suffix) as (sink, saved):
-            for block in clean_text_stream(src, self.redact_saved, chunk, seen):
+            for block in clean_text_stream(src, self.redact_saved, chunk, seen, spread):
                 sink.write(block)
         return saved
 

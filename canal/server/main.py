@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from canal.client.paths import build_id, server_paths
 from canal.server.daemon import IDLE_TIMEOUT_S, Daemon, Handler
@@ -73,7 +73,7 @@ def _preload(when_quiet: Callable[[Callable[[], object]], bool], resources: Reso
     try:
         from canal.server.cli_op import served_cli
 
-        steps = served_cli().preload()
+        steps = [*served_cli().preload(), _redaction_workers]
     except Exception:
         log.exception("preloading failed (requests will load it)")
         return
@@ -87,6 +87,26 @@ def _preload(when_quiet: Callable[[Callable[[], object]], bool], resources: Reso
         _when_quiet(when_quiet, resources.pools)
     except Exception as exc:  # no engine yet: the first sandbox a pool can serve makes them
         log.info("the warm pools were not made ahead: %s", exc)
+
+
+def _redaction_workers() -> object:
+    """Worker processes for the long outputs dense with findings (base64: ``host.redact.pool``), started
+    at the first such output and stopped with the server."""
+    from canal.host.redact import pool
+
+    return pool.enable()
+
+
+def _close_redaction_workers() -> None:
+    pool = sys.modules.get("canal.host.redact.pool")  # enabled only if loaded: never imported to close
+    if pool is not None:
+        pool.close()
+
+
+def _redaction_status() -> dict[str, Any]:
+    pool = sys.modules.get("canal.host.redact.pool")
+    workers = pool.workers() if pool is not None else None
+    return {"redaction_workers": {"size": workers.size, "texts_sent": workers.sent}} if workers else {}
 
 
 def _when_quiet(when_quiet: Callable[[Callable[[], object]], bool], step: Callable[[], object]) -> None:
@@ -130,6 +150,8 @@ def main(argv: list[str] | None = None) -> None:
     doors.open()
     daemon.on_stop.append(doors.close)
     daemon.on_stop.append(resources.close)
+    daemon.on_stop.append(_close_redaction_workers)
+    daemon.status_extra.append(_redaction_status)
     daemon.status_extra.append(resources.status)
     daemon.status_extra.append(kept.status)
     daemon.keep_awake.append(resources.busy)

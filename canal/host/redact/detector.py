@@ -16,16 +16,16 @@ from dataclasses import dataclass
 
 import regex
 
+from canal.host.ports import PLACEHOLDER_START
 from canal.host.redact.anchors import AnchorFilter
 from canal.host.redact.entropy import BATCH_MIN, high_entropy_tokens, shannon
 from canal.host.redact.gate import RuleGate
 from canal.host.redact.keywords import KeywordScanner, occurrences
 from canal.host.redact.prefilter import RulePrefilter
-from canal.host.redact.rules import Rule, RuleSet, default_rules
+from canal.host.redact.rules import Rule, RuleSet, default_rules, extra_rule_files
 from canal.host.redact.spans import Spans
 
 PLACEHOLDER = regex.compile(r"\[REDACTED_SECRET:[a-z0-9-]+:[0-9a-f]+\]")
-PLACEHOLDER_START = "[REDACTED_SECRET:"
 DIGIT = regex.compile(r"\d")
 # found by shape or context only: a finding of a specific rule over the same span wins
 FALLBACK_RULES = frozenset({"high-entropy", "url-password", "authorization-header", "bearer-token"})
@@ -43,6 +43,8 @@ class Detector:
     def __init__(self, rules: RuleSet | None = None, *, entropy: bool = True) -> None:
         self._rules = rules or default_rules()
         self._entropy = entropy
+        # the built-in rules and the entropy checks, as ``Detector()`` makes them in any process
+        self.builtin = rules is None and entropy and not extra_rule_files()
         every = self._rules.rules
         keywords = [k for r in every for k in r.keywords]
         anchored = [i for i, r in enumerate(every) if r.anchored]

@@ -49,6 +49,11 @@ class Redactor:
         outer.update(inner.digest())
         return f"[REDACTED_SECRET:{rule}:{outer.digest()[:ID_HEX // 2].hex()}]"
 
+    def spread_key(self) -> bytes | None:
+        """The id key, for a worker process to make this same redactor (``pool``): only when its
+        detector is the built-in one, which ``Redactor(key)`` makes there; else None."""
+        return self._key if self._detector.builtin else None
+
     def findings(self, text: str) -> list[Finding]:
         return self._detector.find(text)
 
