@@ -6,6 +6,7 @@ it depends on a core being free at that moment (CI runs other tests beside this 
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
 import json
 import os
@@ -49,5 +50,6 @@ def test_a_base64_output_is_saved_by_the_workers_as_one_process_saves_it(
     saved = (services.outputs_dir("default") / Path(name).name).read_bytes()
     redact = Redactor.from_keys(services.keys).redact_keep_lines
     chunk = PresenterConfig().chunk_bytes
-    assert saved == b"".join(clean_text_stream(io.BytesIO(data), redact, chunk))
+    expected = b"".join(clean_text_stream(io.BytesIO(data), redact, chunk))
+    assert hashlib.sha256(saved).digest() == hashlib.sha256(expected).digest()  # no diff of megabytes
     assert b"ghp_" + b"a1B2" * 9 not in saved
