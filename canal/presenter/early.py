@@ -22,7 +22,6 @@ import contextlib
 import os
 import threading
 from collections import deque
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -33,7 +32,7 @@ from canal.presenter.config import PresenterConfig
 from canal.presenter.scan import Indexer, StreamIndex
 from canal.presenter.sniff import classify
 from canal.presenter.store import spread_for
-from canal.presenter.textclean import TextCleaner
+from canal.presenter.textclean import TextCleaner, read_blocks
 
 MAX_BACKLOG = 8 * 1024 * 1024  # bytes received but not yet cleaned: past this, no more are taken
 
@@ -163,13 +162,8 @@ class EarlySave:
         if self._thread is None or self._failed or redact_lines is not self.redact_lines or keep != self.keep:
             return None
         src.seek(self.cleaned)
-
-        def rest() -> Iterator[bytes]:
-            while block := src.read(self._chunk):
-                self._indexer.add(block)
-                yield block
-
-        for clean in self._cleaner.feed_all(rest(), spread_for(self.redact_lines)):
+        rest = read_blocks(src, self._chunk, self._indexer.add)
+        for clean in self._cleaner.feed_all(rest, spread_for(self.redact_lines)):
             _write_all(self._fd, clean)
         fd, self._fd = self._fd, -1
         return Resumed(self._indexer.index(), fd)

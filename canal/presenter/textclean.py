@@ -196,15 +196,17 @@ def _spread(jobs: Iterator[_Job], spread: Spread, redact_lines: Redactor) -> Ite
         yield job.finish(redact_lines(job.text))
 
 
+def read_blocks(src: BinaryIO, chunk: int, seen: Callable[[bytes], None] | None = None) -> Iterator[bytes]:
+    """``src`` from where it stands, ``chunk`` bytes at a time; ``seen`` is given each block as read."""
+    while block := src.read(chunk):
+        if seen is not None:
+            seen(block)
+        yield block
+
+
 def clean_text_stream(src: BinaryIO, redact_lines: Redactor, chunk: int,
                       seen: Callable[[bytes], None] | None = None,
                       spread: Spread | None = None) -> Iterator[bytes]:
     """The clean bytes of ``src``, block by block (same number of lines, every secret replaced);
     ``seen`` is given each block as read (to index the stream in the same pass)."""
-    def blocks() -> Iterator[bytes]:
-        while block := src.read(chunk):
-            if seen is not None:
-                seen(block)
-            yield block
-
-    return TextCleaner(redact_lines).feed_all(blocks(), spread)
+    return TextCleaner(redact_lines).feed_all(read_blocks(src, chunk, seen), spread)

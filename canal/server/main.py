@@ -97,14 +97,20 @@ def _redaction_workers() -> object:
     return pool.enable()
 
 
+def _loaded_pool() -> Any:
+    """``canal.host.redact.pool`` when the preload loaded it to enable the workers: never imported only
+    to be closed or asked."""
+    return sys.modules.get("canal.host.redact.pool")
+
+
 def _close_redaction_workers() -> None:
-    pool = sys.modules.get("canal.host.redact.pool")  # enabled only if loaded: never imported to close
+    pool = _loaded_pool()
     if pool is not None:
         pool.close()
 
 
 def _redaction_status() -> dict[str, Any]:
-    pool = sys.modules.get("canal.host.redact.pool")
+    pool = _loaded_pool()
     workers = pool.workers() if pool is not None else None
     return {"redaction_workers": {"size": workers.size, "texts_sent": workers.sent}} if workers else {}
 

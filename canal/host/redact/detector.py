@@ -22,7 +22,7 @@ from canal.host.redact.entropy import BATCH_MIN, high_entropy_tokens, shannon
 from canal.host.redact.gate import RuleGate
 from canal.host.redact.keywords import KeywordScanner, occurrences
 from canal.host.redact.prefilter import RulePrefilter
-from canal.host.redact.rules import Rule, RuleSet, default_rules, extra_rule_files
+from canal.host.redact.rules import Rule, RuleSet, builtin_rules, default_rules
 from canal.host.redact.spans import Spans
 
 PLACEHOLDER = regex.compile(r"\[REDACTED_SECRET:[a-z0-9-]+:[0-9a-f]+\]")
@@ -44,7 +44,7 @@ class Detector:
         self._rules = rules or default_rules()
         self._entropy = entropy
         # the built-in rules and the entropy checks, as ``Detector()`` makes them in any process
-        self.builtin = rules is None and entropy and not extra_rule_files()
+        self.builtin = rules is None and entropy and self._rules is builtin_rules()
         every = self._rules.rules
         keywords = [k for r in every for k in r.keywords]
         anchored = [i for i, r in enumerate(every) if r.anchored]
