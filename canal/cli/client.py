@@ -16,10 +16,8 @@ do: a person answers them at this terminal. ``canal server status|stop|logs`` ar
 from __future__ import annotations
 
 import errno
-import json
 import os
 import select
-import signal
 import sys
 
 from canal.client import wire
@@ -28,15 +26,17 @@ from canal.client.paths import ServerPaths, build_id, server_paths
 
 TYPE_CHECKING = False  # not typing's: its import is 3-5 ms of every call (mypy reads this name the same)
 if TYPE_CHECKING:
-    import socket
+    import signal
     from collections.abc import Sequence
     from typing import Any, NoReturn
 
     from canal.client.errors import ServerError
+else:  # the signal module's functions and numbers without its enums (enum: 3-5 ms of every call)
+    import _signal as signal
 
 # a person answers at their own terminal; swerex serve is a long-lived server of its own in the foreground
 LOCAL_COMMANDS = frozenset({"approve", "config", "init", "swerex"})
-SIGNAL_NAMES = {signal.SIGINT: "INT", signal.SIGTERM: "TERM", signal.SIGHUP: "HUP"}
+SIGNAL_NAMES: dict[int, str] = {signal.SIGINT: "INT", signal.SIGTERM: "TERM", signal.SIGHUP: "HUP"}
 CANAL_ERROR_EXIT = 125
 
 
@@ -83,6 +83,8 @@ def _report(exc: ServerError, args: Sequence[str]) -> None:
 
     options = args[: args.index("--")] if "--" in args else args
     if "--json" in options:
+        import json
+
         sys.stdout.write(json.dumps(error_data(exc), indent=2) + "\n")
     else:
         sys.stderr.write(error_text(exc) + "\n")
@@ -146,7 +148,7 @@ class Call:
     def _on_signal(self, signum: int, _frame: object) -> None:
         self.signals.append(signum)
 
-    def _pump(self, sock: socket.socket, wake: int) -> int:
+    def _pump(self, sock: wire.Socket, wake: int) -> int:
         while True:
             watch: list[int] = [sock.fileno(), wake]
             if self.credit > 0 and self.stdin_open:
@@ -163,7 +165,7 @@ class Call:
                 if code is not None:
                     return code
 
-    def _forward_signals(self, sock: socket.socket) -> bool:
+    def _forward_signals(self, sock: wire.Socket) -> bool:
         """Send pending signals to the server; True when the person insists (a second Ctrl-C)."""
         pending, self.signals = self.signals, []
         for signum in pending:
@@ -172,12 +174,12 @@ class Call:
                 if self.interrupted > 1:
                     return True
             try:
-                wire.send_json(sock, wire.SIGNAL, {"signal": SIGNAL_NAMES[signal.Signals(signum)]})
+                wire.send_json(sock, wire.SIGNAL, {"signal": SIGNAL_NAMES[signum]})
             except OSError:
                 return True
         return False
 
-    def _send_stdin(self, sock: socket.socket) -> None:
+    def _send_stdin(self, sock: wire.Socket) -> None:
         try:
             data = os.read(0, min(self.credit, 65536))
         except OSError:
@@ -193,7 +195,7 @@ class Call:
         except OSError:
             self.stdin_open = False  # the server finished first: its answer is still there to read
 
-    def _receive(self, sock: socket.socket) -> int | None:
+    def _receive(self, sock: wire.Socket) -> int | None:
         try:
             kind, payload = wire.recv(sock)
         except (wire.WireError, OSError) as exc:

@@ -9,9 +9,9 @@ socket answers.
 
 from __future__ import annotations
 
+import _socket
 import fcntl
 import os
-import socket
 import sys
 import time
 
@@ -27,14 +27,14 @@ SERVER_MODULE = "canal.server"  # the server owns its entry point: started by na
 NO_SERVER_HINT = "{log}; or run without the server: CANAL_NO_SERVER=1 canal ..."
 
 
-def connect(paths: ServerPaths) -> socket.socket | None:
+def connect(paths: ServerPaths) -> wire.Socket | None:
     """A connection to a living server of this identity, or None (no socket, or nobody answers)."""
     address = paths.file("sock")
     try:
         check_private(address, folder=False)
     except FileNotFoundError:
         return None
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock = wire.Socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.connect(address)
     except (ConnectionRefusedError, FileNotFoundError):
@@ -52,12 +52,12 @@ def connect(paths: ServerPaths) -> socket.socket | None:
     return sock
 
 
-def hello(sock: socket.socket, build: str) -> dict[str, object]:
+def hello(sock: wire.Socket, build: str) -> dict[str, object]:
     wire.send_json(sock, wire.HELLO, {"proto": wire.PROTOCOL, "build": build, "pid": os.getpid()})
     return wire.recv_json(sock, wire.HELLO)
 
 
-def connect_or_start(paths: ServerPaths, build: str) -> socket.socket:
+def connect_or_start(paths: ServerPaths, build: str) -> wire.Socket:
     """A connected, greeted socket to a server of exactly this build."""
     for _attempt in range(3):
         sock = _greeted(paths, build)
@@ -81,7 +81,7 @@ def connect_or_start(paths: ServerPaths, build: str) -> socket.socket:
                             next=act("server.logs"))
 
 
-def _greeted(paths: ServerPaths, build: str) -> socket.socket | None:
+def _greeted(paths: ServerPaths, build: str) -> wire.Socket | None:
     """A socket after hello, or None when there is no server or it was of another build (now stopping)."""
     sock = connect(paths)
     if sock is None:

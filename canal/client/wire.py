@@ -13,9 +13,10 @@ Server -> client: ``H`` hello, ``O`` stdout bytes, ``F`` stderr bytes, ``C`` std
 
 from __future__ import annotations
 
-import json
-import socket
+import _socket
 import struct
+
+from canal.client import cjson
 
 TYPE_CHECKING = False  # typing's import costs the thin client's start-up; mypy reads this name the same
 if TYPE_CHECKING:
@@ -29,6 +30,20 @@ HELLO, REQUEST, STDIN, STDIN_END, SIGNAL = b"H", b"R", b"I", b"E", b"S"
 STDOUT, STDERR, CREDIT, EXIT, DATA = b"O", b"F", b"C", b"X", b"D"
 
 
+class Socket(_socket.socket):
+    """A socket with ``with``: ``socket.socket``'s base, which the thin client uses alone (the ``socket``
+    module imports enum and selectors, 2-5 ms of every call). The server's sockets are ``socket.socket``s,
+    which the functions below take as well."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> Socket:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
 class WireError(Exception):
     """The other side closed the connection or broke the protocol."""
 
@@ -37,15 +52,15 @@ def encode(kind: bytes, payload: bytes) -> bytes:
     return HEADER.pack(kind, len(payload)) + payload
 
 
-def send(sock: socket.socket, kind: bytes, payload: bytes = b"") -> None:
+def send(sock: _socket.socket, kind: bytes, payload: bytes = b"") -> None:
     sock.sendall(encode(kind, payload))
 
 
-def send_json(sock: socket.socket, kind: bytes, data: dict[str, Any]) -> None:
-    send(sock, kind, json.dumps(data).encode())
+def send_json(sock: _socket.socket, kind: bytes, data: dict[str, Any]) -> None:
+    send(sock, kind, cjson.dumps(data).encode())
 
 
-def _recv_exact(sock: socket.socket, n: int) -> bytes:
+def _recv_exact(sock: _socket.socket, n: int) -> bytes:
     parts = []
     while n:
         chunk = sock.recv(min(n, 1 << 20))
@@ -57,7 +72,7 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes:
     return b"".join(parts)
 
 
-def recv(sock: socket.socket, limit: int = MAX_FRAME) -> tuple[bytes, bytes]:
+def recv(sock: _socket.socket, limit: int = MAX_FRAME) -> tuple[bytes, bytes]:
     """One frame (kind, payload); ``WireError`` when the peer is gone or oversteps the protocol (a frame
     over ``limit`` is refused from its header, before its payload is read)."""
     kind, length = HEADER.unpack(_recv_exact(sock, HEADER.size))
@@ -69,7 +84,7 @@ def recv(sock: socket.socket, limit: int = MAX_FRAME) -> tuple[bytes, bytes]:
 
 def loads(payload: bytes) -> dict[str, Any]:
     try:
-        data = json.loads(payload)
+        data = cjson.loads(payload)
     except ValueError as exc:
         msg = f"not JSON: {exc}"
         raise WireError(msg) from exc
@@ -79,7 +94,7 @@ def loads(payload: bytes) -> dict[str, Any]:
     return data
 
 
-def recv_json(sock: socket.socket, expect: bytes) -> dict[str, Any]:
+def recv_json(sock: _socket.socket, expect: bytes) -> dict[str, Any]:
     kind, payload = recv(sock)
     if kind != expect:
         msg = f"expected frame {expect!r}, got {kind!r}"
@@ -87,8 +102,8 @@ def recv_json(sock: socket.socket, expect: bytes) -> dict[str, Any]:
     return loads(payload)
 
 
-def peer_uid(sock: socket.socket) -> tuple[int, int]:
+def peer_uid(sock: _socket.socket) -> tuple[int, int]:
     """(pid, uid) of the process at the other end of a Unix socket (SO_PEERCRED, set by the kernel)."""
-    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    creds = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, struct.calcsize("3i"))
     pid, uid, _gid = struct.unpack("3i", creds)
     return pid, uid

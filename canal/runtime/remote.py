@@ -89,7 +89,7 @@ class _Connection:
         self.project_dir, self.sandbox, self.actor = project_dir, sandbox, actor
         self._local = threading.local()
         self._lock = threading.Lock()
-        self._open: dict[socket.socket, threading.Thread] = {}  # every kept connection, by its thread
+        self._open: dict[wire.Socket, threading.Thread] = {}  # every kept connection, by its thread
         weakref.finalize(self, _close_all, self._open, self._lock)  # dropped without close(): no leak
 
     def __call__(self, call: str, args: dict[str, Any]) -> Any:
@@ -118,8 +118,8 @@ class _Connection:
         msg = f"the Canal server closed the connection {RESENDS} times before reading the request"
         raise wire.WireError(msg)
 
-    def _socket(self) -> socket.socket:
-        sock: socket.socket | None = getattr(self._local, "sock", None)
+    def _socket(self) -> wire.Socket:
+        sock: wire.Socket | None = getattr(self._local, "sock", None)
         if sock is not None and (self._local.pid != os.getpid() or not _still_open(sock)):
             self._forget(sock)  # a parent's connection, one closed here, or one the server ended
             sock = None
@@ -133,7 +133,7 @@ class _Connection:
                 self._forget(held)
         return sock
 
-    def _forget(self, sock: socket.socket) -> None:
+    def _forget(self, sock: wire.Socket) -> None:
         if getattr(self._local, "sock", None) is sock:
             self._local.sock = None
         with self._lock:
@@ -144,7 +144,7 @@ class _Connection:
         _close_all(self._open, self._lock)
 
 
-def _close_all(open_socks: dict[socket.socket, threading.Thread], lock: threading.Lock) -> None:
+def _close_all(open_socks: dict[wire.Socket, threading.Thread], lock: threading.Lock) -> None:
     with lock:
         held = list(open_socks)
         open_socks.clear()
@@ -152,7 +152,7 @@ def _close_all(open_socks: dict[socket.socket, threading.Thread], lock: threadin
         sock.close()
 
 
-def _still_open(sock: socket.socket) -> bool:
+def _still_open(sock: wire.Socket) -> bool:
     """False when the connection was closed here, or the server sent something while no call was
     waiting for it (``bye``, end of file): it is not used for another request."""
     if sock.fileno() < 0:
