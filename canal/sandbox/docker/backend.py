@@ -28,6 +28,7 @@ from canal.sandbox.backend import (
     check_name,
     handed_to,
 )
+from canal.sandbox.docker.agent_program import AGENT_SOURCE
 from canal.sandbox.docker.background import Background, Relay, StreamSink, TaskSink, TaskSpec
 from canal.sandbox.docker.egress import EgressProxies
 from canal.sandbox.docker.errors import translating
@@ -35,7 +36,6 @@ from canal.sandbox.docker.image import build_default_image, build_egress_image
 from canal.sandbox.docker.image_gc import prune_images
 from canal.sandbox.docker.info import info_of
 from canal.sandbox.docker.session import (
-    AGENT_SOURCE,
     MAX_STDIN,
     OnOutput,
     Reader,

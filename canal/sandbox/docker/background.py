@@ -25,9 +25,10 @@ from typing import Any, Protocol, runtime_checkable
 
 import docker
 
+from canal.sandbox.docker.agent_program import AGENT_NAME, agent_boot, agent_program
 from canal.sandbox.docker.errors import translating
-from canal.sandbox.docker.session import AGENT_NAME, AGENT_SOURCE, MAX_FRAME, _Demux, agent_boot
-from canal.sandbox.errors import SESSION_FAILED
+from canal.sandbox.docker.session import MAX_FRAME, _Demux, send_program
+from canal.sandbox.errors import SESSION_FAILED, SandboxError
 from canal.sandbox.protocol import SessionBroken
 
 log = logging.getLogger("canal.sandbox")
@@ -137,7 +138,7 @@ class Background:
     def __init__(self, client: docker.DockerClient, container_id: str, *, user: str, workdir: str,
                  fsize: int | None = None) -> None:
         self.container_id = container_id
-        program = AGENT_SOURCE.encode()
+        program = agent_program()
         argv = ["python3", "-c", agent_boot(len(program)), AGENT_NAME, "background"]  # a short ps line
         with translating("start the background agent in", name=container_id):
             api = client.api
@@ -148,13 +149,11 @@ class Background:
         self.sock = getattr(raw, "_sock", raw)
         self.sock.settimeout(REQUEST_TIMEOUT_S)
         self.demux = _Demux(self.sock)
-        try:
-            self.sock.sendall(program)  # what the loader on the command line reads first
-        except OSError as exc:
+        try:  # what the loader on the command line reads first
+            send_program(self.sock, self.demux, program, REQUEST_TIMEOUT_S)
+        except (SessionBroken, OSError) as exc:
             self.sock.close()
-            msg = f"the background agent could not be started: {exc}"
-            raise SESSION_FAILED(msg, hint="run the command again",
-                                 details={"sandbox": container_id}) from exc
+            raise self._not_started(exc) from exc
         self._send_lock = threading.Lock()  # one frame at a time on the socket
         self._lock = threading.Lock()  # the tables below (never held while sending)
         self._ids = itertools.count(1)
@@ -185,11 +184,14 @@ class Background:
                     return reply
         except (SessionBroken, OSError, ValueError) as exc:
             self.close()
-            said = bytes(self.demux.first + self.demux.agent_stderr)[:600]
-            msg = (f"Canal's background agent did not start in sandbox {self.container_id[:12]} ({exc}); "
-                   f"it needs python3 in the image. The sandbox said: {said!r}")
-            raise SESSION_FAILED(msg, hint="use an image with python3 and bash, such as the default one",
-                                details={"container": self.container_id}) from exc
+            raise self._not_started(exc) from exc
+
+    def _not_started(self, exc: Exception) -> SandboxError:
+        said = bytes(self.demux.first + self.demux.agent_stderr)[:600]
+        msg = (f"Canal's background agent did not start in sandbox {self.container_id[:12]} ({exc}); "
+               f"it needs python3 in the image. The sandbox said: {said!r}")
+        return SESSION_FAILED(msg, hint="use an image with python3 and bash, such as the default one",
+                              details={"container": self.container_id})
 
     @property
     def identity(self) -> tuple[int, int] | None:

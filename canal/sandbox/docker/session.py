@@ -10,6 +10,7 @@ protocol is ``SessionBroken``: the caller drops it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
 import select
@@ -19,12 +20,12 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Protocol, TypeVar
 
 import docker
 
 from canal.core.next import act
+from canal.sandbox.docker.agent_program import AGENT_NAME, agent_boot, agent_program
 from canal.sandbox.docker.errors import translating
 from canal.sandbox.errors import SESSION_FAILED, SandboxError
 from canal.sandbox.protocol import (
@@ -42,56 +43,6 @@ from canal.sandbox.protocol import (
 from canal.sandbox.result import SessionState
 from canal.sandbox.spool import Spool
 
-AGENT_PACKAGE = "canal.sandbox.agent"
-
-
-def agent_modules() -> dict[str, tuple[bool, str]]:
-    """The agent package as it ships: each module's name, whether it is a package, and its source."""
-    import canal.sandbox.agent as package
-
-    folder = Path(package.__file__).parent
-    modules = {"canal": (True, ""), "canal.sandbox": (True, "")}  # bare parents: nothing else of Canal
-    for path in sorted(folder.glob("*.py")):
-        name = AGENT_PACKAGE if path.name == "__init__.py" else f"{AGENT_PACKAGE}.{path.stem}"
-        modules[name] = (path.name == "__init__.py", path.read_text())
-    return modules
-
-
-def agent_source() -> str:
-    """One program for ``python3``: the agent package whole, imported through a finder that serves
-    its modules from memory (nothing is written inside the sandbox, where a command could change it)."""
-    return (
-        "import sys\n"
-        "from importlib.machinery import ModuleSpec\n"
-        f"MODULES = {agent_modules()!r}\n"
-        "class Shipped:\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name in MODULES:\n"
-        "            return ModuleSpec(name, self, is_package=MODULES[name][0])\n"
-        "    def create_module(self, spec):\n"
-        "        return None\n"
-        "    def exec_module(self, module):\n"
-        "        package, source = MODULES[module.__name__]\n"
-        "        module.__file__ = module.__name__.replace('.', '/') + ('/__init__.py' if package else '.py')\n"  # noqa: E501
-        "        exec(compile(source, module.__file__, 'exec'), module.__dict__)\n"
-        "sys.meta_path.insert(0, Shipped())\n"
-        f"import {AGENT_PACKAGE}.main\n"
-        f"{AGENT_PACKAGE}.main.main()\n"
-    )
-
-
-AGENT_SOURCE = agent_source()
-AGENT_NAME = "canal-agent"
-
-
-def agent_boot(size: int) -> str:
-    """The agent's command line: a loader that reads the program (``size`` bytes) from stdin first, so
-    ``ps`` in the sandbox shows one short line instead of the agent's 35 KiB of source."""
-    return (f"import os;b=b''\nwhile len(b)<{size}:b+=os.read(0,{size}-len(b))or os._exit(70)\n"
-            "exec(compile(b,'canal-agent','exec'))")
-
-
-_AGENT_BYTES = AGENT_SOURCE.encode()
 # The agent beats every second while a command runs. A generous grace: a CPU-starved host (2 cores
 # under load) must not be mistaken for a wedged session, which would kill the command.
 SILENCE_GRACE_S = 15.0
@@ -104,6 +55,7 @@ RECV_BYTES = 1024 * 1024  # one receive takes at most this (what the socket hold
 
 MAX_STDIN = 16 * 1024 * 1024  # a streamed stdin past this is cut (the command sees end of file)
 STDIN_CHUNK = 64 * 1024
+DRAIN_S = 2.0  # what a process that failed to start said, read until its end for at most this long
 OnOutput = Callable[[str, bytes], None]  # ("stdout" | "stderr", bytes) as they arrive
 R = TypeVar("R", HelloReply, RunReply, SpawnReply)
 
@@ -162,7 +114,7 @@ class _Demux:
             raise SessionBroken(msg)
         return chunk
 
-    def _fill(self) -> None:
+    def fill(self) -> None:
         chunk = self._recv()
         data: bytes | bytearray = chunk
         if self.raw:  # the start of a frame came with the last receive
@@ -197,7 +149,7 @@ class _Demux:
 
     def read(self, n: int) -> bytes:
         while len(self.buf) < n:
-            self._fill()
+            self.fill()
         out = bytes(self.buf[:n])
         del self.buf[:n]
         return out
@@ -210,7 +162,8 @@ class Session:
                  init: bool, quota: WorkspaceQuota | None = None) -> None:
         self.container_id = container_id
         mode = "serve" if init else "serve-noinit"
-        argv = ["python3", "-c", agent_boot(len(_AGENT_BYTES)), AGENT_NAME, mode]
+        program = agent_program()
+        argv = ["python3", "-c", agent_boot(len(program)), AGENT_NAME, mode]
         with translating("start a session in", name=container_id):
             api = client.api
             exec_id = api.exec_create(container_id, argv, stdin=True, stdout=True, stderr=True,
@@ -221,8 +174,10 @@ class Session:
         self.sock.settimeout(SILENCE_GRACE_S)
         self.demux = _Demux(self.sock)
         self.closed = False
-        try:
-            self.sock.sendall(_AGENT_BYTES)  # what the loader on the command line reads first
+        try:  # what the loader on the command line reads first
+            send_program(self.sock, self.demux, program, SILENCE_GRACE_S)
+        except SessionBroken as exc:
+            raise self._failed(exc) from exc
         except OSError as exc:
             raise self._failed(SessionBroken(f"the session connection failed: {exc}")) from exc
         self._send_lock = threading.Lock()
@@ -237,6 +192,7 @@ class Session:
         self.agent_pid = hello.pid
 
     def _failed(self, exc: SessionBroken) -> SandboxError:
+        self.close()  # its connection's file descriptors with it
         said = bytes(self.demux.first + self.demux.agent_stderr)[:600]
         msg = (f"Canal's session agent did not start in sandbox {self.container_id[:12]} ({exc.why}); "
                f"it needs python3 and bash in the image. The sandbox said: {said!r}")
@@ -396,6 +352,27 @@ class Session:
             self.sock.close()
             if self._raw is not self.sock:
                 self._raw.close()
+
+
+def send_program(sock: socket.socket, demux: _Demux, program: bytes, timeout_s: float) -> None:
+    """Send the agent's program (what its boot line reads first) unless the process speaks first: it
+    says nothing before it has read it all, so anything it sends (an exec error, its end) means it did
+    not start: what it said is read into ``demux`` and ``SessionBroken`` raised. (A blocking send waited
+    for the timeout once the program outgrew the connection's buffers, with nobody reading it.)"""
+    view = memoryview(program)
+    while view:
+        readable, writable, _ = select.select([sock], [sock], [], timeout_s)
+        if readable:
+            sock.settimeout(DRAIN_S)
+            with contextlib.suppress(SessionBroken):
+                while True:  # until its end: what it said, for the error
+                    demux.fill()
+            msg = "its process ended before it read the agent's program"
+            raise SessionBroken(msg)
+        if not writable:
+            msg = f"the sandbox read none of the agent's program for {timeout_s:.0f} s"
+            raise SessionBroken(msg)
+        view = view[sock.send(view[:STDIN_CHUNK]):]
 
 
 def command_deadline(timeout_s: float | None) -> float | None:

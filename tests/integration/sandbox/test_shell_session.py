@@ -137,6 +137,9 @@ def test_an_image_without_python_is_a_typed_error(docker_backend: DockerBackend,
             docker_backend.exec(name, "echo hi")
         assert "python3" in info.value.message
         assert info.value.code == "SESSION_FAILED"
+        # what the engine said about it reaches the error: the agent's program (280 KB with its code
+        # part) is not sent blindly into a process that is gone, which waited 15 s and read nothing
+        assert "python3" in info.value.details["output"]
     finally:
         docker_backend.remove(name)
 

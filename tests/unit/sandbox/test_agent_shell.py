@@ -15,7 +15,7 @@ import pytest
 import canal.sandbox.agent
 from canal.sandbox.agent.shell import Shell, ShellRun, needed_overrides, run_mode
 from canal.sandbox.agent.stateless import BASH_NAMES, inline, stateless
-from canal.sandbox.docker.session import AGENT_SOURCE
+from canal.sandbox.docker.agent_program import AGENT_SOURCE
 
 
 @pytest.fixture

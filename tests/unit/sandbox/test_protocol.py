@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from canal.sandbox.docker.session import _AGENT_BYTES, Request, Session
+from canal.sandbox.docker.agent_program import agent_program
+from canal.sandbox.docker.session import Request, Session
 from canal.sandbox.errors import SESSION_FAILED, SpecInvalid
 from canal.sandbox.protocol import (
     Hello,
@@ -152,7 +153,8 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes:
 
 def _agent(sock: socket.socket, answers: list[Answer], seen: list[dict[str, Any]]) -> None:
     try:
-        assert _recv_exact(sock, len(_AGENT_BYTES)) == _AGENT_BYTES  # the loader reads the program first
+        program = agent_program()
+        assert _recv_exact(sock, len(program)) == program  # the loader reads the program first
         for answer in answers:
             (length,) = struct.unpack(">I", _recv_exact(sock, 4))
             header = json.loads(_recv_exact(sock, length))
