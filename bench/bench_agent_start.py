@@ -20,7 +20,7 @@ import uuid
 from benchstats import pct
 
 from canal.sandbox.docker import session as session_module
-from canal.sandbox.docker.agent_program import AGENT_SOURCE, agent_boot, agent_program
+from canal.sandbox.docker.agent_program import AGENT_SOURCE, Launch, agent_program
 from canal.sandbox.docker.backend import DockerBackend
 from canal.sandbox.docker.engine import docker_client
 from canal.sandbox.docker.session import Session
@@ -34,9 +34,10 @@ def source_boot(size: int) -> str:
             "exec(compile(b,'canal-agent','exec'))")
 
 
+_SOURCE = AGENT_SOURCE.encode()
 SIDES = {
-    "compiled code (now)": (agent_boot, agent_program),
-    "source only (before)": (source_boot, AGENT_SOURCE.encode),
+    "compiled code (now)": agent_program,
+    "source only (before)": lambda: Launch(source_boot(len(_SOURCE)), _SOURCE),
 }
 
 
@@ -54,14 +55,14 @@ def main() -> None:
     print(f"load average before: {os.getloadavg()[0]:.2f}")
     try:
         for _ in range(3):  # the engine's and the image's caches warmed for both sides
-            for boot, program in SIDES.values():
-                session_module.agent_boot, session_module.agent_program = boot, program
+            for launch in SIDES.values():
+                session_module.agent_program = launch
                 Session(client, info.id, user=user, workdir="/", init=False).close()
         for _ in range(args.rounds):
             order = list(SIDES)
             random.shuffle(order)
             for side in order:
-                session_module.agent_boot, session_module.agent_program = SIDES[side]
+                session_module.agent_program = SIDES[side]
                 start = time.perf_counter()
                 started = Session(client, info.id, user=user, workdir="/", init=False)
                 samples[side].append(time.perf_counter() - start)

@@ -2,12 +2,12 @@
 
 The agent package (``canal.sandbox.agent``) ships whole as one program whose modules a finder serves
 from memory: nothing is written inside the sandbox, where a command could change it. ``python3 -c``
-runs a short loader (``agent_boot``, so ``ps`` in the sandbox shows one line) that reads the program
-from stdin. The program has two parts: the modules' code objects, marshalled behind the host's bytecode
-magic number, then the same program as source. A sandbox whose Python reads that bytecode (a CPython of
-the same minor version: the default image's Debian python3 and a host's 3.11) runs the code; any other
-compiles the source. Compiling the agent's 100 KB of source was about 20 ms of every session's start in
-the sandbox, the largest part of the agent's own start-up.
+runs a short loader (``agent_boot``, so ``ps`` in the sandbox shows one line) that reads a few lines
+of source from stdin, which read the program's two parts: the modules' code objects, marshalled behind
+the host's bytecode magic number, then the same program as source. A sandbox whose Python reads that
+bytecode (a CPython of the same minor version: the default image's Debian python3 and a host's 3.11)
+runs the code; any other compiles the source. Compiling the agent's 100 KB of source was about 20 ms
+of every session's start in the sandbox, the largest part of the agent's own start-up.
 
 The host takes the code from the package's own bytecode cache (``__pycache__``, which an install
 writes) through importlib's loader, which checks it against the sources and compiles when it is stale
@@ -23,10 +23,10 @@ from importlib.machinery import SourceFileLoader
 from importlib.util import MAGIC_NUMBER
 from pathlib import Path
 from types import CodeType
+from typing import NamedTuple
 
 AGENT_PACKAGE = "canal.sandbox.agent"
 AGENT_NAME = "canal-agent"
-CODE_LENGTH = 4  # bytes of the code part's length, after the 4 of the magic number
 
 # Serves MODULES (name: (is a package, its source or its marshalled code)) from memory, then runs the
 # agent. The same text for both parts: the source program defines MODULES first; the boot gives the
@@ -101,37 +101,58 @@ def _module_code(name: str, package: bool, path: Path) -> CodeType:
 
 
 def agent_code() -> bytes:
-    """The code part: the host's magic number, the length, then (MODULES with each module's marshalled
-    code, the loader's code)."""
+    """The code part: the host's magic number, then (MODULES with each module's marshalled code, the
+    loader's code)."""
     modules: dict[str, tuple[bool, str | bytes]] = dict(PARENTS)
     for name, (package, path) in _files().items():
         modules[name] = (package, marshal.dumps(_module_code(name, package, path)))
     loader = compile(LOADER, AGENT_NAME, "exec", dont_inherit=True, optimize=0)
-    data = marshal.dumps((modules, loader))
-    return MAGIC_NUMBER + len(data).to_bytes(CODE_LENGTH, "big") + data
+    return MAGIC_NUMBER + marshal.dumps((modules, loader))
 
 
 AGENT_SOURCE = agent_source()
 
 
-@functools.cache
-def agent_program() -> bytes:
-    """What the boot line reads from stdin: the code part, then the source program (made once)."""
-    return agent_code() + AGENT_SOURCE.encode()
+class Launch(NamedTuple):
+    """The agent's command line and what it reads from stdin first."""
+
+    boot: str
+    data: bytes
 
 
 def agent_boot(size: int) -> str:
-    """The agent's command line: read the program (``size`` bytes) from stdin, run its code part when
-    this Python reads the host's bytecode (same magic number), else compile its source part."""
-    head = 4 + CODE_LENGTH
+    """The command line: read ``size`` bytes of source from stdin and run them (``ps`` in the sandbox
+    shows this one short line, not the agent's program)."""
+    return (f"import os;b=b''\nwhile len(b)<{size}:b+=os.read(0,{size}-len(b))or os._exit(70)\n"
+            "exec(compile(b,'canal-agent','exec'))")
+
+
+def _chooser(code_size: int, source_size: int) -> bytes:
+    """What the boot line runs: read the code part and the source part, run the code when this Python
+    reads the host's bytecode (the same magic number), else compile the source."""
     return (
-        "import os,marshal,_frozen_importlib_external as e;b=b''\n"
-        f"while len(b)<{size}:b+=os.read(0,{size}-len(b))or os._exit(70)\n"
-        f"n={head}+int.from_bytes(b[4:{head}],'big')\n"
+        "import marshal,_frozen_importlib_external as e\n"
+        "def take(n):\n"
+        " b=bytearray()\n"
+        " while len(b)<n:b+=os.read(0,n-len(b))or os._exit(70)\n"
+        " return bytes(b)\n"
+        f"b=take({code_size});s=take({source_size})\n"
         "try:\n"
         " if b[:4]!=e.MAGIC_NUMBER:raise ValueError\n"
-        f" MODULES,c=marshal.loads(b[{head}:n])\n"
-        "except Exception:c=compile(b[n:],'canal-agent','exec')\n"
-        "del b\n"
-        "exec(c)"
-    )
+        " MODULES,c=marshal.loads(b[4:])\n"
+        "except Exception:c=compile(s,'canal-agent','exec')\n"
+        "del b,s,take\n"
+        "exec(c)\n"
+    ).encode()
+
+
+def pack(code: bytes, source: bytes) -> Launch:
+    """The launch of a program whose code part is ``code`` (magic number first) and source ``source``."""
+    chooser = _chooser(len(code), len(source))
+    return Launch(agent_boot(len(chooser)), chooser + code + source)
+
+
+@functools.cache
+def agent_program() -> Launch:
+    """The agent's launch: the code part, then the source program (made once per process)."""
+    return pack(agent_code(), AGENT_SOURCE.encode())

@@ -25,7 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import docker
 
-from canal.sandbox.docker.agent_program import AGENT_NAME, agent_boot, agent_program
+from canal.sandbox.docker.agent_program import AGENT_NAME, agent_program
 from canal.sandbox.docker.errors import translating
 from canal.sandbox.docker.session import MAX_FRAME, _Demux, send_program
 from canal.sandbox.errors import SESSION_FAILED, SandboxError
@@ -138,8 +138,8 @@ class Background:
     def __init__(self, client: docker.DockerClient, container_id: str, *, user: str, workdir: str,
                  fsize: int | None = None) -> None:
         self.container_id = container_id
-        program = agent_program()
-        argv = ["python3", "-c", agent_boot(len(program)), AGENT_NAME, "background"]  # a short ps line
+        launch = agent_program()
+        argv = ["python3", "-c", launch.boot, AGENT_NAME, "background"]  # a short ps line
         with translating("start the background agent in", name=container_id):
             api = client.api
             exec_id = api.exec_create(container_id, argv, stdin=True, stdout=True, stderr=True,
@@ -150,7 +150,7 @@ class Background:
         self.sock.settimeout(REQUEST_TIMEOUT_S)
         self.demux = _Demux(self.sock)
         try:  # what the loader on the command line reads first
-            send_program(self.sock, self.demux, program, REQUEST_TIMEOUT_S)
+            send_program(self.sock, self.demux, launch.data, REQUEST_TIMEOUT_S)
         except (SessionBroken, OSError) as exc:
             self.sock.close()
             raise self._not_started(exc) from exc

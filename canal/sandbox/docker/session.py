@@ -25,7 +25,7 @@ from typing import Protocol, TypeVar
 import docker
 
 from canal.core.next import act
-from canal.sandbox.docker.agent_program import AGENT_NAME, agent_boot, agent_program
+from canal.sandbox.docker.agent_program import AGENT_NAME, agent_program
 from canal.sandbox.docker.errors import translating
 from canal.sandbox.errors import SESSION_FAILED, SandboxError
 from canal.sandbox.protocol import (
@@ -162,8 +162,8 @@ class Session:
                  init: bool, quota: WorkspaceQuota | None = None) -> None:
         self.container_id = container_id
         mode = "serve" if init else "serve-noinit"
-        program = agent_program()
-        argv = ["python3", "-c", agent_boot(len(program)), AGENT_NAME, mode]
+        launch = agent_program()
+        argv = ["python3", "-c", launch.boot, AGENT_NAME, mode]
         with translating("start a session in", name=container_id):
             api = client.api
             exec_id = api.exec_create(container_id, argv, stdin=True, stdout=True, stderr=True,
@@ -175,7 +175,7 @@ class Session:
         self.demux = _Demux(self.sock)
         self.closed = False
         try:  # what the loader on the command line reads first
-            send_program(self.sock, self.demux, program, SILENCE_GRACE_S)
+            send_program(self.sock, self.demux, launch.data, SILENCE_GRACE_S)
         except SessionBroken as exc:
             raise self._failed(exc) from exc
         except OSError as exc:

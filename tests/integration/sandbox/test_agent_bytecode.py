@@ -33,7 +33,7 @@ def test_a_session_starts_from_the_code_part_when_the_images_python_reads_it(
     probe = ["python3", "-c", "import importlib.util as u, sys; sys.stdout.write(u.MAGIC_NUMBER.hex())"]
     same = docker_backend.exec(shared_box, probe).stdout.read_bytes().decode() == MAGIC_NUMBER.hex()
     # the source part made unusable: only the code part can start this agent
-    program = agent_program.agent_code() + b"raise SystemExit('the source part ran')"
+    program = agent_program.pack(agent_program.agent_code(), b"raise SystemExit('the source part ran')")
     monkeypatch.setattr(session, "agent_program", lambda: program)
     if same:  # the default image's python3 and a CPython 3.11 host (CI's)
         _works(docker_backend, small_spec)
@@ -45,7 +45,7 @@ def test_a_session_starts_from_the_code_part_when_the_images_python_reads_it(
 def test_a_session_starts_from_the_source_when_the_magic_differs(docker_backend: DockerBackend,
                                                                  small_spec: SandboxSpec,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    code = agent_program.agent_code()
-    program = b"\x00\x00\r\n" + code[4:] + agent_program.AGENT_SOURCE.encode()  # another Python's bytecode
+    code = b"\x00\x00\r\n" + agent_program.agent_code()[4:]  # another Python's bytecode
+    program = agent_program.pack(code, agent_program.AGENT_SOURCE.encode())
     monkeypatch.setattr(session, "agent_program", lambda: program)
     _works(docker_backend, small_spec)

@@ -153,7 +153,7 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes:
 
 def _agent(sock: socket.socket, answers: list[Answer], seen: list[dict[str, Any]]) -> None:
     try:
-        program = agent_program()
+        program = agent_program().data
         assert _recv_exact(sock, len(program)) == program  # the loader reads the program first
         for answer in answers:
             (length,) = struct.unpack(">I", _recv_exact(sock, 4))
