@@ -3,11 +3,9 @@
 ``import json`` imports ``re`` (its decoder's whitespace pattern, its encoder's escapes) and with it
 ``enum`` and ``functools``: 6-8 ms of CPU in every ``canal`` call, more than the rest of the thin client.
 The ``json`` package is a thin wrapper over ``_json``'s encoder and scanner, which this module drives
-directly, with ``json.dumps``'s defaults (ASCII output, ``", "`` and ``": "``) and ``json.loads``'s
-result; where ``_json`` is missing (another interpreter), it is ``json`` itself.
-
-Stricter than ``json.loads`` in two ways a frame never needs: no whitespace around the document, and
-no ``NaN`` or ``Infinity``.
+directly, with ``json.dumps``'s defaults (ASCII output, ``", "`` and ``": "``, ``NaN`` and
+``Infinity`` written as json writes them) and ``json.loads``'s result (the server's side writes with
+``json``); where ``_json`` is missing (another interpreter), it is ``json`` itself.
 """
 
 from __future__ import annotations
@@ -23,10 +21,10 @@ except ImportError:  # pragma: no cover - an interpreter without CPython's accel
     import json
 
     def dumps(obj: Any) -> str:
-        return json.dumps(obj, allow_nan=False)
+        return json.dumps(obj)
 
     def loads(text: str | bytes) -> Any:
-        return json.loads(text, parse_constant=_no_constant)
+        return json.loads(text)
 else:
 
     class _Context:
@@ -37,12 +35,10 @@ else:
         object_pairs_hook = None
         parse_float = float
         parse_int = int
+        parse_constant = {"-Infinity": -float("inf"), "Infinity": float("inf"), "NaN": float("nan")}.get
 
-        @staticmethod
-        def parse_constant(name: str) -> Any:
-            return _no_constant(name)
-
-    _scan: Callable[[str, int], tuple[Any, int]] = make_scanner(_Context())  # type: ignore[arg-type]  # any object with these
+    # typeshed types the context as a scanner: any object with these attributes is what it reads
+    _scan: Callable[[str, int], tuple[Any, int]] = make_scanner(_Context())  # type: ignore[arg-type]
 
     def _unencodable(obj: object) -> Any:
         msg = f"Object of type {type(obj).__name__} is not JSON serializable"
@@ -51,10 +47,10 @@ else:
     # (markers, default, encoder, indent, key_separator, item_separator, sort_keys, skipkeys, allow_nan):
     # no markers, so the encoder keeps no state and threads share it (a cycle ends in RecursionError)
     _encode: Callable[[Any, int], Any] = make_encoder(None, _unencodable, encode_basestring_ascii, None,
-                                                      ": ", ", ", False, False, False)
+                                                      ": ", ", ", False, False, True)
 
     def dumps(obj: Any) -> str:
-        """``json.dumps(obj)`` (but NaN and infinities refused)."""
+        """``json.dumps(obj)``."""
         if isinstance(obj, str):
             return str(encode_basestring_ascii(obj))
         try:
@@ -64,9 +60,10 @@ else:
             raise ValueError(msg) from exc
 
     def loads(text: str | bytes) -> Any:
-        """``json.loads(text)`` for a document with nothing around it; ``ValueError`` when it is not one."""
+        """``json.loads(text)``; ``ValueError`` when it is not one JSON document."""
         if isinstance(text, (bytes, bytearray)):
             text = text.decode("utf-8")  # UnicodeDecodeError is a ValueError
+        text = text.strip(_SPACE)
         try:
             value, end = _scan(text, 0)
         except StopIteration as exc:
@@ -81,6 +78,4 @@ else:
         return value
 
 
-def _no_constant(name: str) -> Any:
-    msg = f"{name} is not allowed on the wire"
-    raise ValueError(msg)
+_SPACE = " \t\n\r"  # JSON's whitespace, which json.loads allows around a document

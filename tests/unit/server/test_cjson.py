@@ -1,5 +1,5 @@
-"""The wire's JSON without the json package (canal/client/cjson.py): what json.dumps writes, what
-json.loads reads, and the frames' stricter rules."""
+"""The wire's JSON without the json package (canal/client/cjson.py): what json.dumps writes and what
+json.loads reads, refused where json refuses."""
 
 from __future__ import annotations
 
@@ -28,7 +28,8 @@ def _value(rng: random.Random, depth: int = 0) -> object:
     if kind == 1:
         return rng.randrange(-(2**70), 2**70)
     if kind == 2:
-        return rng.choice([0.0, -0.0, 1e-300, 1e300, sys.float_info.max, rng.uniform(-1e6, 1e6)])
+        return rng.choice([0.0, -0.0, 1e-300, 1e300, sys.float_info.max, rng.uniform(-1e6, 1e6), math.inf,
+                           -math.inf, math.nan])
     if kind in (3, 4, 5):
         return _text(rng)
     if kind == 6:
@@ -43,8 +44,10 @@ def test_it_writes_what_json_writes_and_reads_it_back(seed: int) -> None:
         value = _value(rng)
         text = cjson.dumps(value)
         assert text == json.dumps(value)
-        assert cjson.loads(text) == json.loads(text)
-        assert cjson.loads(text.encode("utf-8", "surrogatepass")) == json.loads(text)
+        # compared as json writes them: NaN is not equal to itself
+        assert json.dumps(cjson.loads(text)) == json.dumps(json.loads(text))
+        assert json.dumps(cjson.loads(text.encode())) == text
+        assert json.dumps(cjson.loads(f" \n{text}\t\r ")) == text  # whitespace around, as json allows
 
 
 def test_a_request_frame_round_trips_through_the_wire() -> None:
@@ -55,10 +58,12 @@ def test_a_request_frame_round_trips_through_the_wire() -> None:
     assert wire.loads(frame[wire.HEADER.size:]) == request
 
 
-@pytest.mark.parametrize("payload", [b"", b" {}", b"{} ", b"{}{}", b"{", b"[1,]", b"{'a': 1}", b"\xff\xfe",
-                                     b"NaN", b"[Infinity]", b"-Infinity", b'"\\ud800', b"01"])
+@pytest.mark.parametrize("payload", [b"", b"  ", b"{}{}", b"{} x", b"{", b"[1,]", b"{'a': 1}", b"\xff\xfe",
+                                     b"nan", b"[Infinity", b'"\\ud800', b"01", b"\x0c{}"])
 def test_what_is_not_one_json_document_is_a_value_error(payload: bytes) -> None:
     with pytest.raises(ValueError):  # noqa: PT011 - json's own error types are ValueErrors too
+        json.loads(payload)  # json refuses it too
+    with pytest.raises(ValueError):  # noqa: PT011
         cjson.loads(payload)
 
 
@@ -74,8 +79,6 @@ def test_what_json_cannot_write_is_refused() -> None:
     loop.append(loop)
     with pytest.raises(ValueError, match="Circular"):
         cjson.dumps(loop)
-    with pytest.raises(ValueError, match="Out of range"):
-        cjson.dumps({"x": math.nan})
     with pytest.raises(TypeError, match="not JSON serializable"):
         cjson.dumps({"x": object()})
 
