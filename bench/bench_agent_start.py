@@ -3,19 +3,26 @@ the agent shipped as compiled code (now) and as source only (before: the sandbox
 ~100 KB of it each time), interleaved on one container.
 
     python bench/bench_agent_start.py --rounds 40
+    python bench/bench_agent_start.py --rounds 40 --against /path/to/baseline/worktree
 
 The baseline is the previous boot line and program exactly (source only, ``exec(compile(...))``), so
-both sides differ only in what the sandbox's Python does with what it reads.
+both sides differ only in what the sandbox's Python does with what it reads. ``--against`` adds a third
+side: the agent of another checkout (its own launch, built by that checkout's code), to compare two
+versions of the agent itself.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import pickle
 import random
 import statistics
+import subprocess
+import sys
 import time
 import uuid
+from pathlib import Path
 
 from benchstats import pct
 
@@ -41,10 +48,23 @@ SIDES = {
 }
 
 
+def launch_of(tree: Path) -> Launch:
+    """The agent launch that checkout builds (its agent, its program format)."""
+    code = ("import pickle, sys; from canal.sandbox.docker.agent_program import agent_program; "
+            "sys.stdout.buffer.write(pickle.dumps(tuple(agent_program())))")
+    done = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(tree)},
+                          cwd=tree, capture_output=True, check=True)
+    return Launch(*pickle.loads(done.stdout))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=40)
+    parser.add_argument("--against", type=Path, help="a checkout of the baseline (its agent and program)")
     args = parser.parse_args()
+    if args.against is not None:
+        baseline = launch_of(args.against.resolve())
+        SIDES[f"{args.against.name}'s agent"] = lambda: baseline
     client = docker_client()
     backend = DockerBackend(client, owner=f"canal-bench-{uuid.uuid4().hex[:6]}")
     name = f"canal-bench-{uuid.uuid4().hex[:8]}"
@@ -74,8 +94,11 @@ def main() -> None:
     for side, xs in samples.items():
         print(f"  {side:<22} p50 {pct(xs, 0.5):7.1f} ms   p90 {pct(xs, 0.9):7.1f} ms   "
               f"mean {statistics.fmean(xs) * 1000:7.1f} ms")
-    now, before = (statistics.median(samples[s]) for s in SIDES)
-    print(f"  p50 ratio: {before / now:.2f}x faster ({(before - now) * 1000:.1f} ms less per session start)")
+    now = statistics.median(samples["compiled code (now)"])
+    for side in list(SIDES)[1:]:
+        before = statistics.median(samples[side])
+        print(f"  against {side}: {before / now:.2f}x faster at p50 ({(before - now) * 1000:.1f} ms less "
+              "per session start)")
 
 
 if __name__ == "__main__":

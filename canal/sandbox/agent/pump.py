@@ -18,7 +18,34 @@ import selectors
 import struct
 import time
 from collections.abc import Callable, Iterator
-from typing import Any, Protocol
+
+TYPE_CHECKING = False  # typing's import is milliseconds of every session's start (mypy reads this the same)
+if TYPE_CHECKING:
+    from typing import Any, Protocol
+
+    class Child(Protocol):
+        """What the pump waits for (the processes and shell runs of main.py and shell.py are ones)."""
+
+        def finished(self) -> bool:
+            """True once the command has ended (cheap; called every turn)."""
+            ...
+
+        def watch_fd(self) -> int | None:
+            """An fd whose readability may end the command (read by ``on_ready``), or None."""
+            ...
+
+        def on_ready(self) -> bool:
+            """Read the watched fd; False once it needs no more watching."""
+            ...
+
+        def wait(self, timeout_s: float) -> None:
+            """Block up to ``timeout_s`` for the end when there is nothing else to watch."""
+            ...
+
+        def wedged(self) -> bool:
+            """True when the command can never finish by itself (checked once per heartbeat)."""
+            ...
+
 
 CHUNK = 65536
 HEARTBEAT_S = 1.0
@@ -89,30 +116,6 @@ class Input:
             payload = bytes(self.buf[4 + size:4 + size + length])
             del self.buf[:4 + size + length]
             yield header, payload
-
-
-class Child(Protocol):
-    """What the pump waits for."""
-
-    def finished(self) -> bool:
-        """True once the command has ended (cheap; called every turn)."""
-        ...
-
-    def watch_fd(self) -> int | None:
-        """An fd whose readability may end the command (read by ``on_ready``), or None."""
-        ...
-
-    def on_ready(self) -> bool:
-        """Read the watched fd; False once it needs no more watching."""
-        ...
-
-    def wait(self, timeout_s: float) -> None:
-        """Block up to ``timeout_s`` for the end when there is nothing else to watch."""
-        ...
-
-    def wedged(self) -> bool:
-        """True when the command can never finish by itself (checked once per heartbeat)."""
-        ...
 
 
 class Pump:

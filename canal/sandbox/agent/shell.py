@@ -37,7 +37,6 @@ import array
 import contextlib
 import fcntl
 import os
-import secrets
 import subprocess
 import tempfile
 import termios
@@ -240,7 +239,7 @@ class Shell:
 
     def wake(self) -> str:
         """Let the shell run the request written last; returns the token its status line must carry."""
-        token = secrets.token_hex(8)
+        token = os.urandom(8).hex()  # secrets.token_hex's own bytes (its import costs every start)
         assert self.proc is not None
         assert self.proc.stdin is not None
         os.write(self.proc.stdin.fileno(), f"{token}\n".encode())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -99,6 +100,21 @@ def test_the_agent_ships_as_its_package_and_needs_nothing_else_of_canal(tmp_path
     assert set(loaded) == expected
     assert no_origin  # served from memory, not from a file inside the sandbox
     assert where == "canal/sandbox/agent/main.py"
+
+
+def test_a_sessions_agent_loads_no_module_it_does_not_use_to_start(tmp_path: Path) -> None:
+    """A session's start pays for every module its agent imports (tests/unit/sandbox/test_agent_program):
+    typing (annotations only), secrets (a random token) and hashlib (OpenSSL, for one SHA-256) cost about
+    6 ms of a 70-80 ms start in the sandbox."""
+    entry = "canal.sandbox.agent.main.main()\n"
+    probe = AGENT_SOURCE.removesuffix(entry) + (
+        "import canal.sandbox.agent.main as m\n"
+        "m.state_digest('/', ['A'], '/usr/bin')\n"
+        "print(repr(sorted(sys.modules)))\n")
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", probe], cwd=tmp_path, capture_output=True,
+                          text=True, check=True, timeout=30)
+    loaded = set(ast.literal_eval(done.stdout))
+    assert loaded & {"typing", "secrets", "hashlib", "_hashlib"} == set()
 
 
 def test_a_shell_that_waits_for_input_it_never_got_is_stuck(shell: Shell, tmp_path: Path) -> None:
