@@ -51,8 +51,6 @@ else:
 
     def dumps(obj: Any) -> str:
         """``json.dumps(obj)``."""
-        if isinstance(obj, str):
-            return str(encode_basestring_ascii(obj))
         try:
             return "".join(_encode(obj, 0))
         except RecursionError as exc:
